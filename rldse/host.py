@@ -1,0 +1,124 @@
+"""Host fingerprint: what the capture machine is, and how fast it does the few things RL
+training leans on.
+
+Part models scale times measured on this host to a target part through these numbers
+(DESIGN.md, "The three values"), so each is measured, not looked up. Together they take
+well under 2 s. Each measurement repeats a short kernel and keeps the *best* repetition:
+the best run is the least disturbed by other processes, so it is the most repeatable
+estimate of what the hardware can do.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class HostFingerprint(BaseModel):
+    """The capture host, as measured at capture time. Units are in the field names."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpu_model: str = Field(description="/proc/cpuinfo 'model name', or platform.processor()")
+    cores: int = Field(gt=0, description="logical CPUs visible to this process")
+    clock_mhz: float = Field(ge=0, description="nominal clock from /proc/cpuinfo; 0 if unknown")
+    matmul_gflops: float = Field(
+        gt=0, description="float32 128x128x128 numpy matmul, GFLOP/s (2*n^3 flops per product)"
+    )
+    copy_gbs: float = Field(
+        gt=0, description="numpy copy of a 64 MiB float64 array, GB/s counting read + write bytes"
+    )
+    random_access_ns: float = Field(
+        gt=0,
+        description="numpy gather of random int64 elements from a 64 MiB array, ns per element "
+        "(overlapped misses, i.e. throughput not a dependent-load latency)",
+    )
+    py_call_ns: float = Field(gt=0, description="one empty Python function call, ns")
+    python: str = Field(description="Python implementation and version")
+
+
+def _cpu_model_and_clock() -> tuple[str, float]:
+    model, mhz = platform.processor() or platform.machine(), 0.0
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and model in ("", platform.machine(), platform.processor()):
+                    model = value.strip()
+                elif key == "cpu MHz" and mhz == 0.0:
+                    mhz = float(value)
+    except OSError:
+        pass
+    return model or "unknown", mhz
+
+
+def _best_s(fn, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _matmul_gflops() -> float:
+    n, inner = 128, 20
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((n, n), dtype=np.float32)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    out = np.empty((n, n), dtype=np.float32)
+
+    def run():
+        for _ in range(inner):
+            np.matmul(a, b, out=out)
+
+    return 2.0 * n**3 * inner / _best_s(run, 15) / 1e9
+
+
+def _copy_gbs() -> float:
+    src = np.ones(64 * 2**20 // 8)
+    dst = np.empty_like(src)
+    return 2.0 * src.nbytes / _best_s(lambda: np.copyto(dst, src), 5) / 1e9
+
+
+def _random_access_ns() -> float:
+    table = np.arange(64 * 2**20 // 8, dtype=np.int64)
+    idx = np.random.default_rng(1).integers(0, table.size, size=1_000_000)
+    return _best_s(lambda: table.take(idx), 5) / idx.size * 1e9
+
+
+def _py_call_ns() -> float:
+    def empty():
+        return None
+
+    n = 200_000
+
+    def run():
+        for _ in range(n):
+            empty()
+
+    def bare():
+        for _ in range(n):
+            pass
+
+    return max(1.0, (_best_s(run, 5) - _best_s(bare, 5)) / n * 1e9)
+
+
+def measure() -> HostFingerprint:
+    """Measure this host (about 1 s)."""
+    model, mhz = _cpu_model_and_clock()
+    return HostFingerprint(
+        cpu_model=model,
+        cores=os.cpu_count() or 1,
+        clock_mhz=mhz,
+        matmul_gflops=_matmul_gflops(),
+        copy_gbs=_copy_gbs(),
+        random_access_ns=_random_access_ns(),
+        py_call_ns=_py_call_ns(),
+        python=f"{platform.python_implementation()} {platform.python_version()}",
+    )

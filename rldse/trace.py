@@ -1,0 +1,266 @@
+"""Trace: the hardware-free record of what a real training run did (schema v1).
+
+A Trace is three things (DESIGN.md, "The three values"):
+
+- ``ops``: one row per operation instance (columns in ``OPS_COLUMNS``);
+- ``meta``: who/what/where: algorithm, env, hyperparameters, seed, learning curve,
+  library versions and the host fingerprint (``TraceMeta``);
+- ``transitions`` (optional): the experience the run produced or consumed, for
+  workloads whose replay needs it (tabular datasets in SwiftRL's format).
+
+On disk it is one Parquet file: the table is ``ops``; ``meta`` is JSON under the
+file's key ``rldse.meta``; ``transitions`` is a zstd-compressed Arrow IPC stream,
+base64-encoded, under ``rldse.transitions``. The digest hashes all three canonically,
+independent of Parquet's encoding, so equal content gives equal digests.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rldse.errors import RldseError
+from rldse.host import HostFingerprint
+
+SCHEMA_VERSION = 1
+
+#: Phase vocabulary (closed): what each operation is, in RL terms.
+PHASES: dict[str, str] = {
+    "env_reset": "reset one or more environments",
+    "env_step": "step environments (items = environments stepped)",
+    "act": "choose actions: policy/Q inference (items = observations)",
+    "replay_add": "insert transitions into a replay buffer (items = transitions)",
+    "replay_sample": "sample a minibatch from replay (items = batch size)",
+    "replay_update": "update priorities after learning (items = priorities)",
+    "rollout_add": "append/send on-policy rollout data to the learner (items = transitions)",
+    "learn": "one gradient step: forward, backward, optimizer (items = batch size)",
+    "sync": "copy parameters: target network or learner-to-actor broadcast",
+    "q_update": "tabular Q-learning/SARSA updates (items = transitions)",
+    "aggregate": "combine per-agent tables or gradients on the host (items = agents)",
+}
+
+#: Data types an operation's arithmetic uses; 'none' for pure control/data movement.
+DTYPES = ("fp32", "fp64", "int32", "int64", "none")
+
+#: Column name -> (pandas dtype kind, description). Units are in the names.
+OPS_COLUMNS: dict[str, tuple[str, str]] = {
+    "worker": ("category", "who ran it: 'host', 'learner', 'actor/3', 'agent/12'"),
+    "phase": ("category", "one of PHASES"),
+    "iter": ("int64", "loop iteration of that worker (env step, update or round number)"),
+    "start_s": ("float64", "start, seconds since the capture's origin"),
+    "dur_s": ("float64", "measured duration with the recorder's own overhead removed"),
+    "items": ("int64", "batch size, transitions or environments the operation handled"),
+    "flops": ("int64", "arithmetic operations, counted analytically from shapes"),
+    "bytes": ("int64", "bytes read plus written, counted analytically"),
+    "touches": ("int64", "irregular (data-dependent) memory accesses, e.g. sum-tree nodes"),
+    "dtype": ("category", "one of DTYPES"),
+}
+
+_INT_COLUMNS = [c for c, (k, _) in OPS_COLUMNS.items() if k == "int64"]
+_META_KEY = b"rldse.meta"
+_TRANSITIONS_KEY = b"rldse.transitions"
+
+
+class TraceMeta(BaseModel):
+    """Everything about a run except its operations."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    workload: str = Field(description="rldse workload family: tabular, dqn, ddpg, actor_learner")
+    algorithm: str = Field(description="q_learning, sarsa, dqn, dqn_per, ddpg, a2c, ...")
+    env_id: str
+    seed: int
+    hyperparameters: dict[str, Any] = Field(default_factory=dict)
+    workload_info: dict[str, Any] = Field(
+        default_factory=dict,
+        description="shapes the simulator needs: network layer sizes, state/action counts, ...",
+    )
+    episode_returns: list[float] = Field(default_factory=list, description="learning curve")
+    wall_time_s: float = Field(ge=0, description="wall time of the captured loop")
+    recorder_overhead_ns: float = Field(ge=0, description="per-record bias removed from dur_s")
+    library_versions: dict[str, str] = Field(default_factory=dict)
+    host: HostFingerprint
+
+
+@dataclass
+class Trace:
+    ops: pd.DataFrame
+    meta: TraceMeta
+    transitions: pd.DataFrame | None = None
+    _digest: str | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.ops = normalize_ops(self.ops, where="ops")
+
+    # ---- content -------------------------------------------------------------------
+    @property
+    def digest(self) -> str:
+        """sha256 of the canonical content (ops, meta, transitions); 16 hex digits."""
+        if self._digest is None:
+            self._digest = _digest(self)
+        return self._digest
+
+    def phase_summary(self) -> pd.DataFrame:
+        """Per (worker kind, phase): count, time and work, for `rldse trace info`."""
+        kind = self.ops["worker"].astype(str).str.split("/").str[0]
+        g = self.ops.assign(worker_kind=kind).groupby(["worker_kind", "phase"], observed=True)
+        out = g.agg(
+            ops=("dur_s", "size"),
+            time_s=("dur_s", "sum"),
+            mean_us=("dur_s", "mean"),
+            items=("items", "sum"),
+            flops=("flops", "sum"),
+            bytes=("bytes", "sum"),
+            touches=("touches", "sum"),
+        )
+        out["mean_us"] *= 1e6
+        return out
+
+    # ---- I/O -----------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        table = pa.Table.from_pandas(self.ops, preserve_index=False)
+        md = dict(table.schema.metadata or {})
+        md[_META_KEY] = self.meta.model_dump_json().encode()
+        if self.transitions is not None:
+            md[_TRANSITIONS_KEY] = _encode_frame(self.transitions)
+        pq.write_table(table.replace_schema_metadata(md), path, compression="zstd")
+        return path
+
+
+def normalize_ops(ops: pd.DataFrame, where: str) -> pd.DataFrame:
+    """Check an ops table against schema v1 and return it with canonical dtypes.
+
+    Raises RldseError naming the column (and row) at fault.
+    """
+    missing = [c for c in OPS_COLUMNS if c not in ops.columns]
+    if missing:
+        raise RldseError(f"{where}: column '{missing[0]}' is missing (schema v{SCHEMA_VERSION} "
+                         f"needs {', '.join(OPS_COLUMNS)})")
+    extra = [c for c in ops.columns if c not in OPS_COLUMNS]
+    if extra:
+        raise RldseError(f"{where}: unexpected column '{extra[0]}' (schema v{SCHEMA_VERSION} "
+                         f"has {', '.join(OPS_COLUMNS)})")
+    out = {}
+    for col, (kind, _) in OPS_COLUMNS.items():
+        s = ops[col]
+        if kind == "category":
+            if not (isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(s)
+                    or s.dtype == object):
+                raise RldseError(f"{where}: column '{col}' must hold strings, found {s.dtype}")
+            values = s.astype(str)
+            vocab = PHASES if col == "phase" else DTYPES if col == "dtype" else None
+            if vocab is not None:
+                bad = ~values.isin(list(vocab))
+                if bad.any():
+                    row = int(np.flatnonzero(bad.to_numpy())[0])
+                    raise RldseError(f"{where}: column '{col}' has unknown value "
+                                     f"'{values.iloc[row]}' at row {row} "
+                                     f"(expected one of {', '.join(vocab)})")
+            out[col] = pd.Categorical(values)
+        else:
+            target = np.dtype(kind)
+            if not (pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)):
+                raise RldseError(f"{where}: column '{col}' must be numeric ({kind}), "
+                                 f"found {s.dtype}")
+            arr = s.to_numpy()
+            if kind == "int64" and arr.dtype.kind == "f":
+                if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+                    raise RldseError(f"{where}: column '{col}' must hold whole numbers")
+            if not np.all(np.isfinite(arr.astype(np.float64))):
+                row = int(np.flatnonzero(~np.isfinite(arr.astype(np.float64)))[0])
+                raise RldseError(f"{where}: column '{col}' is not finite at row {row}")
+            if col != "start_s" and np.any(arr < 0):
+                row = int(np.flatnonzero(arr < 0)[0])
+                raise RldseError(f"{where}: column '{col}' is negative at row {row}")
+            out[col] = arr.astype(target, copy=False)
+    return pd.DataFrame(out)
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Read and validate a trace file. Raises RldseError with one line on any problem."""
+    path = Path(path)
+    if not path.is_file():
+        raise RldseError(f"{path}: no such file")
+    try:
+        pf = pq.ParquetFile(path)
+        table = pf.read()
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise RldseError(f"{path}: not a readable Parquet trace ({first})") from None
+    md = table.schema.metadata or {}
+    if _META_KEY not in md:
+        raise RldseError(f"{path}: Parquet file has no rldse metadata (key 'rldse.meta'); "
+                         "is it a trace written by rldse?")
+    try:
+        raw = json.loads(md[_META_KEY])
+    except json.JSONDecodeError as exc:
+        raise RldseError(f"{path}: metadata 'rldse.meta' is not valid JSON ({exc.msg})") from None
+    version = raw.get("schema_version") if isinstance(raw, dict) else None
+    if version != SCHEMA_VERSION:
+        raise RldseError(f"{path}: schema_version {version!r} is not supported "
+                         f"(this rldse reads version {SCHEMA_VERSION})")
+    try:
+        meta = TraceMeta.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise RldseError(f"{path}: meta field '{loc}': {err['msg']}") from None
+    ops = normalize_ops(table.to_pandas(), where=str(path))
+    transitions = None
+    if _TRANSITIONS_KEY in md:
+        try:
+            transitions = _decode_frame(md[_TRANSITIONS_KEY])
+        except (pa.ArrowException, ValueError) as exc:
+            raise RldseError(f"{path}: embedded transitions are unreadable ({exc})") from None
+    return Trace(ops=ops, meta=meta, transitions=transitions)
+
+
+# ---- helpers ---------------------------------------------------------------------------
+
+def _encode_frame(df: pd.DataFrame) -> bytes:
+    sink = io.BytesIO()
+    table = pa.Table.from_pandas(df, preserve_index=False)
+    opts = pa.ipc.IpcWriteOptions(compression="zstd")
+    with pa.ipc.new_stream(sink, table.schema, options=opts) as writer:
+        writer.write_table(table)
+    return base64.b64encode(sink.getvalue())
+
+
+def _decode_frame(blob: bytes) -> pd.DataFrame:
+    with pa.ipc.open_stream(base64.b64decode(blob)) as reader:
+        return reader.read_all().to_pandas()
+
+
+def _hash_frame(h: hashlib._Hash, df: pd.DataFrame) -> None:
+    for col in df.columns:
+        h.update(col.encode() + b"\0")
+        s = df[col]
+        if isinstance(s.dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(s):
+            h.update("\x1f".join(s.astype(str)).encode())
+        else:
+            h.update(str(s.dtype).encode())
+            h.update(np.ascontiguousarray(s.to_numpy()).tobytes())
+
+
+def _digest(trace: Trace) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps(trace.meta.model_dump(mode="json"), sort_keys=True).encode())
+    _hash_frame(h, trace.ops)
+    if trace.transitions is not None:
+        h.update(b"transitions")
+        _hash_frame(h, trace.transitions)
+    return h.hexdigest()[:16]

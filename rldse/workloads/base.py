@@ -1,0 +1,73 @@
+"""What every workload shares: the capture request and turning recorders into a Trace."""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Callable
+from importlib import metadata
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from rldse.host import HostFingerprint
+from rldse.host import measure as measure_host
+from rldse.trace import Trace, TraceMeta
+from rldse.workloads.recorder import Recorder, merge_frames
+
+#: Called with the number of environment steps (or transitions) done since the last call.
+Progress = Callable[[int], None]
+
+
+def no_progress(_: int) -> None:
+    return None
+
+
+class CaptureConfig(BaseModel):
+    """One capture request: `rldse capture WORKLOAD --env ENV ...` as a value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    workload: Literal["tabular", "dqn", "ddpg", "actor_learner"]
+    env_id: str
+    steps: int | None = Field(default=None, gt=0, description="env steps (default per workload)")
+    seed: int = 0
+    actors: int = Field(default=1, ge=1, le=256)
+    replay: Literal["uniform", "per"] = "uniform"
+    algorithm: str | None = Field(default=None, description="tabular: q_learning or sarsa")
+    dataset: str | None = Field(default=None, description="tabular offline: SwiftRL-format file")
+    agents: int = Field(default=1, ge=1, description="tabular offline: chunks/agents")
+    dtype: Literal["fp32", "int32"] = "fp32"
+    options: dict[str, Any] = Field(default_factory=dict, description="workload-specific knobs")
+
+
+def library_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in ("rldse", "numpy", "pandas", "pyarrow", "gymnasium"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "unknown"
+    return versions
+
+
+def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
+                hyperparameters: dict[str, Any], workload_info: dict[str, Any],
+                episode_returns: list[float], wall_time_s: float,
+                recorders: list[Recorder] | None = None,
+                frames: list[pd.DataFrame] | None = None,
+                overhead_ns: float | None = None,
+                host: HostFingerprint | None = None,
+                transitions: pd.DataFrame | None = None) -> Trace:
+    """Assemble a Trace from in-process recorders and/or frames sent back by workers."""
+    all_frames = [r.frame() for r in recorders or []] + list(frames or [])
+    if overhead_ns is None:
+        overhead_ns = recorders[0].overhead_ns if recorders else 0.0
+    meta = TraceMeta(
+        workload=workload, algorithm=algorithm, env_id=env_id, seed=seed,
+        hyperparameters=hyperparameters, workload_info=workload_info,
+        episode_returns=[float(x) for x in episode_returns], wall_time_s=wall_time_s,
+        recorder_overhead_ns=overhead_ns, library_versions=library_versions(),
+        host=host or measure_host(),
+    )
+    return Trace(ops=merge_frames(all_frames), meta=meta, transitions=transitions)
