@@ -156,38 +156,43 @@ def normalize_ops(ops: pd.DataFrame, where: str) -> pd.DataFrame:
                          f"has {', '.join(OPS_COLUMNS)})")
     out = {}
     for col, (kind, _) in OPS_COLUMNS.items():
-        s = ops[col]
         if kind == "category":
-            if not (isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(s)
-                    or s.dtype == object):
-                raise RldseError(f"{where}: column '{col}' must hold strings, found {s.dtype}")
-            values = s.astype(str)
-            vocab = PHASES if col == "phase" else DTYPES if col == "dtype" else None
-            if vocab is not None:
-                bad = ~values.isin(list(vocab))
-                if bad.any():
-                    row = int(np.flatnonzero(bad.to_numpy())[0])
-                    raise RldseError(f"{where}: column '{col}' has unknown value "
-                                     f"'{values.iloc[row]}' at row {row} "
-                                     f"(expected one of {', '.join(vocab)})")
-            out[col] = pd.Categorical(values)
+            out[col] = _categorical_column(ops[col], col, where)
         else:
-            target = np.dtype(kind)
-            if not (pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)):
-                raise RldseError(f"{where}: column '{col}' must be numeric ({kind}), "
-                                 f"found {s.dtype}")
-            arr = s.to_numpy()
-            if kind == "int64" and arr.dtype.kind == "f":
-                if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-                    raise RldseError(f"{where}: column '{col}' must hold whole numbers")
-            if not np.all(np.isfinite(arr.astype(np.float64))):
-                row = int(np.flatnonzero(~np.isfinite(arr.astype(np.float64)))[0])
-                raise RldseError(f"{where}: column '{col}' is not finite at row {row}")
-            if col != "start_s" and np.any(arr < 0):
-                row = int(np.flatnonzero(arr < 0)[0])
-                raise RldseError(f"{where}: column '{col}' is negative at row {row}")
-            out[col] = arr.astype(target, copy=False)
+            out[col] = _numeric_column(ops[col], col, np.dtype(kind), where)
     return pd.DataFrame(out)
+
+
+def _categorical_column(s: pd.Series, col: str, where: str) -> pd.Categorical:
+    if not (isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(s)
+            or s.dtype == object):
+        raise RldseError(f"{where}: column '{col}' must hold strings, found {s.dtype}")
+    values = s.astype(str)
+    vocab = PHASES if col == "phase" else DTYPES if col == "dtype" else None
+    if vocab is not None:
+        bad = ~values.isin(list(vocab))
+        if bad.any():
+            row = int(np.flatnonzero(bad.to_numpy())[0])
+            raise RldseError(f"{where}: column '{col}' has unknown value '{values.iloc[row]}' "
+                             f"at row {row} (expected one of {', '.join(vocab)})")
+    return pd.Categorical(values)
+
+
+def _numeric_column(s: pd.Series, col: str, target: np.dtype, where: str) -> np.ndarray:
+    if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
+        raise RldseError(f"{where}: column '{col}' must be numeric ({target}), found {s.dtype}")
+    arr = s.to_numpy()
+    as_float = arr.astype(np.float64)
+    finite = np.isfinite(as_float)
+    if not finite.all():
+        row = int(np.flatnonzero(~finite)[0])
+        raise RldseError(f"{where}: column '{col}' is not finite at row {row}")
+    if target.kind == "i" and arr.dtype.kind == "f" and np.any(arr != np.round(arr)):
+        raise RldseError(f"{where}: column '{col}' must hold whole numbers")
+    if col != "start_s" and np.any(arr < 0):
+        row = int(np.flatnonzero(arr < 0)[0])
+        raise RldseError(f"{where}: column '{col}' is negative at row {row}")
+    return arr.astype(target, copy=False)
 
 
 def load_trace(path: str | Path) -> Trace:

@@ -1,0 +1,205 @@
+"""The `rldse` command: parses arguments, calls the API, prints. No logic of its own.
+
+Errors caused by input (RldseError) print as one line, `rldse: error: ...`, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from rldse.errors import RldseError
+
+
+def _progress_bar(total: int | None, desc: str):
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="step", file=sys.stderr,
+                disable=None, dynamic_ncols=True, mininterval=0.5)
+
+
+def _parse_set(pairs: Sequence[str]) -> dict:
+    """`--set key=value` pairs; values parsed as YAML scalars (numbers, bools, lists)."""
+    import yaml
+
+    out = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise RldseError(f"--set {pair!r}: expected key=value")
+        out[key] = yaml.safe_load(raw)
+    return out
+
+
+# ---- capture ---------------------------------------------------------------------------
+
+def cmd_capture(args: argparse.Namespace) -> None:
+    from pydantic import ValidationError
+
+    from rldse.workloads import capture
+    from rldse.workloads.base import CaptureConfig
+
+    fields = dict(workload=args.workload, env_id=args.env, steps=args.steps, seed=args.seed,
+                  actors=args.actors, replay=args.replay, algorithm=args.algorithm,
+                  dataset=args.dataset, agents=args.agents, dtype=args.dtype,
+                  options=_parse_set(args.set))
+    try:
+        cfg = CaptureConfig(**{k: v for k, v in fields.items() if v is not None})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise RldseError(f"--{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+    with _progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id}") as bar:
+        trace = capture(cfg, bar.update)
+    path = trace.save(args.output)
+    print(f"wrote {path} ({len(trace.ops)} ops, digest {trace.digest})")
+
+
+# ---- trace -----------------------------------------------------------------------------
+
+def cmd_trace_info(args: argparse.Namespace) -> None:
+    from rldse.trace import load_trace
+
+    trace = load_trace(args.file)
+    meta = trace.meta
+    if args.json:
+        print(json.dumps({"digest": trace.digest, "rows": len(trace.ops),
+                          "meta": meta.model_dump(mode="json")}, indent=2))
+        return
+    returns = meta.episode_returns
+    print(f"{args.file}  digest {trace.digest}  schema v{meta.schema_version}")
+    print(f"  workload {meta.workload} / {meta.algorithm} on {meta.env_id}, seed {meta.seed}")
+    print(f"  {len(trace.ops)} ops, wall time {meta.wall_time_s:.3f} s, "
+          f"recorder bias {meta.recorder_overhead_ns:.0f} ns/op removed")
+    if returns:
+        tail = returns[-20:]
+        print(f"  {len(returns)} episodes, mean return of last {len(tail)}: "
+              f"{sum(tail) / len(tail):.2f}")
+    h = meta.host
+    print(f"  host: {h.cpu_model}, {h.cores} cores @ {h.clock_mhz:.0f} MHz, "
+          f"matmul {h.matmul_gflops:.1f} GFLOP/s, copy {h.copy_gbs:.1f} GB/s, "
+          f"random access {h.random_access_ns:.1f} ns, call {h.py_call_ns:.0f} ns")
+    if trace.transitions is not None:
+        print(f"  transitions: {len(trace.transitions)} rows "
+              f"({', '.join(trace.transitions.columns)})")
+    print(f"  hyperparameters: {json.dumps(meta.hyperparameters, sort_keys=True)}")
+    print(f"  workload info: {json.dumps(meta.workload_info, sort_keys=True)}")
+    import pandas as pd
+
+    with pd.option_context("display.width", 160, "display.max_columns", 20):
+        print(trace.phase_summary().to_string(float_format=lambda x: f"{x:.4g}"))
+
+
+def cmd_trace_import(args: argparse.Namespace) -> None:
+    from rldse.workloads.swiftrl_format import import_swiftrl
+
+    with _progress_bar(None, f"import {Path(args.file).name}") as bar:
+        trace = import_swiftrl(args.file, env_id=args.env, algorithm=args.algorithm,
+                               agents=args.agents, passes=args.passes, dtype=args.dtype,
+                               seed=args.seed, workers=args.workers, progress=bar.update)
+    path = trace.save(args.output)
+    print(f"wrote {path} ({len(trace.transitions)} transitions, {len(trace.ops)} ops, "
+          f"digest {trace.digest})")
+
+
+def cmd_trace_export(args: argparse.Namespace) -> None:
+    from rldse.trace import load_trace
+    from rldse.workloads.swiftrl_format import write_swiftrl
+
+    trace = load_trace(args.file)
+    if trace.transitions is None:
+        raise RldseError(f"{args.file}: trace holds no transitions to export "
+                         "(captured by a workload that does not keep them)")
+    write_swiftrl(trace.transitions, args.output)
+    print(f"wrote {args.output} ({len(trace.transitions)} transitions)")
+
+
+# ---- parts -----------------------------------------------------------------------------
+
+def cmd_parts(args: argparse.Namespace) -> None:
+    from rldse.models.registry import list_presets, show_preset
+
+    if args.name:
+        print(show_preset(args.name))
+        return
+    import pandas as pd
+
+    with pd.option_context("display.width", 200, "display.max_colwidth", 60,
+                           "display.max_rows", 500):
+        print(list_presets().to_string(index=False))
+
+
+# ---- parser ----------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="rldse", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    c = sub.add_parser("capture", help="run real training and record it as a trace")
+    c.add_argument("workload", choices=["tabular", "dqn", "ddpg", "actor_learner"])
+    c.add_argument("--env", required=True, help="Gymnasium env id, e.g. CartPole-v1")
+    c.add_argument("--steps", type=int, help="environment steps (default per workload)")
+    c.add_argument("--actors", type=int, help="actor processes (actor_learner)")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--replay", choices=["uniform", "per"], help="dqn replay kind")
+    c.add_argument("--algorithm", help="tabular: q_learning or sarsa")
+    c.add_argument("--dataset", help="tabular offline: SwiftRL-format experience file")
+    c.add_argument("--agents", type=int, help="tabular offline: agents (dataset chunks)")
+    c.add_argument("--dtype", choices=["fp32", "int32"], help="tabular Q-value type")
+    c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="workload option, e.g. --set batch_size=128 (repeatable)")
+    c.add_argument("-o", "--output", required=True, help="trace file to write (.parquet)")
+    c.set_defaults(func=cmd_capture)
+
+    t = sub.add_parser("trace", help="inspect, import and export traces")
+    tsub = t.add_subparsers(dest="trace_command", required=True, metavar="ACTION")
+    ti = tsub.add_parser("info", help="rows, time and work per phase, meta, digest")
+    ti.add_argument("file")
+    ti.add_argument("--json", action="store_true", help="meta and digest as JSON")
+    ti.set_defaults(func=cmd_trace_info)
+    tim = tsub.add_parser("import", help="train offline on an experience dataset")
+    tim.add_argument("file")
+    tim.add_argument("--format", choices=["swiftrl"], required=True)
+    tim.add_argument("--env", help="env id (default: inferred from the file name)")
+    tim.add_argument("--algorithm", choices=["q_learning", "sarsa"], default="q_learning")
+    tim.add_argument("--agents", type=int, default=1)
+    tim.add_argument("--passes", type=int, default=1)
+    tim.add_argument("--dtype", choices=["fp32", "int32"], default="fp32")
+    tim.add_argument("--workers", type=int, default=1, help="worker processes")
+    tim.add_argument("--seed", type=int, default=0)
+    tim.add_argument("-o", "--output", required=True)
+    tim.set_defaults(func=cmd_trace_import)
+    te = tsub.add_parser("export", help="write a trace's transitions as a dataset")
+    te.add_argument("file")
+    te.add_argument("--format", choices=["swiftrl"], required=True)
+    te.add_argument("-o", "--output", required=True)
+    te.set_defaults(func=cmd_trace_export)
+
+    pa = sub.add_parser("parts", help="list part presets, or show one with sources")
+    pa.add_argument("action", nargs="?", choices=["list", "show"], default="list")
+    pa.add_argument("name", nargs="?", help="preset name (with 'show')")
+    pa.set_defaults(func=cmd_parts)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "action", None) == "show" and not args.name:
+        parser.error("parts show: a preset NAME is required")
+    func: Callable[[argparse.Namespace], None] = args.func
+    try:
+        func(args)
+    except RldseError as exc:
+        print(f"rldse: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("rldse: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole default test suite (lint + pytest) in the project's own virtual environment.
+# Slow checks are marked `slow` and run with scripts/test-slow.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/venv.sh
+ruff check rldse tests benchmarks
+set +e
+python -m pytest -q "$@"
+rc=$?
+set -e
+if [ "$rc" -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi
+exit "$rc"

@@ -1,0 +1,45 @@
+"""Shared fixtures: a fixed host fingerprint and a small synthetic trace (no training)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rldse.host import HostFingerprint
+from rldse.trace import Trace, TraceMeta
+
+
+@pytest.fixture
+def host_fp() -> HostFingerprint:
+    return HostFingerprint(cpu_model="Test CPU", cores=2, clock_mhz=2600.0, matmul_gflops=100.0,
+                           copy_gbs=20.0, random_access_ns=10.0, py_call_ns=30.0,
+                           python="CPython 3.11.7")
+
+
+@pytest.fixture
+def small_trace(host_fp) -> Trace:
+    rng = np.random.default_rng(0)
+    n = 50
+    ops = pd.DataFrame({
+        "worker": ["host"] * (n - 10) + [f"actor/{i % 2}" for i in range(10)],
+        "phase": (["env_step", "act", "learn", "replay_add", "replay_sample"] * n)[:n],
+        "iter": np.arange(n),
+        "start_s": np.arange(n) * 1e-3,
+        "dur_s": rng.uniform(1e-6, 1e-4, n),
+        "items": rng.integers(1, 64, n),
+        "flops": rng.integers(0, 10**6, n),
+        "bytes": rng.integers(0, 10**5, n),
+        "touches": rng.integers(0, 20, n),
+        "dtype": ["fp32"] * n,
+    })
+    meta = TraceMeta(workload="dqn", algorithm="dqn", env_id="CartPole-v1", seed=3,
+                     hyperparameters={"lr": 1e-3, "batch_size": 64},
+                     workload_info={"layers": [4, 64, 2]}, episode_returns=[10.0, 22.5],
+                     wall_time_s=0.05, recorder_overhead_ns=120.0,
+                     library_versions={"numpy": "2"}, host=host_fp)
+    transitions = pd.DataFrame({"state": np.arange(5, dtype=np.int32),
+                                "action": np.ones(5, dtype=np.int32),
+                                "reward": np.zeros(5, dtype=np.float32),
+                                "next_state": np.arange(1, 6, dtype=np.int32)})
+    return Trace(ops=ops, meta=meta, transitions=transitions)

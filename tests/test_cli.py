@@ -1,0 +1,57 @@
+"""The `rldse` command: readable output, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rldse.cli import main
+
+
+def _run(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_trace_info_prints_phases_and_digest(small_trace, tmp_path, capsys):
+    path = small_trace.save(tmp_path / "t.parquet")
+    code, out, _ = _run(["trace", "info", str(path)], capsys)
+    assert code == 0
+    assert small_trace.digest in out
+    for phase in ("env_step", "learn", "replay_sample"):
+        assert phase in out
+    assert "Test CPU" in out
+
+
+@pytest.mark.parametrize("content", [b"", b"PAR1 not really", b"some text\n"])
+def test_bad_trace_file_is_one_line_exit_2(tmp_path, capsys, content):
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(content)
+    code, _, err = _run(["trace", "info", str(bad)], capsys)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("rldse: error: ")
+    assert str(bad) in err
+
+
+def test_missing_file(tmp_path, capsys):
+    code, _, err = _run(["trace", "info", str(tmp_path / "nope.parquet")], capsys)
+    assert code == 2 and "no such file" in err
+
+
+def test_no_traceback_from_the_console_script(tmp_path):
+    bad = tmp_path / "bad.parquet"
+    bad.write_text("junk")
+    proc = subprocess.run([sys.executable, "-m", "rldse.cli", "trace", "info", str(bad)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0
+
+
+def test_capture_rejects_bad_option(capsys, tmp_path):
+    code, _, err = _run(["capture", "dqn", "--env", "CartPole-v1", "--steps", "-5",
+                         "-o", str(tmp_path / "x.parquet")], capsys)
+    assert code == 2 and "--steps" in err and err.count("\n") == 1

@@ -1,0 +1,120 @@
+"""Trace schema v1: round trip, digest, and one-line errors for every kind of bad file."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from rldse.errors import RldseError
+from rldse.trace import OPS_COLUMNS, SCHEMA_VERSION, Trace, load_trace
+
+
+def test_round_trip_keeps_every_column_dtype_and_meta(small_trace, tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    back = load_trace(path)
+    assert list(back.ops.columns) == list(OPS_COLUMNS)
+    for col in OPS_COLUMNS:
+        assert back.ops[col].dtype == small_trace.ops[col].dtype, col
+        assert back.ops[col].tolist() == small_trace.ops[col].tolist(), col
+    assert back.meta == small_trace.meta
+    assert back.transitions.equals(small_trace.transitions)
+    assert {c: str(t) for c, t in back.transitions.dtypes.items()} == {
+        "state": "int32", "action": "int32", "reward": "float32", "next_state": "int32"}
+    assert back.digest == small_trace.digest
+
+
+def test_digest_changes_with_content(small_trace):
+    other = Trace(ops=small_trace.ops.assign(items=small_trace.ops["items"] + 1),
+                  meta=small_trace.meta)
+    assert other.digest != small_trace.digest
+    meta2 = small_trace.meta.model_copy(update={"seed": 4})
+    assert Trace(ops=small_trace.ops, meta=meta2,
+                 transitions=small_trace.transitions).digest != small_trace.digest
+
+
+def test_phase_summary_totals(small_trace):
+    summary = small_trace.phase_summary()
+    assert summary["ops"].sum() == len(small_trace.ops)
+    assert summary["flops"].sum() == small_trace.ops["flops"].sum()
+
+
+def _rewrite(src, dst, table=None, meta=None):
+    pf = pq.read_table(src)
+    table = table if table is not None else pf
+    md = dict(pf.schema.metadata)
+    if meta is not None:
+        md[b"rldse.meta"] = json.dumps(meta).encode()
+    pq.write_table(table.replace_schema_metadata(md), dst)
+
+
+def _meta(path):
+    return json.loads(pq.read_table(path).schema.metadata[b"rldse.meta"])
+
+
+def test_not_parquet(tmp_path):
+    bad = tmp_path / "x.parquet"
+    bad.write_text("hello, I am a text file\n")
+    with pytest.raises(RldseError, match="not a readable Parquet trace"):
+        load_trace(bad)
+
+
+def test_truncated(small_trace, tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    data = path.read_bytes()
+    cut = tmp_path / "cut.parquet"
+    cut.write_bytes(data[: len(data) // 2])
+    with pytest.raises(RldseError, match="not a readable Parquet trace"):
+        load_trace(cut)
+
+
+def test_wrong_schema_version(small_trace, tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    meta = _meta(path) | {"schema_version": SCHEMA_VERSION + 1}
+    _rewrite(path, tmp_path / "v2.parquet", meta=meta)
+    with pytest.raises(RldseError, match="schema_version 2 is not supported"):
+        load_trace(tmp_path / "v2.parquet")
+
+
+def test_missing_column(small_trace, tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    table = pq.read_table(path).drop(["touches"])
+    _rewrite(path, tmp_path / "m.parquet", table=table)
+    with pytest.raises(RldseError, match="column 'touches' is missing"):
+        load_trace(tmp_path / "m.parquet")
+
+
+def test_unknown_phase_names_row(small_trace, tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    table = pq.read_table(path)
+    phases = table.column("phase").to_pylist()
+    phases[7] = "teleport"
+    table = table.set_column(table.schema.get_field_index("phase"), "phase",
+                             pa.array(phases).dictionary_encode())
+    _rewrite(path, tmp_path / "p.parquet", table=table)
+    with pytest.raises(RldseError, match="unknown value 'teleport' at row 7"):
+        load_trace(tmp_path / "p.parquet")
+
+
+def test_wrong_dtype_and_negative_values(small_trace):
+    with pytest.raises(RldseError, match="column 'items' must be numeric"):
+        Trace(ops=small_trace.ops.assign(items="many"), meta=small_trace.meta)
+    with pytest.raises(RldseError, match="column 'dur_s' is negative at row 0"):
+        Trace(ops=small_trace.ops.assign(dur_s=-1.0), meta=small_trace.meta)
+
+
+def test_bad_meta_field(small_trace, tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    meta = _meta(path)
+    meta["host"]["cores"] = 0
+    _rewrite(path, tmp_path / "h.parquet", meta=meta)
+    with pytest.raises(RldseError, match="meta field 'host.cores'"):
+        load_trace(tmp_path / "h.parquet")
+
+
+def test_parquet_without_rldse_meta(tmp_path):
+    pq.write_table(pa.table({"a": [1, 2]}), tmp_path / "plain.parquet")
+    with pytest.raises(RldseError, match="no rldse metadata"):
+        load_trace(tmp_path / "plain.parquet")
