@@ -1,0 +1,53 @@
+"""Analytic busy-until lanes: a FIFO server of n identical lanes without SimPy Resources.
+
+A device that serves work in arrival order (a GPU stream, a DPU, a CAM array bank, a
+core) does not need a `simpy.Resource` and a process per job: keeping the time each
+lane becomes free in a heap answers "when would this job start and end" in O(log n),
+and the caller waits with one timeout (DESIGN.md, "The engine"; 4.4x faster than
+Resource per REFERENCE.md §6). Jobs must be reserved in arrival order (callers do so
+because they reserve at `env.now`), which makes the discipline first-come first-served:
+exactly the M/M/c and M/D/1 queues whose closed forms tests/sim/test_lanes.py checks.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+
+class Lanes:
+    """n identical FIFO lanes; `reserve` books the earliest-free lane."""
+
+    __slots__ = ("n", "_free_at", "busy_s", "jobs")
+
+    def __init__(self, n: int) -> None:
+        if n < 1:
+            raise ValueError(f"lanes need n >= 1, got {n}")
+        self.n = n
+        self._free_at = [0.0] * n  # a valid heap: all equal
+        self.busy_s = 0.0
+        self.jobs = 0
+
+    def reserve(self, now_s: float, dur_s: float) -> tuple[float, float]:
+        """Book `dur_s` of work arriving at `now_s`; return its (start_s, end_s)."""
+        start = max(now_s, self._free_at[0])
+        end = start + dur_s
+        heapq.heapreplace(self._free_at, end)
+        self.busy_s += dur_s
+        self.jobs += 1
+        return start, end
+
+    def reserve_all(self, now_s: float, dur_s: float) -> tuple[float, float]:
+        """Book every lane for `dur_s` at once (a job that needs the whole device)."""
+        start = max(now_s, max(self._free_at))
+        end = start + dur_s
+        self._free_at = [end] * self.n
+        self.busy_s += dur_s * self.n
+        self.jobs += 1
+        return start, end
+
+    def free_at_s(self) -> float:
+        """When the earliest lane is free."""
+        return self._free_at[0]
+
+    def utilisation(self, horizon_s: float) -> float:
+        return self.busy_s / (self.n * horizon_s) if horizon_s > 0 else 0.0
