@@ -14,6 +14,7 @@ from rldse.trace import Trace, TraceMeta
 def host_fp() -> HostFingerprint:
     return HostFingerprint(cpu_model="Test CPU", cores=2, clock_mhz=2600.0, matmul_gflops=100.0,
                            copy_gbs=20.0, random_access_ns=10.0, py_call_ns=30.0,
+                           numpy_call_ns=400.0,
                            python="CPython 3.11.7")
 
 

@@ -19,6 +19,7 @@ def test_measure_is_fast_and_plausible():
     assert 0.1 < fp.copy_gbs < 2e3
     assert 0.01 < fp.random_access_ns < 1e3
     assert 1 < fp.py_call_ns < 1e4
+    assert 10 < fp.numpy_call_ns < 1e5
 
 
 def test_rejects_unknown_and_bad_fields(host_fp):
