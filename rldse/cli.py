@@ -198,6 +198,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rldse: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `rldse parts | head`: the reader left; not an error of ours
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0
 
 

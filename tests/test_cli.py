@@ -55,3 +55,17 @@ def test_capture_rejects_bad_option(capsys, tmp_path):
     code, _, err = _run(["capture", "dqn", "--env", "CartPole-v1", "--steps", "-5",
                          "-o", str(tmp_path / "x.parquet")], capsys)
     assert code == 2 and "--steps" in err and err.count("\n") == 1
+
+
+def test_parts_list_and_show(capsys):
+    code, out, _ = _run(["parts"], capsys)
+    assert code == 0
+    for name in ("xeon-silver-4215", "a100-40g", "upmem-p21", "fefet-tcam-64", "pcie4-x16"):
+        assert name in out
+    code, out, _ = _run(["parts", "show", "fefet-tcam-64"], capsys)
+    assert code == 0 and "0.38" in out and "Eva-CAM" in out
+
+
+def test_parts_unknown_preset_is_one_line(capsys):
+    code, _, err = _run(["parts", "show", "a100-41g"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "a100-41g" in err

@@ -1,0 +1,193 @@
+"""Table-driven part: per-phase latencies a user measured on their own hardware.
+
+The format is PEARL's public performance model (Meng et al., arXiv 2311.09445):
+
+- a latency table (PEARL's ``PT.csv``): one row per device, one column per primitive,
+  latency per invocation. Columns are rldse phases (``replay_sample``) or PEARL's
+  primitives (``RP-sample``, ``RP-insert``, ``RP-update``, ``LN``); a ``RPLN-`` prefix
+  marks the latency when replay manager and learner share the device (co-located).
+  PT.csv carries no unit; PEARL's companion BW.csv gives latencies in ms, so ``unit``
+  defaults to ms.
+- a link table (PEARL's ``BW.csv``): rows "device 1, device 2", latency and bandwidth,
+  with the unit in each column name (``latency-ms``, ``bandwidth-GBpms``).
+
+The files are read by path; none ship with rldse. A table part costs each operation of a
+phase the table's latency for that phase, whatever its size: the table holds what was
+measured, at the batch size it was measured with.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Annotated
+
+import numpy as np
+from pydantic import Field, ValidationInfo, field_validator
+
+from rldse.errors import RldseError
+from rldse.models.link import LinkSpec
+from rldse.models.ops import PHASE_NAMES, OpColumns, Phase, per_phase
+from rldse.models.power import UTILISATION, EnergyEstimate, utilisation_joules
+from rldse.models.spec import PartSpec, build, quantity
+
+#: PEARL's primitive names -> rldse phases.
+PEARL_PHASES = {"RP-update": "replay_update", "RP-insert": "replay_add",
+                "RP-sample": "replay_sample", "LN": "learn"}
+#: PEARL's column prefix for latencies when replay manager and learner are co-located.
+COLOCATED_PREFIX = "RPLN-"
+
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+BANDWIDTH_UNITS = {"GBps": 1.0, "GBs": 1.0, "GBpms": 1e3, "MBps": 1e-3}
+
+Latencies = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
+
+
+class TableSpec(PartSpec):
+    latency_s: Latencies = quantity("s", "latency per operation, by phase")
+    colocated_latency_s: Latencies = quantity(
+        "s", "latency per operation when replay and learner share this device, by phase")
+    max_w: float = quantity("W", "power at full load; 0 if not measured", ge=0, le=1e5)
+    idle_w: float = quantity("W", "power when idle (≤ max_w); 0 if not measured", ge=0, le=1e5)
+    energy_accuracy: str = quantity("", "how the power numbers were obtained")
+
+    @field_validator("idle_w")
+    @classmethod
+    def _idle_at_most_max(cls, v: float, info: ValidationInfo) -> float:
+        top = info.data.get("max_w")
+        if top is not None and v > top:
+            raise ValueError(f"idle_w must not exceed max_w ({top:g} W)")
+        return v
+
+
+class TableModel:
+    """Costs operations by looking their phase up in a measured table."""
+
+    def __init__(self, spec: TableSpec) -> None:
+        self.spec = spec
+        self._alone = per_phase(spec.latency_s, np.nan)
+        self._together = per_phase({**spec.latency_s, **spec.colocated_latency_s}, np.nan)
+
+    def op_seconds(self, ops: OpColumns, colocated: bool = False) -> np.ndarray:
+        """The table's latency for each operation's phase (co-located column if asked)."""
+        out = (self._together if colocated else self._alone)[ops.phase]
+        missing = np.isnan(out)
+        if missing.any():
+            phase = PHASE_NAMES[ops.phase[np.flatnonzero(missing)[0]]]
+            have = ", ".join(sorted(self.spec.latency_s)) or "none"
+            raise RldseError(f"table part '{self.spec.name}' has no latency for phase "
+                             f"'{phase}' (it has: {have})")
+        return out
+
+    # ---- power (see rldse.models.power) -------------------------------------------------
+    method = UTILISATION
+    lanes = 1
+
+    @property
+    def idle_w(self) -> float:
+        return self.spec.idle_w
+
+    @property
+    def max_w(self) -> float:
+        return self.spec.max_w
+
+    @property
+    def claimed_accuracy(self) -> str:
+        return self.spec.energy_accuracy
+
+    def energy(self, busy_s: float | np.ndarray, wall_s: float | np.ndarray) -> EnergyEstimate:
+        return EnergyEstimate(utilisation_joules(self.spec.idle_w, self.spec.max_w, busy_s, wall_s),
+                              UTILISATION, self.spec.energy_accuracy)
+
+
+def load_table_part(path: str | Path, device: str, *, unit: str = "ms", max_w: float = 0.0,
+                    idle_w: float = 0.0) -> TableSpec:
+    """Read ``device``'s row of a PEARL-style latency table (PT.csv)."""
+    path = Path(path)
+    scale = _unit(TIME_UNITS, unit, f"{path}: unit")
+    header, rows = _read_csv(path)
+    by_device = {row[0].strip(): row for row in rows}
+    if device not in by_device:
+        raise RldseError(f"{path}: no row for device '{device}' (rows: {', '.join(by_device)})")
+    alone: dict[str, float] = {}
+    together: dict[str, float] = {}
+    for col, cell in zip(header[1:], by_device[device][1:], strict=False):
+        col = col.strip()
+        target = together if col.startswith(COLOCATED_PREFIX) else alone
+        name = col.removeprefix(COLOCATED_PREFIX)
+        phase = PEARL_PHASES.get(name, name)
+        if phase not in PHASE_NAMES:
+            raise RldseError(f"{path}: column '{col}' is neither an rldse phase nor a PEARL "
+                             f"primitive ({', '.join(PEARL_PHASES)})")
+        target[phase] = _number(cell, f"{path}: device '{device}', column '{col}'") * scale
+    values = {"name": device, "latency_s": alone, "colocated_latency_s": together,
+              "max_w": max_w, "idle_w": idle_w,
+              "energy_accuracy": "user-supplied power" if max_w else "power not measured (0 W)"}
+    return build(TableSpec, values, where=f"{path}:{device}")
+
+
+class LinkTable:
+    """Links between table devices (PEARL's BW.csv), looked up in either order."""
+
+    def __init__(self, links: dict[frozenset[str], LinkSpec]) -> None:
+        self.links = links
+
+    def get(self, a: str, b: str) -> LinkSpec:
+        key = frozenset((a, b))
+        if key not in self.links:
+            pairs = ", ".join("-".join(sorted(k)) if len(k) > 1 else f"{next(iter(k))}-self"
+                              for k in self.links)
+            raise RldseError(f"link table has no link between '{a}' and '{b}' (has: {pairs})")
+        return self.links[key]
+
+
+def load_link_table(path: str | Path) -> LinkTable:
+    """Read a PEARL-style link table (BW.csv): 'dev1,dev2', latency-UNIT, bandwidth-UNIT."""
+    path = Path(path)
+    header, rows = _read_csv(path)
+    if len(header) != 3:
+        raise RldseError(f"{path}: expected 3 columns (devices, latency-UNIT, bandwidth-UNIT), "
+                         f"found {len(header)}")
+    lat_scale = _column_unit(TIME_UNITS, header[1], "latency", path)
+    bw_scale = _column_unit(BANDWIDTH_UNITS, header[2], "bandwidth", path)
+    links: dict[frozenset[str], LinkSpec] = {}
+    for row in rows:
+        where = f"{path}: row '{row[0]}'"
+        devices = [d.strip() for d in row[0].split(",")]
+        if len(devices) != 2:
+            raise RldseError(f"{where}: the first cell must name two devices, 'A,B'")
+        values = {"name": "-".join(devices),
+                  "latency_s": _number(row[1], where) * lat_scale,
+                  "bandwidth_gbs": _number(row[2], where) * bw_scale}
+        links[frozenset(devices)] = build(LinkSpec, values, where=where)
+    return LinkTable(links)
+
+
+def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
+    if not path.is_file():
+        raise RldseError(f"{path}: no such file")
+    with path.open(newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.reader(f) if any(c.strip() for c in r)]
+    if len(rows) < 2:
+        raise RldseError(f"{path}: needs a header row and at least one data row")
+    return rows[0], rows[1:]
+
+
+def _number(cell: str, where: str) -> float:
+    try:
+        return float(cell)
+    except ValueError:
+        raise RldseError(f"{where}: '{cell}' is not a number") from None
+
+
+def _unit(units: dict[str, float], unit: str, where: str) -> float:
+    if unit not in units:
+        raise RldseError(f"{where} '{unit}' is unknown (allowed: {', '.join(units)})")
+    return units[unit]
+
+
+def _column_unit(units: dict[str, float], column: str, quantity_name: str, path: Path) -> float:
+    name, _, unit = column.strip().partition("-")
+    if name != quantity_name:
+        raise RldseError(f"{path}: column '{column}' should be '{quantity_name}-UNIT'")
+    return _unit(units, unit, f"{path}: column '{column}': unit")

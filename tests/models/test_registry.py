@@ -1,0 +1,148 @@
+"""Presets: every one loads with sourced numbers; bad names and overrides fail in one line."""
+
+from __future__ import annotations
+
+import pytest
+
+from rldse.errors import RldseError
+from rldse.models import (
+    AmModel,
+    CpuModel,
+    GpuModel,
+    LinkModel,
+    PimModel,
+    get_preset,
+    list_presets,
+    load_part,
+    make_model,
+    show_preset,
+)
+from rldse.models.registry import KINDS, _param
+from rldse.models.spec import unit_of
+
+REQUIRED = {
+    "cpu": {"xeon-silver-4110", "xeon-silver-4215", "xeon-gold-6326", "epyc-7402p",
+            "epyc-7742", "host"},
+    "gpu": {"v100-sxm2", "a100-40g", "a100-80g", "rtx-3090", "rtx-a6000", "h100-sxm",
+            "h100-pcie"},
+    "pim": {"upmem-p21", "upmem-e19"},
+    "am": {"fefet-tcam-64", "fefet-tcam-128", "fefet-tcam-256", "camasim-fefet-64",
+           "camasim-fefet-128", "rram-tcam-64", "sram-tcam-64"},
+    "link": {"pcie3-x16", "pcie4-x16", "pcie5-x16", "nvlink-a100", "nvlink-h100",
+             "ddr4-2400-channel", "ddr4-3200-channel", "upmem-rank"},
+}
+
+
+def all_presets():
+    df = list_presets()
+    return [(k, n) for k, n in zip(df["kind"], df["name"], strict=True) if n != "host"]
+
+
+def test_list_has_every_required_preset_once():
+    df = list_presets()
+    assert list(df.columns) == ["kind", "name", "description", "price_usd"]
+    assert df["name"].is_unique
+    for kind, names in REQUIRED.items():
+        assert names <= set(df.loc[df["kind"] == kind, "name"])
+    priced = df[df["kind"].isin(["cpu", "gpu", "pim", "am"]) & (df["name"] != "host")]
+    assert (priced["price_usd"] > 0).all()
+
+
+@pytest.mark.parametrize(("kind", "name"), all_presets())
+def test_every_number_has_unit_source_and_a_range_when_uncertain(kind, name):
+    preset = get_preset(kind, name)
+    assert preset.description
+    model = KINDS[kind]
+    assert set(preset.params) == set(model.model_fields) - {"name"}
+    for field, p in preset.params.items():
+        assert p.unit == unit_of(model, field) and p.source, field
+        numeric = isinstance(p.value, int | float) and not isinstance(p.value, bool)
+        if numeric and any(w in p.source for w in ("UNVERIFIED", "assumption")):
+            assert p.range is not None, f"{name}.{field} is uncertain but has no range"
+    for field, (lo, hi) in preset.ranges().items():
+        assert lo <= preset.params[field].value <= hi
+        load_part(kind, name, **{field: type(preset.params[field].value)(lo)})
+        load_part(kind, name, **{field: type(preset.params[field].value)(hi)})
+
+
+def test_show_prints_every_number_with_unit_and_source():
+    text = show_preset("a100-40g")
+    assert text.splitlines()[0].startswith("a100-40g (gpu):")
+    for field, p in get_preset("gpu", "a100-40g").params.items():
+        line = next(ln for ln in text.splitlines() if ln.startswith(field + " "))
+        assert p.unit in line and p.source in line
+    assert "35 – 70" in text  # the UNVERIFIED idle power's sweep range
+
+
+def test_show_host_from_a_fingerprint(host_fp):
+    text = show_preset("host", host=host_fp)
+    assert "fingerprint: measured matmul 100 GFLOP/s" in text
+
+
+def test_unknown_preset_lists_close_names():
+    with pytest.raises(RldseError, match="did you mean 'a100-40g'"):
+        load_part("gpu", "a100-40")
+    with pytest.raises(RldseError, match="is a gpu preset, not a cpu preset"):
+        load_part("cpu", "a100-40g")
+    with pytest.raises(RldseError, match="unknown preset 'h100'; did you mean"):
+        show_preset("h100")
+    with pytest.raises(RldseError, match="part kind 'tpu' is unknown"):
+        load_part("tpu", "v4")
+
+
+def test_unknown_field_names_the_path_and_allowed_fields():
+    with pytest.raises(RldseError) as err:
+        load_part("gpu", "a100-40g", mem_bw_gb=1000)
+    msg = str(err.value)
+    assert msg.startswith("gpu.mem_bw_gb: unknown field; did you mean 'mem_bw_gbs'?")
+    assert "allowed: fp32_tflops," in msg and "\n" not in msg
+    with pytest.raises(RldseError, match=r"^system\.gpu\.flux: unknown field"):
+        load_part("gpu", "a100-40g", where="system.gpu", flux=1)
+
+
+@pytest.mark.parametrize(("kind", "name", "override", "message"), [
+    ("link", "pcie3-x16", {"bandwidth_gbs": -5.0},
+     "link.bandwidth_gbs: -5.0 is out of range (allowed: 0.001 ≤ bandwidth_gbs ≤ 100000)"),
+    ("pim", "upmem-p21", {"dpus_per_rank": 0},
+     "pim.dpus_per_rank: 0 is out of range (allowed: 1 ≤ dpus_per_rank ≤ 64)"),
+    ("pim", "upmem-p21", {"dimms": 0}, "pim.dimms: 0 is out of range (allowed: 1 ≤ dimms ≤ 256)"),
+    ("pim", "upmem-p21", {"tasklets": 25},
+     "pim.tasklets: 25 is out of range (allowed: 1 ≤ tasklets ≤ 24)"),
+    ("cpu", "epyc-7742", {"idle_w": 300.0},
+     "cpu.idle_w: idle_w must not exceed max_w (225 W) (got 300.0)"),
+    ("gpu", "h100-sxm", {"mem_bw_gbs": float("nan")},
+     "gpu.mem_bw_gbs: nan is not a finite number (allowed: 0.001 ≤ mem_bw_gbs ≤ 100000)"),
+    ("gpu", "h100-sxm", {"kernels_per_layer": {"learn": -1}},
+     "gpu.kernels_per_layer.learn: -1 is out of range (allowed: 0 ≤ learn)"),
+])
+def test_bad_specs_fail_in_one_line(kind, name, override, message):
+    with pytest.raises(RldseError) as err:
+        load_part(kind, name, **override)
+    assert str(err.value) == message
+
+
+def test_dict_overrides_merge_into_the_preset():
+    spec = load_part("gpu", "a100-40g", kernels_per_layer={"learn": 4})
+    assert spec.kernels_per_layer["learn"] == 4 and spec.kernels_per_layer["act"] == 2
+
+
+def test_preset_units_must_match_the_field():
+    with pytest.raises(RldseError, match="unit 'MB/s' differs from the field's unit 'GB/s'"):
+        _param(KINDS["gpu"], "mem_bw_gbs", {"value": 1, "unit": "MB/s", "source": "x"}, "t")
+    with pytest.raises(RldseError, match="outside its range"):
+        _param(KINDS["gpu"], "mem_bw_gbs",
+               {"value": 1, "unit": "GB/s", "source": "x", "range": [2, 3]}, "t")
+
+
+def test_make_model_builds_each_kind(host_fp):
+    assert isinstance(make_model(load_part("cpu", "epyc-7402p"), host=host_fp), CpuModel)
+    assert isinstance(make_model(load_part("gpu", "rtx-3090")), GpuModel)
+    assert isinstance(make_model(load_part("pim", "upmem-e19")), PimModel)
+    assert isinstance(make_model(load_part("am", "sram-tcam-64")), AmModel)
+    assert isinstance(make_model(load_part("link", "ddr4-3200-channel")), LinkModel)
+
+
+def test_prices_total_the_counted_units():
+    assert load_part("cpu", "xeon-silver-4215").price_usd == pytest.approx(2 * 794)
+    assert load_part("pim", "upmem-p21", dimms=4).price_usd == pytest.approx(4 * 500)
+    assert load_part("gpu", "rtx-3090").price_usd == 1499
