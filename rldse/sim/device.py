@@ -1,0 +1,84 @@
+"""Device: one part instance inside a Machine: FIFO lanes, phase accounting, energy.
+
+Energy follows REFERENCE.md §5: background power by the utilisation model
+P(u) = P_idle + u·(P_max − P_idle), integrated exactly over the run as
+P_idle·T + (P_max − P_idle)·busy_lane_s / lanes (busy time changes only at bookings,
+so no sampling), plus per-action energy (CAM searches, DPU instructions, DRAM bits)
+added by the programs with the estimator that produced it.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PhaseUse:
+    count: int = 0
+    busy_s: float = 0.0
+
+
+@dataclass
+class Device:
+    """A named device with `lanes` identical FIFO lanes (cores, SM partitions, DPUs, arrays)."""
+
+    name: str
+    kind: str
+    preset: str
+    lanes: int
+    idle_w: float
+    max_w: float
+    estimator: str = "utilisation model P_idle + u(P_max - P_idle) (Fan et al. ISCA 2007)"
+    claimed_accuracy: str = "unstated; first-order"
+    cost_usd: float = 0.0
+    timeline: list | None = None
+    phases: dict[str, PhaseUse] = field(default_factory=dict)
+    action_j: dict[str, float] = field(default_factory=dict)
+    busy_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.lanes < 1:
+            raise ValueError(f"{self.name}: lanes must be >= 1")
+        self._free = [(0.0, k) for k in range(self.lanes)]
+
+    def book(self, now_s: float, dur_s: float, phase: str) -> float:
+        """Run `dur_s` of `phase` on the earliest-free lane from `now_s`; return the end time."""
+        free_at, lane = self._free[0]
+        start = now_s if now_s > free_at else free_at
+        end = start + dur_s
+        heapq.heapreplace(self._free, (end, lane))
+        self._account(phase, dur_s, 1)
+        if self.timeline is not None:
+            self.timeline.append((self.name, lane, phase, start, dur_s))
+        return end
+
+    def book_all(self, now_s: float, dur_s: float, phase: str) -> float:
+        """Run `dur_s` of `phase` on every lane at once (a whole-device kernel)."""
+        start = max(now_s, max(t for t, _ in self._free))
+        end = start + dur_s
+        self._free = [(end, k) for k in range(self.lanes)]
+        self._account(phase, dur_s * self.lanes, 1)
+        if self.timeline is not None:
+            self.timeline.append((self.name, -1, phase, start, dur_s))
+        return end
+
+    def _account(self, phase: str, lane_s: float, count: int) -> None:
+        use = self.phases.get(phase)
+        if use is None:
+            use = self.phases[phase] = PhaseUse()
+        use.count += count
+        use.busy_s += lane_s
+        self.busy_s += lane_s
+
+    def add_action_energy(self, label: str, joules: float) -> None:
+        self.action_j[label] = self.action_j.get(label, 0.0) + joules
+
+    def utilisation(self, horizon_s: float) -> float:
+        return min(1.0, self.busy_s / (self.lanes * horizon_s)) if horizon_s > 0 else 0.0
+
+    def background_j(self, horizon_s: float) -> float:
+        return self.idle_w * horizon_s + (self.max_w - self.idle_w) * self.busy_s / self.lanes
+
+    def energy_j(self, horizon_s: float) -> float:
+        return self.background_j(horizon_s) + sum(self.action_j.values())

@@ -1,0 +1,137 @@
+"""Result: what a simulated run did. A plain value: JSON in, JSON out, digest-stamped."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field
+
+from rldse.sim.device import Device
+
+
+class DeviceStats(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    kind: str
+    preset: str
+    lanes: int
+    busy_s: float = Field(description="lane-seconds of work booked")
+    utilisation: float = Field(description="busy_s / (lanes * sim_time_s)")
+    energy_j: float
+    background_j: float
+    action_j: dict[str, float]
+    avg_power_w: float
+    estimator: str
+    claimed_accuracy: str
+    cost_usd: float
+
+
+class PhaseStats(BaseModel):
+    """Time one kind of worker spent in one phase, waits on other workers included."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    worker: str = Field(description="worker kind: actor, learner, host, agent, rank")
+    phase: str = Field(description="trace phase, or 'wait:<what>' for blocking on others")
+    device: str
+    count: int
+    time_s: float = Field(description="summed over the workers of this kind")
+    share: float = Field(description="fraction of this worker kind's total time")
+
+
+class Result(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    sim_time_s: float
+    env_steps: int
+    env_steps_per_s: float
+    updates: int
+    updates_per_s: float
+    energy_j: float
+    avg_power_w: float
+    steps_per_joule: float
+    cost_usd: float
+    bottleneck: str
+    critical_share: float = Field(description="share of the pacing worker's time in the "
+                                  "bottleneck phase")
+    gpu_memory_peak_bytes: int = 0
+    gpu_memory_ok: bool = True
+    swapped_bytes: int = 0
+    breakdown_s: dict[str, float] = Field(default_factory=dict,
+                                          description="program-specific time split")
+    devices: list[DeviceStats]
+    phases: list[PhaseStats]
+    trace_digest: str
+    spec_digest: str
+    seed: int
+
+    def metrics(self) -> dict[str, float]:
+        """Scalar metrics by name (what objectives and constraints refer to)."""
+        skip = {"devices", "phases", "breakdown_s", "bottleneck", "trace_digest", "spec_digest"}
+        out = {k: v for k, v in self.model_dump().items() if k not in skip}
+        out.update({f"breakdown.{k}": v for k, v in self.breakdown_s.items()})
+        for d in self.devices:
+            out[f"util.{d.name}"] = d.utilisation
+        return out
+
+    def to_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([self.metrics()])
+
+    def devices_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([d.model_dump() for d in self.devices])
+
+    def phases_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([p.model_dump() for p in self.phases])
+
+    def to_json(self) -> str:
+        return self.model_dump_json(indent=1)
+
+
+class WorkerClock:
+    """Per worker kind, the time spent in each (phase, device): where the critical path goes."""
+
+    def __init__(self) -> None:
+        self._t: dict[tuple[str, str, str], list] = defaultdict(lambda: [0, 0.0])
+
+    def spend(self, worker: str, phase: str, device: str, dt_s: float, count: int = 1) -> None:
+        cell = self._t[(worker, phase, device)]
+        cell[0] += count
+        cell[1] += dt_s
+
+    def stats(self) -> list[PhaseStats]:
+        totals: dict[str, float] = defaultdict(float)
+        for (worker, _, _), (_, t) in self._t.items():
+            totals[worker] += t
+        return [PhaseStats(worker=w, phase=p, device=d, count=c, time_s=t,
+                           share=t / totals[w] if totals[w] > 0 else 0.0)
+                for (w, p, d), (c, t) in sorted(self._t.items())]
+
+
+def bottleneck(phases: list[PhaseStats]) -> tuple[str, float]:
+    """The pacing worker kind is the one that waits least; its largest phase is the bottleneck."""
+    if not phases:
+        return "none", 0.0
+    wait: dict[str, float] = defaultdict(float)
+    for p in phases:
+        if p.phase.startswith("wait:"):
+            wait[p.worker] += p.share
+    workers = sorted({p.worker for p in phases}, key=lambda w: (wait[w], w))
+    pacing = workers[0]
+    own = [p for p in phases if p.worker == pacing and not p.phase.startswith("wait:")]
+    top = max(own, key=lambda p: (p.share, p.phase))
+    return f"{pacing}: {top.phase} on {top.device}", top.share
+
+
+def device_stats(devices: list[Device], horizon_s: float) -> list[DeviceStats]:
+    out = []
+    for d in devices:
+        e = d.energy_j(horizon_s)
+        out.append(DeviceStats(
+            name=d.name, kind=d.kind, preset=d.preset, lanes=d.lanes, busy_s=d.busy_s,
+            utilisation=d.utilisation(horizon_s), energy_j=e, background_j=d.background_j(horizon_s),
+            action_j=dict(sorted(d.action_j.items())),
+            avg_power_w=e / horizon_s if horizon_s > 0 else 0.0, estimator=d.estimator,
+            claimed_accuracy=d.claimed_accuracy, cost_usd=d.cost_usd))
+    return out

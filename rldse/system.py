@@ -1,0 +1,184 @@
+"""SystemSpec: the machine and how the workload is laid on it (YAML or Python).
+
+    cpu: {preset: xeon-silver-4215, sockets: 2}      # preset + overrides of its fields
+    gpu: {preset: v100-sxm2, count: 8}
+    pim: {preset: upmem-p21, dimms: 16}
+    am:  {preset: fefet-tcam-64, arrays: 256}
+    placement: {act: cpu, learn: gpu, replay: am, q_update: pim}
+    workload: {actors: 16, batch_size: 64, learner: sync}
+
+Part fields are validated by the part library (rldse/models), placement and knobs
+here; every error is one line naming the field's path and what is allowed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from rldse.errors import RldseError
+from rldse.host import HostFingerprint
+from rldse.models.registry import load_part
+from rldse.models.spec import PartSpec
+
+
+class PartRef(BaseModel):
+    """A preset by name plus overrides of any of its fields (checked by the part library)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    preset: str
+
+    def overrides(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+class GpuRef(PartRef):
+    count: int = Field(default=1, ge=0, le=64, description="GPUs of this preset")
+
+
+class Placement(BaseModel):
+    """Which kind of device runs each RL phase (env_step always runs on CPU cores)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    act: Literal["cpu", "gpu"] = "cpu"
+    learn: Literal["cpu", "gpu"] = "cpu"
+    replay: Literal["cpu", "gpu", "am"] = "cpu"
+    q_update: Literal["cpu", "gpu", "pim"] = "cpu"
+
+
+class Knobs(BaseModel):
+    """Workload knobs; None means 'as in the trace'."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    env_steps: int | None = Field(default=None, ge=1, le=10**10,
+                                  description="environment steps to simulate")
+    actors: int = Field(default=1, ge=1, le=65_536)
+    envs_per_actor: int = Field(default=1, ge=1, le=65_536)
+    cores: int | None = Field(default=None, ge=1, le=65_536,
+                              description="CPU cores given to actors (default: all)")
+    inference: Literal["local", "central"] = Field(
+        default="local", description="actors run their own policy, or a batched server does")
+    batch_size: int | None = Field(default=None, ge=1, le=2**20)
+    replay_capacity: int | None = Field(default=None, ge=1, le=2**32)
+    learn_every: int | None = Field(default=None, ge=1, le=10**6,
+                                    description="env steps per learner update")
+    learner: Literal["sync", "async"] = "sync"
+    sync_interval: int = Field(default=1, ge=1, le=10**6,
+                               description="learner updates between parameter broadcasts")
+    rollout_len: int | None = Field(default=None, ge=1, le=10**7)
+    transitions: int | None = Field(default=None, ge=1, le=10**10,
+                                    description="tabular: dataset size to train on")
+    agents: int | None = Field(default=None, ge=1, le=10**7,
+                               description="tabular: agents (default one per DPU or core)")
+    passes: int | None = Field(default=None, ge=1, le=10**6, description="tabular: rounds")
+    dtype: Literal["fp32", "int32"] | None = None
+    tasklets: int | None = Field(default=None, ge=1, le=24)
+    obs_bytes: int | None = Field(default=None, ge=1, le=2**40,
+                                  description="bytes per observation (TimeRL-style what-ifs)")
+    gpu_swap: bool = Field(default=False,
+                           description="swap GPU buffers to host memory instead of OOM")
+
+
+class SystemSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "system"
+    cpu: PartRef = PartRef(preset="host")
+    gpu: GpuRef | None = None
+    pim: PartRef | None = None
+    am: PartRef | None = None
+    placement: Placement = Placement()
+    workload: Knobs = Knobs()
+
+    @model_validator(mode="after")
+    def _placed_parts_exist(self) -> SystemSpec:
+        needs = {"gpu": ("act", "learn", "replay", "q_update"), "am": ("replay",),
+                 "pim": ("q_update",)}
+        for kind, phases in needs.items():
+            ref = getattr(self, kind)
+            missing = ref is None or (kind == "gpu" and ref.count == 0)
+            for phase in phases:
+                if getattr(self.placement, phase) == kind and missing:
+                    raise ValueError(f"placement.{phase} is '{kind}' but the system has no "
+                                     f"{kind} (add a '{kind}:' part)")
+        return self
+
+    @property
+    def digest(self) -> str:
+        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def parts(self, host: HostFingerprint) -> dict[str, PartSpec]:
+        """Resolve every present part to its validated spec (errors name `system.<kind>.<field>`)."""
+        out: dict[str, PartSpec] = {}
+        for kind in ("cpu", "gpu", "pim", "am"):
+            ref = getattr(self, kind)
+            if ref is None or (kind == "gpu" and ref.count == 0):
+                continue
+            out[kind] = load_part(kind, ref.preset, host=host, where=f"system.{kind}",
+                                  **ref.overrides())
+        return out
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.model_dump(mode="json", exclude_defaults=False),
+                              sort_keys=False)
+
+
+def set_path(raw: dict[str, Any], dotted: str, value: Any) -> None:
+    """Apply `a.b.c=value` to a raw spec dict, creating intermediate mappings."""
+    node = raw
+    keys = dotted.split(".")
+    for key in keys[:-1]:
+        child = node.get(key)
+        if child is None:
+            child = node[key] = {}
+        elif not isinstance(child, dict):
+            raise RldseError(f"--set {dotted}: '{key}' is a value, not a section")
+        node = child
+    node[keys[-1]] = value
+
+
+def parse_spec(raw: dict[str, Any], where: str = "system") -> SystemSpec:
+    try:
+        return SystemSpec.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown field"
+        ctx = err.get("ctx") or {}
+        bounds = ", ".join(f"{k} {v}" for k, v in ctx.items() if k in ("ge", "le", "gt", "lt"))
+        if bounds:
+            msg += f" (allowed: {bounds})"
+        return _raise(f"{where}: {loc + ': ' if loc else ''}{msg}")
+
+
+def _raise(msg: str) -> SystemSpec:
+    raise RldseError(msg)
+
+
+def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> SystemSpec:
+    """Read a SystemSpec YAML file, apply `--set` overrides, validate."""
+    path = Path(path)
+    if not path.is_file():
+        raise RldseError(f"{path}: no such file")
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f"line {mark.line + 1}: " if mark else ""
+        raise RldseError(f"{path}: {line}not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(raw, dict):
+        raise RldseError(f"{path}: expected a mapping of sections (cpu, gpu, placement, ...)")
+    for dotted, value in (sets or {}).items():
+        set_path(raw, dotted, value)
+    return parse_spec(raw, where=str(path))
