@@ -17,6 +17,8 @@ import time
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from rldse.threads import single_blas_thread
+
 
 class HostFingerprint(BaseModel):
     """The capture host, as measured at capture time. Units are in the field names."""
@@ -27,7 +29,8 @@ class HostFingerprint(BaseModel):
     cores: int = Field(gt=0, description="logical CPUs visible to this process")
     clock_mhz: float = Field(ge=0, description="nominal clock from /proc/cpuinfo; 0 if unknown")
     matmul_gflops: float = Field(
-        gt=0, description="float32 128x128x128 numpy matmul, GFLOP/s (2*n^3 flops per product)"
+        gt=0, description="float32 128x128x128 numpy matmul on one BLAS thread, GFLOP/s "
+        "(2*n^3 flops per product)"
     )
     copy_gbs: float = Field(
         gt=0, description="numpy copy of a 64 MiB float64 array, GB/s counting read + write bytes"
@@ -131,7 +134,12 @@ def _numpy_call_ns() -> float:
 
 
 def measure() -> HostFingerprint:
-    """Measure this host (about 1 s)."""
+    """Measure this host (about 1 s), BLAS on one thread as captures run it."""
+    with single_blas_thread():
+        return _measure()
+
+
+def _measure() -> HostFingerprint:
     model, mhz = _cpu_model_and_clock()
     return HostFingerprint(
         cpu_model=model,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
+from rldse.threads import single_blas_thread
 from rldse.trace import Trace
 from rldse.workloads.base import CaptureConfig, Progress, no_progress
 
@@ -15,4 +16,5 @@ WORKLOADS = ("tabular", "dqn", "ddpg", "actor_learner")
 
 def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
     """Run the real training `cfg` asks for and return its Trace."""
-    return import_module(f"rldse.workloads.{cfg.workload}").capture(cfg, progress)
+    with single_blas_thread():
+        return import_module(f"rldse.workloads.{cfg.workload}").capture(cfg, progress)

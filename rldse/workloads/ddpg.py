@@ -1,0 +1,317 @@
+"""DDPG (Lillicrap et al. 2016) on a continuous-action Gymnasium task, captured as a trace.
+
+One process (worker ``host``); every row's ``iter`` is the env step it happened in. Per
+env step: ``act`` (a batch-1 actor forward plus Gaussian noise; a uniform random action,
+no forward, during warm-up), ``env_step``, ``replay_add``; ``env_reset`` at episode ends.
+Every ``learn_every`` steps after warm-up: ``replay_sample``, ``learn`` (one critic and one
+actor gradient step) and ``sync`` (Polyak update of both target networks).
+
+Work of ``learn`` is the sum of mlp.py's formulas (see ``learn_work``); the O(B) TD target
+and loss arithmetic is not counted. The replay buffer is a small local ring: replay.py's
+buffers store discrete actions, DDPG's are vectors. It counts bytes the way replay.py
+does: a transition is T = 2·obs_dim·4 + act_dim·4 + 4 + 1 bytes (obs and next obs, float32
+action, float32 reward, bool done); an add reads and writes it (2·T); a sample of B writes
+and reads back B int64 indices and gathers B rows (B·(2·T + 16)), with no dependent touches.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rldse.errors import RldseError
+from rldse.trace import Trace
+from rldse.workloads.base import CaptureConfig, Progress, build_trace, no_progress
+from rldse.workloads.mlp import (
+    F32,
+    MLP,
+    Adam,
+    Work,
+    adam_work,
+    backward_work,
+    copy_work,
+    forward_work,
+    n_params,
+)
+from rldse.workloads.recorder import NullRecorder, Recorder
+
+POLYAK_FLOPS_PER_PARAM = 3  # target·(1 − τ), τ·online, add
+INDEX_BYTES = 8  # int64 sampled index
+DONE_BYTES = 1  # bool
+
+
+class DDPGConfig(BaseModel):
+    """Everything a DDPG run depends on; CaptureConfig.options may override any field."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env_id: str
+    steps: int = Field(15_000, gt=0, description="env steps")
+    seed: int = 0
+    hidden: tuple[int, ...] = (64, 64)
+    actor_lr: float = Field(1e-3, gt=0)
+    critic_lr: float = Field(1e-3, gt=0)
+    gamma: float = Field(0.99, ge=0, le=1)
+    tau: float = Field(0.005, gt=0, le=1, description="Polyak step of the target networks")
+    # 64: each 64×64×64 matmul stays under OpenBLAS's threading threshold (single thread)
+    batch_size: int = Field(64, gt=0)
+    buffer_size: int = Field(100_000, gt=0)
+    warmup_steps: int = Field(1_000, ge=0, description="uniform random actions, no updates")
+    learn_every: int = Field(1, gt=0, description="env steps per update")
+    noise_std: float = Field(0.1, ge=0, description="exploration noise, fraction of the bound")
+
+
+_FIXED = ("env_id", "steps", "seed")  # set by CaptureConfig, not by options
+
+
+def config_for(cfg: CaptureConfig) -> DDPGConfig:
+    """Defaults, then the capture request, then its options. RldseError on bad input."""
+    fixed = set(cfg.options) & set(_FIXED)
+    if fixed:
+        raise RldseError(f"ddpg option '{sorted(fixed)[0]}' is set by the capture itself, "
+                         "not by options")
+    values: dict[str, Any] = dict(env_id=cfg.env_id, seed=cfg.seed, **cfg.options)
+    if cfg.steps is not None:
+        values["steps"] = cfg.steps
+    try:
+        return DDPGConfig(**values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise RldseError(f"ddpg option '{loc}': {err['msg']}") from None
+
+
+def make_env(env_id: str) -> gym.Env:
+    """A gymnasium env with flat Box observations and one symmetric Box action bound."""
+    try:
+        env = gym.make(env_id)
+    except gym.error.Error as exc:
+        raise RldseError(f"env '{env_id}': {exc}") from None
+    obs, act = env.observation_space, env.action_space
+    if not (isinstance(obs, gym.spaces.Box) and len(obs.shape) == 1
+            and isinstance(act, gym.spaces.Box) and len(act.shape) == 1):
+        env.close()
+        raise RldseError(f"env '{env_id}': ddpg needs flat Box observations and Box actions, "
+                         f"found {obs} and {act}")
+    high = np.asarray(act.high, np.float64)
+    if not (np.all(np.isfinite(high)) and np.allclose(high, high[0])
+            and np.allclose(act.low, -high)):
+        env.close()
+        raise RldseError(f"env '{env_id}': ddpg needs one symmetric finite action bound, "
+                         f"found low={act.low} high={act.high}")
+    return env
+
+
+class UniformRing:
+    """Fixed-capacity ring of transitions in preallocated arrays; uniform sampling."""
+
+    def __init__(self, capacity: int, obs_dim: int, act_dim: int) -> None:
+        self.capacity, self.size, self.pos = capacity, 0, 0
+        self.obs = np.zeros((capacity, obs_dim), np.float32)
+        self.act = np.zeros((capacity, act_dim), np.float32)
+        self.rew = np.zeros(capacity, np.float32)
+        self.next_obs = np.zeros((capacity, obs_dim), np.float32)
+        self.done = np.zeros(capacity, bool)
+        self.transition_bytes = F32 * (2 * obs_dim + act_dim + 1) + DONE_BYTES
+
+    def add(self, obs, act, rew: float, next_obs, done: bool) -> None:
+        i = self.pos
+        self.obs[i], self.act[i], self.rew[i] = obs, act, rew
+        self.next_obs[i], self.done[i] = next_obs, done
+        self.pos = (i + 1) % self.capacity
+        self.size = min(self.size + 1, self.capacity)
+
+    def sample(self, rng: np.random.Generator, batch: int) -> tuple[np.ndarray, ...]:
+        idx = rng.integers(0, self.size, size=batch)
+        return self.obs[idx], self.act[idx], self.rew[idx], self.next_obs[idx], self.done[idx]
+
+
+class DDPGAgent:
+    """Actor, critic, their targets and optimizers, and the replay ring."""
+
+    def __init__(self, cfg: DDPGConfig, obs_dim: int, act_dim: int, bound: float,
+                 rng: np.random.Generator) -> None:
+        self.cfg, self.rng, self.obs_dim, self.bound = cfg, rng, obs_dim, bound
+        self.actor_sizes = [obs_dim, *cfg.hidden, act_dim]
+        self.critic_sizes = [obs_dim + act_dim, *cfg.hidden, 1]
+        # small last layers: the first actions sit near 0 and Q starts near 0
+        self.actor = MLP(self.actor_sizes, rng, out_act="tanh", out_scale=0.1)
+        self.critic = MLP(self.critic_sizes, rng, out_scale=0.1)
+        self.actor_target = MLP(self.actor_sizes, rng, out_act="tanh")
+        self.critic_target = MLP(self.critic_sizes, rng)
+        self.actor_target.copy_from(self.actor)
+        self.critic_target.copy_from(self.critic)
+        self.actor_opt = Adam(self.actor.params, lr=cfg.actor_lr)
+        self.critic_opt = Adam(self.critic.params, lr=cfg.critic_lr)
+        self.replay = UniformRing(min(cfg.buffer_size, cfg.steps), obs_dim, act_dim)
+        self.act_work = forward_work(self.actor_sizes, 1)
+        self.learn_work = learn_work(self.actor_sizes, self.critic_sizes, cfg.batch_size)
+        self.sync_work = sync_work(self.actor_sizes, self.critic_sizes)
+
+    def act(self, obs: np.ndarray, explore_only: bool) -> np.ndarray:
+        """Uniform random action (warm-up), or the actor's action plus Gaussian noise."""
+        act_dim, bound = self.actor_sizes[-1], self.bound
+        if explore_only:
+            return self.rng.uniform(-bound, bound, size=act_dim).astype(np.float32)
+        noise = self.rng.normal(0.0, self.cfg.noise_std * bound, size=act_dim)
+        a = bound * self.actor(obs[None])[0] + noise.astype(np.float32)
+        return np.clip(a, -bound, bound)
+
+    def learn(self, obs, act, rew, next_obs, done) -> None:
+        """One critic step on the TD error, then one actor step up Q(s, μ(s))."""
+        self.critic_opt.step(self.critic_grads(obs, act, rew, next_obs, done))
+        self.actor_opt.step(self.actor_grads(obs))
+
+    def critic_grads(self, obs, act, rew, next_obs, done) -> list[np.ndarray]:
+        """Gradients of mean (Q(s,a) − y)², y = r + γ·(1 − done)·Q'(s', μ'(s'))."""
+        next_act = self.bound * self.actor_target(next_obs)
+        q_next = self.critic_target(np.concatenate([next_obs, next_act], axis=1))[:, 0]
+        y = rew + self.cfg.gamma * (1.0 - done) * q_next
+        q, acts = self.critic.forward(np.concatenate([obs, act], axis=1))
+        grads, _ = self.critic.backward(acts, (2.0 / len(obs)) * (q - y[:, None]))
+        return grads
+
+    def actor_grads(self, obs: np.ndarray) -> list[np.ndarray]:
+        """Gradients of −mean Q(s, μ(s)), through dQ/da (deterministic policy gradient)."""
+        mu, actor_acts = self.actor.forward(obs)
+        _, critic_acts = self.critic.forward(np.concatenate([obs, self.bound * mu], axis=1))
+        ascent = np.full((len(obs), 1), -1.0 / len(obs), np.float32)
+        _, dx = self.critic.backward(critic_acts, ascent, input_grad=True)
+        grads, _ = self.actor.backward(actor_acts, self.bound * dx[:, self.obs_dim:])
+        return grads
+
+    def sync(self) -> None:
+        self.actor_target.copy_from(self.actor, self.cfg.tau)
+        self.critic_target.copy_from(self.critic, self.cfg.tau)
+
+
+def learn_work(actor_sizes: list[int], critic_sizes: list[int], batch: int) -> Work:
+    """mlp.py work of one `DDPGAgent.learn`: the critic step, then the actor step."""
+    actor_fwd, critic_fwd = forward_work(actor_sizes, batch), forward_work(critic_sizes, batch)
+    critic_step = (critic_fwd + actor_fwd + critic_fwd  # Q(s,a); target μ(s'); target Q
+                   + backward_work(critic_sizes, batch) + adam_work(n_params(critic_sizes)))
+    actor_step = (actor_fwd + critic_fwd  # μ(s); Q(s, μ(s))
+                  + backward_work(critic_sizes, batch, input_grad=True)  # dQ/da
+                  + backward_work(actor_sizes, batch) + adam_work(n_params(actor_sizes)))
+    return critic_step + actor_step
+
+
+def sync_work(actor_sizes: list[int], critic_sizes: list[int]) -> Work:
+    """Polyak update of both targets: 3 flops per parameter, bytes as mlp.copy_work."""
+    params = n_params(actor_sizes) + n_params(critic_sizes)
+    return Work(POLYAK_FLOPS_PER_PARAM * params, copy_work(params).bytes)
+
+
+def train(cfg: DDPGConfig, rec: Recorder | NullRecorder | None = None,
+          progress: Progress = no_progress) -> tuple[list[float], DDPGAgent]:
+    """Run DDPG for cfg.steps env steps, recording each operation into ``rec``.
+
+    Returns the completed episodes' returns and the trained agent. With a NullRecorder
+    (the default) this is the untraced baseline of the very same loop.
+    """
+    rec = rec or NullRecorder()
+    now, add = rec.now, rec.add
+    env = make_env(cfg.env_id)
+    rng = np.random.default_rng(cfg.seed)
+    agent = DDPGAgent(cfg, env.observation_space.shape[0], env.action_space.shape[0],
+                      float(env.action_space.high[0]), rng)
+    replay, act_w, add_bytes = agent.replay, agent.act_work, 2 * agent.replay.transition_bytes
+    chunk = max(1, cfg.steps // 100)
+    returns: list[float] = []
+    ep_return = 0.0
+
+    t0 = now()
+    obs, _ = env.reset(seed=cfg.seed)
+    add("env_reset", t0, 0, items=1, dtype="fp64")
+    for step in range(cfg.steps):
+        warmup = step < cfg.warmup_steps
+        t0 = now()
+        action = agent.act(obs, explore_only=warmup)
+        if warmup:
+            add("act", t0, step, items=1, dtype="none")
+        else:
+            add("act", t0, step, items=1, flops=act_w.flops, bytes=act_w.bytes)
+
+        t0 = now()
+        next_obs, reward, terminated, truncated, _ = env.step(action)
+        add("env_step", t0, step, items=1, dtype="fp64")
+
+        t0 = now()
+        replay.add(obs, action, reward, next_obs, terminated)
+        add("replay_add", t0, step, items=1, bytes=add_bytes, dtype="none")
+
+        ep_return += float(reward)
+        if terminated or truncated:
+            returns.append(ep_return)
+            ep_return = 0.0
+            t0 = now()
+            obs, _ = env.reset()
+            add("env_reset", t0, step, items=1, dtype="fp64")
+        else:
+            obs = next_obs
+
+        if not warmup and step % cfg.learn_every == 0:
+            _update(agent, step, rec)
+        if (step + 1) % chunk == 0:
+            progress(chunk)
+    if cfg.steps % chunk:
+        progress(cfg.steps % chunk)
+    env.close()
+    return returns, agent
+
+
+def _update(agent: DDPGAgent, step: int, rec: Recorder | NullRecorder) -> None:
+    """Sample, learn, Polyak-sync: three recorded operations."""
+    now, add, bs = rec.now, rec.add, agent.cfg.batch_size
+    t0 = now()
+    batch = agent.replay.sample(agent.rng, bs)
+    add("replay_sample", t0, step, items=bs,
+        bytes=bs * (2 * agent.replay.transition_bytes + 2 * INDEX_BYTES), dtype="none")
+
+    t0 = now()
+    agent.learn(*batch)
+    add("learn", t0, step, items=bs, flops=agent.learn_work.flops, bytes=agent.learn_work.bytes)
+
+    t0 = now()
+    agent.sync()
+    add("sync", t0, step, items=1, flops=agent.sync_work.flops, bytes=agent.sync_work.bytes)
+
+
+def workload_info(agent: DDPGAgent) -> dict[str, Any]:
+    """Shapes and schedule a simulator needs to replay this run."""
+    cfg = agent.cfg
+    return {
+        "obs_dim": agent.actor_sizes[0],
+        "act_dim": agent.actor_sizes[-1],
+        "action_bound": agent.bound,
+        "actor_sizes": agent.actor_sizes,
+        "critic_sizes": agent.critic_sizes,
+        "actor_n_params": agent.actor.n_params,
+        "critic_n_params": agent.critic.n_params,
+        "batch_size": cfg.batch_size,
+        "replay_capacity": agent.replay.capacity,
+        "transition_bytes": agent.replay.transition_bytes,
+        "warmup_steps": cfg.warmup_steps,
+        "learn_every": cfg.learn_every,
+        "tau": cfg.tau,
+    }
+
+
+def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
+    """Train DDPG as ``cfg`` asks, recording every operation, and return the Trace."""
+    dcfg = config_for(cfg)
+    rec = Recorder(worker="host")
+    t0 = time.perf_counter()
+    returns, agent = train(dcfg, rec, progress)
+    wall_s = time.perf_counter() - t0
+    hyper = dcfg.model_dump(exclude={"env_id", "seed"})
+    hyper["hidden"] = list(dcfg.hidden)
+    return build_trace(
+        workload="ddpg", algorithm="ddpg", env_id=dcfg.env_id, seed=dcfg.seed,
+        hyperparameters=hyper, workload_info=workload_info(agent), episode_returns=returns,
+        wall_time_s=wall_s, recorders=[rec],
+    )
