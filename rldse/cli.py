@@ -116,6 +116,58 @@ def cmd_trace_export(args: argparse.Namespace) -> None:
     print(f"wrote {args.output} ({len(trace.transitions)} transitions)")
 
 
+# ---- simulate / validate --------------------------------------------------------------
+
+def _print_result(result) -> None:
+    import pandas as pd
+
+    print(f"simulated {result.sim_time_s:.6g} s: {result.env_steps} env steps "
+          f"({result.env_steps_per_s:,.0f}/s), {result.updates} updates "
+          f"({result.updates_per_s:,.1f}/s)")
+    print(f"energy {result.energy_j:,.1f} J, average power {result.avg_power_w:,.1f} W, "
+          f"{result.steps_per_joule:,.2f} steps/J, parts cost ${result.cost_usd:,.0f}")
+    print(f"bottleneck: {result.bottleneck} ({result.critical_share:.0%} of its time)")
+    if not result.gpu_memory_ok:
+        print(f"GPU OUT OF MEMORY: needs {result.gpu_memory_peak_bytes:,} bytes "
+              "(set workload.gpu_swap: true to swap to host memory)")
+    if result.swapped_bytes:
+        print(f"swapped {result.swapped_bytes:,} bytes to host memory")
+    for key, value in result.breakdown_s.items():
+        print(f"  {key}: {value:.6g} s")
+    cols = ["name", "preset", "lanes", "utilisation", "energy_j", "avg_power_w", "estimator"]
+    with pd.option_context("display.width", 200, "display.max_colwidth", 50):
+        print(result.devices_frame()[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        phases = result.phases_frame()
+        print(phases[["worker", "phase", "device", "count", "time_s", "share"]]
+              .to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    print(f"trace {result.trace_digest}, spec {result.spec_digest}, seed {result.seed}")
+
+
+def cmd_simulate(args: argparse.Namespace) -> None:
+    from rldse.sim import simulate
+    from rldse.system import load_spec
+    from rldse.trace import load_trace
+
+    trace = load_trace(args.trace)
+    spec = load_spec(args.system, _parse_set(args.set))
+    result = simulate(trace, spec, seed=args.seed, timeline=args.timeline)
+    if args.json:
+        print(result.to_json())
+        return
+    _print_result(result)
+    if args.timeline:
+        print(f"timeline: {args.timeline} (open in https://ui.perfetto.dev)")
+
+
+def cmd_validate(args: argparse.Namespace) -> None:
+    from rldse.sim.validate import validate
+    from rldse.trace import load_trace
+
+    table, result = validate(load_trace(args.trace), seed=args.seed)
+    print(f"{args.trace}: replayed on its capture host ({result.devices[0].preset})")
+    print(table.to_string(float_format=lambda x: f"{x:.4g}"))
+
+
 # ---- parts -----------------------------------------------------------------------------
 
 def cmd_parts(args: argparse.Namespace) -> None:
@@ -176,6 +228,22 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("--format", choices=["swiftrl"], required=True)
     te.add_argument("-o", "--output", required=True)
     te.set_defaults(func=cmd_trace_export)
+
+    si = sub.add_parser("simulate", help="replay a trace on a system; print the Result")
+    si.add_argument("trace")
+    si.add_argument("--system", required=True, help="SystemSpec YAML file")
+    si.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                    help="override a spec field, e.g. --set gpu.count=2 (repeatable)")
+    si.add_argument("--seed", type=int, default=0)
+    si.add_argument("--timeline", help="write a Chrome trace event file (Perfetto)")
+    si.add_argument("--json", action="store_true", help="the Result as JSON")
+    si.set_defaults(func=cmd_simulate)
+
+    va = sub.add_parser("validate", help="replay a trace on its capture host: measured vs "
+                        "simulated time per phase")
+    va.add_argument("trace")
+    va.add_argument("--seed", type=int, default=0)
+    va.set_defaults(func=cmd_validate)
 
     pa = sub.add_parser("parts", help="list part presets, or show one with sources")
     pa.add_argument("action", nargs="?", choices=["list", "show"], default="list")

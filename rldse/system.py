@@ -42,14 +42,31 @@ class GpuRef(PartRef):
     count: int = Field(default=1, ge=0, le=64, description="GPUs of this preset")
 
 
+class TableRef(BaseModel):
+    """Replay manager and learner as rows of a measured latency table (PEARL's PT.csv).
+
+    The file's path is relative to the spec file (absolute once loaded). The same row for
+    both means co-located: the table's co-located (RPLN-) latencies apply, and the two
+    run concurrently on that device, as PEARL measured them.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    latency_csv: str
+    unit: Literal["s", "ms", "us", "ns"] = "ms"
+    replay: str = Field(description="table row that runs the replay manager")
+    learn: str = Field(description="table row that runs the learner")
+    max_w: dict[str, float] = Field(default_factory=dict, description="power per row, W")
+
+
 class Placement(BaseModel):
     """Which kind of device runs each RL phase (env_step always runs on CPU cores)."""
 
     model_config = ConfigDict(extra="forbid")
 
     act: Literal["cpu", "gpu"] = "cpu"
-    learn: Literal["cpu", "gpu"] = "cpu"
-    replay: Literal["cpu", "gpu", "am"] = "cpu"
+    learn: Literal["cpu", "gpu", "table"] = "cpu"
+    replay: Literal["cpu", "gpu", "am", "table"] = "cpu"
     q_update: Literal["cpu", "gpu", "pim"] = "cpu"
 
 
@@ -95,13 +112,14 @@ class SystemSpec(BaseModel):
     gpu: GpuRef | None = None
     pim: PartRef | None = None
     am: PartRef | None = None
+    table: TableRef | None = None
     placement: Placement = Placement()
     workload: Knobs = Knobs()
 
     @model_validator(mode="after")
     def _placed_parts_exist(self) -> SystemSpec:
         needs = {"gpu": ("act", "learn", "replay", "q_update"), "am": ("replay",),
-                 "pim": ("q_update",)}
+                 "pim": ("q_update",), "table": ("replay", "learn")}
         for kind, phases in needs.items():
             ref = getattr(self, kind)
             missing = ref is None or (kind == "gpu" and ref.count == 0)
@@ -181,4 +199,7 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> SystemSpe
         raise RldseError(f"{path}: expected a mapping of sections (cpu, gpu, placement, ...)")
     for dotted, value in (sets or {}).items():
         set_path(raw, dotted, value)
+    table = raw.get("table")
+    if isinstance(table, dict) and isinstance(table.get("latency_csv"), str):
+        table["latency_csv"] = str((path.parent / table["latency_csv"]).resolve())
     return parse_spec(raw, where=str(path))

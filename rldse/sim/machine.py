@@ -17,7 +17,7 @@ import numpy as np
 import simpy
 
 from rldse.errors import RldseError
-from rldse.models import OpColumns, make_model
+from rldse.models import OpColumns, load_table_part, make_model
 from rldse.models.spec import PartSpec
 from rldse.sim.device import Device
 from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats
@@ -93,7 +93,29 @@ class Machine:
                     max_w=float(model.max_w), estimator=model.method,
                     claimed_accuracy=model.claimed_accuracy,
                     cost_usd=float(self.parts[kind].price_usd), timeline=self.timeline)
+        if spec.table is not None:
+            self._add_table_devices(spec)
         self._costs: dict[tuple[str, str], np.ndarray] = {}
+
+    def _add_table_devices(self, spec: SystemSpec) -> None:
+        """One Device per table row used; a row that runs replay and learner gets 2 lanes."""
+        t = spec.table
+        for row in dict.fromkeys((t.replay, t.learn)):
+            part = load_table_part(t.latency_csv, row, unit=t.unit, max_w=t.max_w.get(row, 0.0))
+            model = make_model(part)
+            name = f"table:{row}"
+            self.models[name] = model
+            self.devices[name] = Device(
+                name=name, kind="table", preset=row, lanes=2 if t.replay == t.learn else 1,
+                idle_w=float(model.idle_w), max_w=float(model.max_w), estimator=model.method,
+                claimed_accuracy=model.claimed_accuracy, timeline=self.timeline)
+
+    def table_seconds(self, row: str, phase: str) -> float:
+        """Latency of one `phase` operation on table row `row` (co-located if shared)."""
+        t = self.spec.table
+        colocated = t.replay == t.learn
+        return float(self.models[f"table:{row}"].op_seconds(OpColumns.of(phase),
+                                                             colocated=colocated)[0])
 
     # ---- parts ----------------------------------------------------------------------
     def device(self, name: str) -> Device:

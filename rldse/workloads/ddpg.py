@@ -24,7 +24,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rldse.errors import RldseError
+from rldse.sim.machine import Machine, Outcome
 from rldse.trace import Trace
+from rldse.workloads import offpolicy
 from rldse.workloads.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.mlp import (
     F32,
@@ -315,3 +317,19 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
         hyperparameters=hyper, workload_info=workload_info(agent), episode_returns=returns,
         wall_time_s=wall_s, recorders=[rec],
     )
+
+
+# ---- the simulated twin --------------------------------------------------------------
+
+def program(m: Machine) -> Outcome:
+    """DDPG on a simulated machine: the shared off-policy loop with DDPG's shapes."""
+    info = m.trace.meta.workload_info
+    actor, critic = info["actor_sizes"], info["critic_sizes"]
+    shape = offpolicy.Shape(
+        batch=info["batch_size"], learn_every=info["learn_every"],
+        capacity=info["replay_capacity"], transition_bytes=info["transition_bytes"],
+        act_params=info["actor_n_params"],
+        learn_params=info["actor_n_params"] + info["critic_n_params"],
+        target_sync=1, prioritized=False, learning_starts=info["warmup_steps"],
+        learn_work=lambda batch: learn_work(actor, critic, batch))
+    return offpolicy.program(m, shape)

@@ -1,0 +1,38 @@
+"""`rldse validate`: replay a trace on its own capture host and compare with what was measured.
+
+The system is the `host` CPU preset built from the trace's fingerprint, every phase on
+the CPU, and the trace's own knobs (actors, batch, schedule), so any difference comes
+from the program's structure (what it merges, what it omits), not from part scaling.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rldse.sim import simulate
+from rldse.sim.result import Result
+from rldse.system import parse_spec
+from rldse.trace import Trace
+
+#: workload_info keys that are also SystemSpec knobs
+_KNOB_KEYS = ("actors", "envs_per_actor", "rollout_len", "agents", "passes", "dtype",
+              "transitions")
+
+
+def host_spec_for(trace: Trace):
+    info = trace.meta.workload_info
+    knobs = {k: info[k] for k in _KNOB_KEYS if k in info and info[k] is not None}
+    return parse_spec({"name": "capture-host", "cpu": {"preset": "host"}, "workload": knobs},
+                      where="validate")
+
+
+def validate(trace: Trace, seed: int = 0) -> tuple[pd.DataFrame, Result]:
+    """Per phase and in total: measured seconds, simulated seconds, relative error."""
+    result = simulate(trace, host_spec_for(trace), seed=seed)
+    measured = trace.ops.groupby("phase", observed=True)["dur_s"].sum()
+    sim = result.phases_frame()
+    sim = sim[~sim["phase"].str.startswith("wait:")].groupby("phase")["time_s"].sum()
+    table = pd.DataFrame({"measured_s": measured, "simulated_s": sim}).fillna(0.0)
+    table.loc["TOTAL (wall)"] = [trace.meta.wall_time_s, result.sim_time_s]
+    table["error"] = (table["simulated_s"] - table["measured_s"]) / table["measured_s"]
+    return table, result

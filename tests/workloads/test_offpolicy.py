@@ -1,0 +1,122 @@
+"""The off-policy program (DQN/DDPG twin) on small synthetic traces.
+
+PEARL check (issue 4): with PEARL's own latency table as table-driven parts, the
+steady-state iteration time equals PEARL's analytical model
+T_sample(RM) + max(T_update(RM) + T_insert(RM), T_learn(L)) within 1 % for every
+replay-manager/learner pair, co-located pairs (RPLN- latencies) included.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from rldse.errors import RldseError
+from rldse.sim import Machine
+from rldse.system import parse_spec
+from rldse.workloads import offpolicy
+from rldse.workloads.mlp import Work
+
+# PEARL's PT.csv (CatherineMeng/HeteroRL, SysConfig/), latencies in ms
+PEARL_PT = """,RP-update,RP-insert,RP-sample,LN,RPLN-RP-update,RPLN-RP-insert,RPLN-RP-sample,RPLN-LN
+CPU,0.002,0.0013,0.03,0.6,0.002,0.0001,0.3,0.6
+GPU1,0.001,0.0006,0.5,0.2,0.002,0.0006,0.6,0.6
+GPU2,0.001,0.0008,0.4,0.3,0.001,0.0012,0.53,0.53
+FPGA,0.0015,0.00102,0.1,0.5,0.0015,0.0013,0.2,0.5
+"""
+DEVICES = ["CPU", "GPU1", "GPU2", "FPGA"]
+
+
+def _table(text: str) -> dict[str, dict[str, float]]:
+    lines = text.strip().splitlines()
+    cols = lines[0].split(",")[1:]
+    return {row.split(",")[0]: dict(zip(cols, map(float, row.split(",")[1:]), strict=True))
+            for row in lines[1:]}
+
+
+def _shape(**kw) -> offpolicy.Shape:
+    base = dict(batch=64, learn_every=1, capacity=10_000, transition_bytes=41, act_params=4610,
+                learn_params=4610, target_sync=100, prioritized=True, learning_starts=0,
+                learn_work=lambda b: Work(1000 * b, 100 * b))
+    return offpolicy.Shape(**(base | kw))
+
+
+def _run(trace, raw, shape, seed=0):
+    m = Machine(trace, parse_spec(raw), seed=seed)
+    return m.result(offpolicy.program(m, shape))
+
+
+@pytest.fixture
+def pt_csv(tmp_path):
+    path = tmp_path / "PT.csv"
+    path.write_text(PEARL_PT)
+    return path
+
+
+@pytest.mark.parametrize("rm,learner", list(itertools.product(DEVICES, DEVICES)))
+def test_pearl_iteration_time(small_trace, pt_csv, rm, learner):
+    pt = _table(PEARL_PT)
+    pre = "RPLN-" if rm == learner else ""
+    expected_ms = pt[rm][pre + "RP-sample"] + max(
+        pt[rm][pre + "RP-update"] + pt[rm][pre + "RP-insert"], pt[learner][pre + "LN"])
+    raw = {"table": {"latency_csv": str(pt_csv), "replay": rm, "learn": learner},
+           "placement": {"replay": "table", "learn": "table"},
+           "workload": {"env_steps": 4000, "learner": "async"}}
+    result = _run(small_trace, raw, _shape())
+    assert result.updates == 4000
+    iteration_ms = result.sim_time_s / result.updates * 1e3
+    assert iteration_ms == pytest.approx(expected_ms, rel=0.01)
+
+
+def test_host_replay_sync_is_sum_of_phases(small_trace):
+    """Sync learner on one core: time = every actor op + every learner op, nothing overlaps."""
+    result = _run(small_trace, {"workload": {"env_steps": 500}}, _shape(prioritized=False))
+    busy = sum(p.time_s for p in result.phases if not p.phase.startswith("wait:"))
+    assert result.sim_time_s == pytest.approx(busy, rel=1e-9)
+    assert result.updates == 500
+
+
+def test_more_actors_async_never_slower(small_trace):
+    raw = {"cpu": {"preset": "xeon-gold-6326"},
+           "workload": {"env_steps": 3000, "learner": "async", "actors": 1}}
+    one = _run(small_trace, raw, _shape())
+    raw["workload"]["actors"] = 8
+    eight = _run(small_trace, raw, _shape())
+    assert eight.env_steps_per_s >= one.env_steps_per_s
+
+
+def test_gpu_and_am_placements_run_and_account_energy(small_trace):
+    raw = {"cpu": {"preset": "xeon-gold-6326"}, "gpu": {"preset": "a100-40g"},
+           "am": {"preset": "fefet-tcam-64", "arrays": 256},
+           "placement": {"learn": "gpu", "replay": "am"}, "workload": {"env_steps": 2000}}
+    result = _run(small_trace, raw, _shape())
+    am = next(d for d in result.devices if d.name == "am")
+    assert am.action_j["search"] > 0 and am.action_j["write"] > 0
+    assert result.energy_j == pytest.approx(sum(d.energy_j for d in result.devices))
+    for d in result.devices:  # energy at least idle power over the run
+        assert d.energy_j >= d.background_j - 1e-12
+
+
+def test_gpu_replay_out_of_memory_and_swap(small_trace):
+    raw = {"gpu": {"preset": "a100-40g"}, "placement": {"learn": "gpu", "replay": "gpu"},
+           "workload": {"env_steps": 1000, "replay_capacity": 2**31}}
+    big = _shape(transition_bytes=4096)
+    oom = _run(small_trace, raw, big)
+    assert not oom.gpu_memory_ok and oom.gpu_memory_peak_bytes > 40 * 2**30
+    raw["workload"]["gpu_swap"] = True
+    swapped = _run(small_trace, raw, big)
+    assert swapped.gpu_memory_ok and swapped.swapped_bytes > 0
+    assert swapped.sim_time_s > oom.sim_time_s
+
+
+def test_same_seed_same_json(small_trace):
+    raw = {"cpu": {"preset": "epyc-7742"}, "workload": {"env_steps": 2000, "actors": 4,
+                                                         "learner": "async"}}
+    assert _run(small_trace, raw, _shape(), seed=3).to_json() == \
+        _run(small_trace, raw, _shape(), seed=3).to_json()
+
+
+def test_central_inference_is_refused(small_trace):
+    with pytest.raises(RldseError, match="workload.inference"):
+        _run(small_trace, {"workload": {"inference": "central"}}, _shape())
