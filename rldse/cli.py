@@ -42,7 +42,9 @@ def cmd_capture(args: argparse.Namespace) -> None:
     from rldse.workloads import capture
     from rldse.workloads.base import CaptureConfig
 
-    fields = dict(workload=args.workload, env_id=args.env, steps=args.steps, seed=args.seed,
+    if args.env is None and not args.dataset:
+        raise RldseError("--env: required (a Gymnasium env id, e.g. CartPole-v1)")
+    fields = dict(workload=args.workload, env_id=args.env or "auto", steps=args.steps, seed=args.seed,
                   actors=args.actors, replay=args.replay, algorithm=args.algorithm,
                   dataset=args.dataset, agents=args.agents, dtype=args.dtype,
                   options=_parse_set(args.set))
@@ -191,7 +193,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("capture", help="run real training and record it as a trace")
     c.add_argument("workload", choices=["tabular", "dqn", "ddpg", "actor_learner"])
-    c.add_argument("--env", required=True, help="Gymnasium env id, e.g. CartPole-v1")
+    c.add_argument("--env", help="Gymnasium env id, e.g. CartPole-v1 ('auto' with --dataset: "
+                   "from the file name)")
     c.add_argument("--steps", type=int, help="environment steps (default per workload)")
     c.add_argument("--actors", type=int, help="actor processes (actor_learner)")
     c.add_argument("--seed", type=int, default=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Callable
+from functools import lru_cache
 from importlib import metadata
 from typing import Any, Literal
 
@@ -41,6 +42,13 @@ class CaptureConfig(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict, description="workload-specific knobs")
 
 
+@lru_cache(maxsize=1)
+def host_fingerprint() -> HostFingerprint:
+    """This host's fingerprint, measured once per process (about 1 s): the hardware does
+    not change between captures made by one process."""
+    return measure_host()
+
+
 def library_versions() -> dict[str, str]:
     versions = {"python": platform.python_version()}
     for name in ("rldse", "numpy", "pandas", "pyarrow", "gymnasium"):
@@ -68,6 +76,6 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
         hyperparameters=hyperparameters, workload_info=workload_info,
         episode_returns=[float(x) for x in episode_returns], wall_time_s=wall_time_s,
         recorder_overhead_ns=overhead_ns, library_versions=library_versions(),
-        host=host or measure_host(),
+        host=host or host_fingerprint(),
     )
     return Trace(ops=merge_frames(all_frames), meta=meta, transitions=transitions)
