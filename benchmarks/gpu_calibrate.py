@@ -130,11 +130,11 @@ def dependent_load() -> dict:
 
 
 def bandwidth_and_peak() -> dict:
-    a = torch.empty(1 << 31, dtype=torch.uint8, device=DEV)
-    b = torch.empty_like(a)
-    ms = cuda_time_ms(lambda: b.copy_(a), 20)
-    copy_gbs = 2 * a.numel() / (ms * 1e-3) / 1e9
-    del a, b
+    src = torch.empty(1 << 31, dtype=torch.uint8, device=DEV)
+    dst = torch.empty_like(src)
+    ms = cuda_time_ms(lambda: dst.copy_(src), 20)
+    copy_gbs = 2 * src.numel() / (ms * 1e-3) / 1e9
+    src = dst = None  # free 4 GiB before the matmuls
     torch.backends.cuda.matmul.allow_tf32 = False
     n = 8192
     x = torch.randn(n, n, device=DEV)
@@ -162,11 +162,11 @@ def mlp_steps() -> dict:
             x = torch.randn(batch, sizes[0], device=DEV)
             tgt = torch.randn(batch, sizes[-1], device=DEV)
 
-            def fwd(x=x):
+            def fwd(x=x, net=net):
                 with torch.no_grad():
                     net(x)
 
-            def step(x=x, tgt=tgt):
+            def step(x=x, tgt=tgt, net=net, opt=opt):
                 opt.zero_grad(set_to_none=True)
                 loss = torch.nn.functional.mse_loss(net(x), tgt)
                 loss.backward()
