@@ -170,6 +170,24 @@ def cmd_validate(args: argparse.Namespace) -> None:
     print(table.to_string(float_format=lambda x: f"{x:.4g}"))
 
 
+# ---- studies --------------------------------------------------------------------------
+
+def cmd_study_run(args: argparse.Namespace) -> None:
+    from rldse.studies import STUDIES, run_study
+
+    names = list(STUDIES) if args.all else [args.name]
+    if not names or names == [None]:
+        raise RldseError("study run: name a study or pass --all "
+                         f"(studies: {', '.join(STUDIES)})")
+    for name in names:
+        print(f"== study {name}", flush=True)
+        report = run_study(name, root=args.root)
+        print(f"wrote {report}")
+        for path in sorted(report.parent.iterdir()):
+            if path != report:
+                print(f"wrote {path}")
+
+
 # ---- parts -----------------------------------------------------------------------------
 
 def cmd_parts(args: argparse.Namespace) -> None:
@@ -247,6 +265,15 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument("trace")
     va.add_argument("--seed", type=int, default=0)
     va.set_defaults(func=cmd_validate)
+
+    st = sub.add_parser("study", help="reproduce the seed papers")
+    ssub = st.add_subparsers(dest="study_command", required=True, metavar="ACTION")
+    sr = ssub.add_parser("run", help="run a study (or --all); writes studies/NAME/out/")
+    sr.add_argument("name", nargs="?", help="pearl_mapping, swiftrl_pim, amper_replay, "
+                    "cpu_gpu_ratio or timerl_memory")
+    sr.add_argument("--all", action="store_true", help="run every study")
+    sr.add_argument("--root", default="studies", help="folder holding the study folders")
+    sr.set_defaults(func=cmd_study_run)
 
     pa = sub.add_parser("parts", help="list part presets, or show one with sources")
     pa.add_argument("action", nargs="?", choices=["list", "show"], default="list")

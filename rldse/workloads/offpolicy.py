@@ -236,7 +236,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
 
     # ---- processes -----------------------------------------------------------------
     env, clock = m.env, m.clock
-    state = {"steps": 0, "updates": 0, "pending_inserts": 0}
+    state = {"steps": 0, "updates": 0, "pending_inserts": 0, "first_update_s": None,
+             "last_update_end_s": 0.0}
     data_ready = [env.event()]
 
     def due_updates() -> int:
@@ -269,6 +270,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
 
     def update(t: float) -> float:
         """One learner update from time t (PEARL protocol); returns its end time."""
+        if state["first_update_s"] is None:
+            state["first_update_s"] = t
         s_sample = lc.sample.take(1)
         t_s = rm.book(t, s_sample, "replay_sample")
         clock.spend("learner", "replay_sample", place.replay, s_sample)
@@ -295,7 +298,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
         if s_ins:
             t_r = rm.book(t_r, s_ins, "replay_add")
             clock.spend("learner", "replay_add", place.replay, s_ins, n_ins)
-        return max(t_l, t_r)
+        state["last_update_end_s"] = end = max(t_l, t_r)
+        return end
 
     def sync_loop():
         """Rounds: every actor runs a chunk, then the learner catches up; nobody overlaps."""
@@ -344,6 +348,10 @@ def program(m: Machine, shape: Shape) -> Outcome:
         am_dev.add_action_energy("search", float(amm.search_joules(state["updates"] * batch)))
         writes = state["updates"] * batch + state["steps"]
         am_dev.add_action_energy("write", float(amm.write_joules(writes)))
-    return Outcome(env_steps=state["steps"], updates=state["updates"],
+    breakdown = {}
+    if state["updates"]:
+        breakdown["iteration_s"] = ((state["last_update_end_s"] - state["first_update_s"])
+                                    / state["updates"])
+    return Outcome(env_steps=state["steps"], updates=state["updates"], breakdown_s=breakdown,
                    gpu_memory_peak_bytes=int(need), gpu_memory_ok=gpu_ok or bool(swapped),
                    swapped_bytes=int(swapped))

@@ -1,0 +1,39 @@
+"""Seed-paper studies: each reproduces one paper's claims from spec-sheet parameters.
+
+A study is a folder `studies/NAME/` (study.yaml with its parameters, README.md with the
+claim and its source, out/ for what a run writes) and a module `rldse/studies/NAME.py`
+with `run(study_dir: Path, progress: bool) -> Report`. Every number in a report is
+produced by the run that wrote it.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are files; no display needed
+
+from rldse.errors import RldseError  # noqa: E402
+from rldse.studies.report import Report  # noqa: E402
+
+STUDIES = ("pearl_mapping", "swiftrl_pim", "amper_replay", "cpu_gpu_ratio", "timerl_memory")
+
+
+def study_dir(name: str, root: str | Path = "studies") -> Path:
+    path = Path(root) / name
+    if name not in STUDIES:
+        raise RldseError(f"unknown study '{name}' (studies: {', '.join(STUDIES)})")
+    if not (path / "study.yaml").is_file():
+        raise RldseError(f"{path / 'study.yaml'}: no such file (run from the repository root "
+                         "or pass --root)")
+    return path
+
+
+def run_study(name: str, root: str | Path = "studies", progress: bool = True) -> Path:
+    """Run one study; write out/results.csv, figures and out/report.md; return the report."""
+    path = study_dir(name, root)
+    module = import_module(f"rldse.studies.{name}")
+    report: Report = module.run(path, progress=progress)
+    return report.write(path / "out")

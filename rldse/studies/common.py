@@ -1,0 +1,39 @@
+"""Helpers every study uses: its parameter file, its traces, and saving figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TypeVar
+
+import matplotlib.pyplot as plt
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from rldse.errors import RldseError
+
+P = TypeVar("P", bound=BaseModel)
+
+
+def load_params(study_dir: Path, model: type[P]) -> P:
+    """study.yaml validated by the study's pydantic model; errors name the key."""
+    path = study_dir / "study.yaml"
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise RldseError(f"{path}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise RldseError(f"{path}: {loc}: {err['msg']}") from None
+
+
+def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> Path:
+    """Save a figure as PNG under out/ and close it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / f"{name}.png"
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
