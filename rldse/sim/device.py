@@ -48,7 +48,7 @@ class Device:
         start = now_s if now_s > free_at else free_at
         end = start + dur_s
         heapq.heapreplace(self._free, (end, lane))
-        self._account(phase, dur_s, 1)
+        self.account(phase, dur_s, 1)
         if self.timeline is not None:
             self.timeline.append((self.name, lane, phase, start, dur_s))
         return end
@@ -58,12 +58,14 @@ class Device:
         start = max(now_s, max(t for t, _ in self._free))
         end = start + dur_s
         self._free = [(end, k) for k in range(self.lanes)]
-        self._account(phase, dur_s * self.lanes, 1)
+        self.account(phase, dur_s * self.lanes, 1)
         if self.timeline is not None:
             self.timeline.append((self.name, -1, phase, start, dur_s))
         return end
 
-    def _account(self, phase: str, lane_s: float, count: int) -> None:
+    def account(self, phase: str, lane_s: float, count: int) -> None:
+        """Add lane-seconds of `phase` that a program scheduled on its own lanes model
+        (e.g. actors time-sharing cores analytically) to this device's busy time."""
         use = self.phases.get(phase)
         if use is None:
             use = self.phases[phase] = PhaseUse()

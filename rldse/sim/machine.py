@@ -169,7 +169,7 @@ class Machine:
         devices = device_stats(list(self.devices.values()), t)
         energy = sum(d.energy_j for d in devices)
         phases = self.clock.stats()
-        name, share = bottleneck(phases)
+        name, share = bottleneck(phases, self.clock.instances)
         gpu_count = self.spec.gpu.count if self.spec.gpu else 0
         cost = sum(float(p.price_usd) * (gpu_count if k == "gpu" else 1)
                    for k, p in self.parts.items())

@@ -90,10 +90,15 @@ class Result(BaseModel):
 
 
 class WorkerClock:
-    """Per worker kind, the time spent in each (phase, device): where the critical path goes."""
+    """Per worker kind, the time spent in each (phase, device): where the critical path goes.
+
+    Programs set `instances[kind]` (e.g. 64 actors) so the bottleneck compares busy time
+    per worker, not summed over workers.
+    """
 
     def __init__(self) -> None:
         self._t: dict[tuple[str, str, str], list] = defaultdict(lambda: [0, 0.0])
+        self.instances: dict[str, int] = {}
 
     def spend(self, worker: str, phase: str, device: str, dt_s: float, count: int = 1) -> None:
         cell = self._t[(worker, phase, device)]
@@ -109,16 +114,16 @@ class WorkerClock:
                 for (w, p, d), (c, t) in sorted(self._t.items())]
 
 
-def bottleneck(phases: list[PhaseStats]) -> tuple[str, float]:
-    """The pacing worker kind is the one that waits least; its largest phase is the bottleneck."""
+def bottleneck(phases: list[PhaseStats], instances: dict[str, int]) -> tuple[str, float]:
+    """The pacing worker kind is the one busiest per instance (least idle or waiting); its
+    largest phase is the bottleneck, with that phase's share of the worker's time."""
     if not phases:
         return "none", 0.0
-    wait: dict[str, float] = defaultdict(float)
+    busy: dict[str, float] = defaultdict(float)
     for p in phases:
-        if p.phase.startswith("wait:"):
-            wait[p.worker] += p.share
-    workers = sorted({p.worker for p in phases}, key=lambda w: (wait[w], w))
-    pacing = workers[0]
+        if not p.phase.startswith("wait:"):
+            busy[p.worker] += p.time_s / instances.get(p.worker, 1)
+    pacing = max(sorted(busy), key=lambda w: busy[w])
     own = [p for p in phases if p.worker == pacing and not p.phase.startswith("wait:")]
     top = max(own, key=lambda p: (p.share, p.phase))
     return f"{pacing}: {top.phase} on {top.device}", top.share

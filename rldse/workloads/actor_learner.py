@@ -8,7 +8,8 @@ forward on the last observations for bootstrapping (``act``) and sends the rollo
 (``rollout_add``). The learner waits for all N rollouts, orders them by actor id (so
 arrival order never changes the result), computes GAE advantages and runs ``epochs``
 passes of clipped-objective minibatch steps (one ``learn`` row each). Time an actor
-spends waiting for parameters is idle and is not recorded.
+spends waiting for parameters is idle and is not recorded. An ``env_step`` row covers
+stepping the env vector and storing the transition it produced (the rollout arrays).
 
 Each actor records with its own Recorder on the parent's time origin and calibration, and
 sends its rows back at the end, so the trace keeps every process's timings from the
@@ -18,15 +19,21 @@ real parallel run. ``iter`` is the vector step (actors' act/env rows), the itera
 Work of ``learn`` is mlp.py's formulas: forward and backward of the policy and value
 networks on the minibatch, plus Adam over all parameters; the O(B·A) softmax, ratio and
 loss arithmetic is not counted, nor is the O(N) GAE pass.
+
+``program(machine)`` below is the simulated twin of this loop (rldse.sim.simulate runs it):
+see its docstring for what it models and what it merges.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import heapq
 import math
 import multiprocessing as mp
 import time
 import traceback
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
@@ -36,6 +43,9 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rldse.errors import RldseError
+from rldse.models import OpColumns
+from rldse.models.cpu import roofline_seconds
+from rldse.sim.machine import Cycle, Machine, Outcome
 from rldse.trace import Trace
 from rldse.workloads.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.mlp import (
@@ -46,6 +56,7 @@ from rldse.workloads.mlp import (
     adam_work,
     backward_work,
     forward_work,
+    n_params,
 )
 from rldse.workloads.recorder import Recorder, rows_to_frame
 
@@ -218,10 +229,8 @@ def _collect(envs: list[gym.Env], policy: Policy, obs: np.ndarray, ep_returns: n
                              logp_all.shape[1] - 1)
         rec.add("act", t0, step, items=n_envs, flops=act_w.flops, bytes=act_w.bytes)
 
-        t0 = rec.now()
+        t0 = rec.now()  # env_step: step the vector and store the transition it made
         results = [env.step(int(a)) for env, a in zip(envs, actions, strict=True)]
-        rec.add("env_step", t0, step, items=n_envs, dtype="fp64")
-
         out["obs"][t], out["actions"][t], out["values"][t] = obs, actions, values
         out["logp"][t] = logp_all[np.arange(n_envs), actions]
         obs = np.stack([r[0] for r in results]).astype(np.float32)
@@ -229,6 +238,7 @@ def _collect(envs: list[gym.Env], policy: Policy, obs: np.ndarray, ep_returns: n
         dones = np.array([r[2] or r[3] for r in results])
         out["rewards"][t], out["dones"][t] = rewards, dones
         ep_returns += rewards
+        rec.add("env_step", t0, step, items=n_envs, dtype="fp64")
         if dones.any():
             obs = _reset_done(envs, dones, obs, ep_returns, finished, rec, step)
     t0 = rec.now()
@@ -377,11 +387,13 @@ class _Learner:
         adv = np.concatenate([a.ravel() for a, _ in parts])
         returns = np.concatenate([ret.ravel() for _, ret in parts])
         step = step0
+        works: dict[int, Work] = {}  # per minibatch size: counting work is not the loop's
         for _ in range(cfg.epochs):
             order = self.rng.permutation(len(obs))
             for start in range(0, len(obs), cfg.minibatch_size):
                 mb = order[start:start + cfg.minibatch_size]
-                work = self.policy.learn_work(len(mb))
+                work = works.get(len(mb)) or works.setdefault(len(mb),
+                                                              self.policy.learn_work(len(mb)))
                 t0 = rec.now()
                 self.opt.step(ppo_grads(self.policy, cfg, obs[mb], actions[mb], logp[mb],
                                         adv[mb], returns[mb]))
@@ -467,3 +479,663 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
         episode_returns=returns, wall_time_s=wall_s,
         frames=[rec.frame(), *actor_frames], overhead_ns=rec.overhead_ns,
     )
+
+
+# ---- the simulated twin ---------------------------------------------------------------
+#
+# program(m) replays the loop above on a Machine. Read its docstring first; the helpers
+# below it are in the order program() uses them.
+
+#: Per transition besides the observation, a PPO learner holds action, logp, reward, done,
+#: value, advantage and return (float32/int32 each): what CleanRL's storage keeps.
+_PER_TRANSITION_SCALARS = 7
+#: The fields of a rollout the actors send (obs aside): action, logp, reward, done, value.
+_SENT_SCALARS = len(ROLLOUT_FIELDS) - 1
+#: Fields of a gathered minibatch besides the observation: action, logp, advantage, return.
+_MINIBATCH_SCALARS = 4
+#: Bytes one inference answers per observation: action, logp, value.
+_ANSWER_BYTES = 3 * F32
+
+
+def program(m: Machine) -> Outcome:
+    """Simulate the actor-learner PPO loop on machine ``m`` (rldse.sim.simulate calls this).
+
+    The loop is the real one: the learner broadcasts parameters, N actors (``actors``) each
+    collect ``rollout_len`` vector steps of ``envs_per_actor`` environments on C CPU cores
+    (``cores``, default all), the learner receives the rollouts, runs ``epochs`` ×
+    ⌈N·E·T / minibatch⌉ minibatch steps (``batch_size`` is the minibatch) and broadcasts
+    again (``envs_per_actor`` and ``rollout_len`` default to the trace's). Costs are the
+    trace's rows costed on the placed parts; batch-dependent work
+    (act, learn) is rescaled with the mlp.py formulas when envs per actor, minibatch or
+    the observation size (``obs_bytes``) differ from the capture.
+
+    Inference.
+    - ``local``: each actor runs its own policy (placement.act: ``cpu`` its core, ``gpu``
+      its own unbatched forwards on the GPU plus the copies).
+    - ``central``: one long-lived inference server per GPU (placement.act ``gpu``; actors
+      split round-robin) or one on a CPU core (``cpu``). A server takes every observation
+      waiting (greedy dynamic batching, no batching timeout), runs one forward at that
+      batch (GPU kernels + host→device copy of the observations and device→host copy of
+      action, logp and value), and the served actors step their environments on the
+      cores (FIFO lanes) and submit again. An actor makes T+1 requests per rollout (the
+      last is the bootstrap value). Actor↔server messages are assumed to go through
+      shared memory at no cost beyond the copies; the trace has no such rows.
+
+    Learner. ``placement.learn`` ``cpu`` or ``gpu``; with several GPUs the learner runs on
+    gpu0 only and inference servers run on every GPU: in the synchronous loop learning
+    and inference never overlap, so keeping gpu0 out of inference would only idle it, and
+    a data-parallel learner of these small networks is launch-bound (splitting a
+    minibatch saves no time and adds an all-reduce). A GPU learner copies the rollout to
+    the device each iteration and its parameters back to the host before the broadcast.
+
+    IPC handoffs. The trace's ``sync`` and ``rollout_add`` rows are the *sender's* wall
+    time, which on a busy host includes the sender being descheduled after it woke the
+    receiver (measured: 4.9 ms per 36 kB send in the loop vs 0.1 ms alone). What is on
+    the critical path is the time the receiver saw, and the trace's shared clock has it:
+    per iteration, broadcast start → last actor's first act (per send: / actors), and the
+    last actor's send → the learner's first learn (per rollout: / actors; it includes
+    unpickling, GAE and batching on the learner). Those are what the program books, on the
+    learner's core, scaled to the target CPU like any operation.
+
+    ``learner: sync`` is the real loop: actors wait for the broadcast, the learner waits
+    for all rollouts. ``learner: async``: actors run ahead with parameters up to
+    ``sync_interval`` iterations old; the learner learns on iteration k's rollouts while
+    actors collect later ones and broadcasts every ``sync_interval`` updates; a CPU
+    learner then keeps one core to itself.
+
+    Merged events (DESIGN.md). With local inference an iteration's collection is one
+    event: actor a's rollout (its env steps, resets and acts) is one duration d_a from its
+    release r_a (when its parameters arrived), and the N rollouts share the C cores as an
+    ideal preemptive time-sharing OS would: the collection ends at
+    max(max_a r_a + d_a, max_k r_k + Σ_{j ≥ k} d_j / C) (releases sorted), the standard
+    lower bounds, tight for equal rollouts. Per-step interleaving and context-switch
+    overhead are not resolved. With central inference there is one event per batch (and
+    one per idle wait of a server); actors are entries in the server's heap, not
+    processes, so events grow with batches, not with actors × steps.
+
+    GPU memory (``_gpu_memory``): the learner GPU holds parameters, gradients and Adam
+    state, the rollout (observations + 7 scalars per transition, plus the bootstrap
+    observation of each env), a gathered minibatch copy (CleanRL's ``b_obs[mb_inds]``
+    makes one) and the minibatch's activations and their gradients; an inference GPU holds
+    the parameters and a batch. Needing more than ``mem_bytes`` sets
+    ``gpu_memory_ok=False`` unless ``gpu_swap``: then the rollout and minibatch stay in
+    host memory (``swapped_bytes``) and every epoch streams them over the link, charged
+    each iteration. ``gpu_memory(m)`` returns the buffers by name.
+
+    ``breakdown_s`` (totals over the run): ``startup_s`` (starting the actor processes:
+    the capture's time before its first operation, per actor), ``rollout_s`` (collection,
+    from the first actor's release to the last rollout), ``sync_s`` (until the last
+    recipient has the parameters), ``handoff_s``, ``learn_s`` (copies and swapping
+    included), ``copy_s`` / ``swap_s`` (rollout to the GPU), ``inference_s`` (server
+    busy time), and ``iter_s``, the mean iteration.
+
+    Not modelled: process switches, the learner's broadcast taking a core from the first
+    actors, IPC between actors and a central server, GAE on the GPU (the handoff stays
+    on the CPU); a per-send delivery includes the receiver's wake-up, so broadcasts to
+    many actors are pessimistic; ``sync_interval`` matters only with ``async``.
+    """
+    sim = _Sim(m)
+    return sim.run()
+
+
+def _rescale(m: Machine, ops: OpColumns, flops: np.ndarray, bytes_: np.ndarray, items: float):
+    """Trace rows with their work replaced: the host time the host's roofline explains is
+    scaled by the new/old roofline (what offpolicy._Costs._rescaled does)."""
+    host = m.model("cpu").host
+    old = roofline_seconds(host, ops.flops, ops.bytes, ops.touches)
+    new = roofline_seconds(host, flops, bytes_, ops.touches)
+    explained = np.minimum(ops.host_dur_s, old)
+    scale = np.divide(new, old, out=np.ones_like(old), where=old > 0)
+    return OpColumns(phase=ops.phase, dtype=ops.dtype, items=np.full(len(ops), float(items)),
+                     flops=np.asarray(flops, np.float64) + np.zeros(len(ops)),
+                     bytes=np.asarray(bytes_, np.float64) + np.zeros(len(ops)),
+                     touches=ops.touches,
+                     host_dur_s=ops.host_dur_s - explained + explained * scale)
+
+
+def _cycles(costs: np.ndarray, n: int, rng: np.random.Generator) -> list[Cycle]:
+    """n cycles over one cost array (one per actor), each from a seeded random row; they
+    share the prefix sums."""
+    base = Cycle(costs)
+    out = []
+    for _ in range(n):
+        c = copy.copy(base)
+        c.pos = int(rng.integers(len(costs)))
+        out.append(c)
+    return out
+
+
+def _act_work(pi: list[int], v: list[int], batch: int) -> Work:
+    return forward_work(pi, batch) + forward_work(v, batch)
+
+
+def _learn_work(pi: list[int], v: list[int], batch: int) -> Work:
+    return (_act_work(pi, v, batch) + backward_work(pi, batch) + backward_work(v, batch)
+            + adam_work(n_params(pi) + n_params(v)))
+
+
+def trace_handoffs(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """Per trace iteration: (broadcast → last actor's first act, last actor's rollout send →
+    learner's first learn), in seconds on the capture host, from the shared clock."""
+    info = trace.meta.workload_info
+    T = int(info["rollout_len"])
+    ops = trace.ops
+    phase = ops["phase"].astype(str).to_numpy()
+    worker = ops["worker"].astype(str).to_numpy()
+    start = ops["start_s"].to_numpy()
+    it = ops["iter"].to_numpy()
+    sync = phase == "sync"
+    n = int(sync.sum())
+    if n == 0:
+        return np.zeros(0), np.zeros(0)
+    sync_start = np.full(n, np.nan)
+    sync_start[np.minimum(it[sync], n - 1)] = start[sync]
+    act = (phase == "act") & (worker != "learner")
+    first_act = pd.DataFrame({"w": worker[act], "k": it[act] // T, "t": start[act]}) \
+        .groupby(["k", "w"]).t.min().groupby("k").max()
+    sends = phase == "rollout_add"
+    last_send = pd.Series(start[sends]).groupby(it[sends]).max()
+    learn = phase == "learn"
+    per = max(1, int(learn.sum()) // n)
+    first_learn = pd.Series(start[learn]).groupby(it[learn] // per).min()
+    ks = np.arange(n)
+    deliver = first_act.reindex(ks).to_numpy() - sync_start
+    handoff = first_learn.reindex(ks).to_numpy() - last_send.reindex(ks).to_numpy()
+    return (np.clip(deliver[np.isfinite(deliver)], 0.0, None),
+            np.clip(handoff[np.isfinite(handoff)], 0.0, None))
+
+
+class _Sim:
+    """State and processes of one simulated run (see program())."""
+
+    def __init__(self, m: Machine) -> None:
+        self.m = m
+        k, info, place = m.knobs, m.trace.meta.workload_info, m.spec.placement
+        self.k, self.place = k, place
+        # ---- shape of the simulated loop ------------------------------------------------
+        self.t_actors = int(info["actors"])
+        self.t_envs = int(info["envs_per_actor"])
+        self.t_T = int(info["rollout_len"])
+        self.N = k.actors
+        # envs per actor as in the trace unless the spec sets it (its default, 1, is no choice)
+        self.E = k.envs_per_actor if "envs_per_actor" in k.model_fields_set else self.t_envs
+        self.T = k.rollout_len or self.t_T
+        self.epochs = int(info["epochs"])
+        t_obs_dim = int(info["obs_dim"])
+        self.t_obs_bytes = F32 * t_obs_dim
+        self.obs_bytes = k.obs_bytes or self.t_obs_bytes
+        obs_dim = max(1, math.ceil(self.obs_bytes / F32))
+        self.t_pi, self.t_v = list(info["policy_sizes"]), list(info["value_sizes"])
+        self.pi, self.v = [obs_dim, *self.t_pi[1:]], [obs_dim, *self.t_v[1:]]
+        self.params = n_params(self.pi) + n_params(self.v)
+        self.layers = len(self.pi) - 1 + len(self.v) - 1  # both networks' layers
+        self.S = self.N * self.E * self.T  # transitions per iteration
+        self.mb = min(k.batch_size or int(info["minibatch_size"]), self.S)
+        self.n_mb = self.epochs * math.ceil(self.S / self.mb)
+        env_rows = m.trace.ops["phase"] == "env_step"
+        total = k.env_steps or int(m.trace.ops.loc[env_rows, "items"].sum())
+        self.iterations = max(1, math.ceil(total / self.S))
+        self.central = k.inference == "central"
+        self.asynchronous = k.learner == "async"
+        self.lag = k.sync_interval if self.asynchronous else 0
+        # ---- devices ---------------------------------------------------------------------
+        self.cpu = m.device("cpu")
+        self.gpu = m.models.get("gpu")
+        gpus = m.gpus
+        self.learner_dev = gpus[0] if place.learn == "gpu" else self.cpu
+        lanes = self.cpu.lanes
+        cores = min(k.cores or lanes, lanes)
+        if self.asynchronous and place.learn == "cpu":
+            if lanes < 2:
+                raise RldseError("workload.learner: 'async' with the learner on the CPU needs "
+                                 "at least 2 cores (the learner keeps one)")
+            cores = min(cores, lanes - 1)
+        self.C = cores
+        if self.central:
+            self.servers = gpus if place.act == "gpu" else [None]  # None: a CPU core
+        # async and the learner's GPU also runs inference: learn one minibatch per booking,
+        # so an inference batch waits for at most one minibatch step, not a whole iteration
+        self.interleave = (self.asynchronous and place.learn == "gpu" and place.act == "gpu")
+        # ---- costs -----------------------------------------------------------------------
+        cpu_model = m.model("cpu")
+        scale_e = self.E / self.t_envs
+        env_cost = m.phase_cost("env_step", "cpu")
+        resets = (m.phase_cost("env_reset", "cpu").sum()
+                  if (m.trace.ops["phase"] == "env_reset").any() else 0.0)
+        self.reset_per_vstep = float(resets) / len(env_cost) * scale_e
+        extra = 0.0
+        if self.obs_bytes != self.t_obs_bytes:  # stacking and storing a larger observation
+            extra = float(cpu_model.roofline_seconds(
+                0, 2 * self.E * max(0, self.obs_bytes - self.t_obs_bytes)))
+        self.env_per_vstep = env_cost * scale_e + extra
+        self.env_c = _cycles(self.env_per_vstep, self.N, m.rng)
+        self._act_ops = self._act_rows(m)
+        if not self.central:
+            if place.act == "cpu":
+                act_s = cpu_model.op_seconds(self._act_ops)
+            else:
+                io = float(self.gpu.copy_seconds(self.E * self.obs_bytes)
+                           + self.gpu.copy_seconds(self.E * _ANSWER_BYTES))
+                act_s = self.gpu.op_seconds(self._act_ops, layers=self.layers) + io
+            self.act_c = _cycles(np.asarray(act_s), self.N, m.rng)
+        else:
+            self.fwd = self._server_costs(m)
+            self.step_list = (self.env_per_vstep + self.reset_per_vstep).tolist()
+            self.step_pos = [c.pos for c in self.env_c]
+            self.left = [0] * self.N
+        learn_ops = m.trace_ops("learn")
+        w = _learn_work(self.pi, self.v, self.mb)
+        learn_ops = _rescale(m, learn_ops, np.full(len(learn_ops), float(w.flops)),
+                             np.full(len(learn_ops), float(w.bytes)), self.mb)
+        learn_s = (self.gpu.op_seconds(learn_ops, layers=self.layers)
+                   if place.learn == "gpu" else cpu_model.op_seconds(learn_ops))
+        self.learn_c = Cycle(np.asarray(learn_s), int(m.rng.integers(len(learn_ops))))
+        # IPC handoffs from the trace's clock (program docstring), per send / per rollout
+        deliver, handoff = trace_handoffs(m.trace)
+        if not len(deliver):
+            deliver = np.asarray(m.trace_ops("sync").host_dur_s)
+        if not len(handoff):
+            handoff = np.asarray(m.trace_ops("rollout_add").host_dur_s) * self.t_actors
+        t_payload = self.t_envs * self.t_T * (self.t_obs_bytes + _SENT_SCALARS * F32)
+        self.payload = self.E * self.T * (self.obs_bytes + _SENT_SCALARS * F32)
+        send = OpColumns.of("sync", bytes=F32 * (n_params(self.t_pi) + n_params(self.t_v)),
+                            host_dur_s=deliver / self.t_actors, dtype="none")
+        send = _rescale(m, send, np.zeros(len(send)), np.full(len(send), F32 * self.params), 1)
+        self.send_c = Cycle(np.asarray(cpu_model.op_seconds(send)),
+                            int(m.rng.integers(len(send))))
+        # the learner's per-rollout work (unpickle, GAE over T steps) scales with T
+        recv = OpColumns.of("rollout_add", bytes=t_payload, dtype="none",
+                            host_dur_s=handoff / self.t_actors * (self.T / self.t_T))
+        recv = _rescale(m, recv, np.zeros(len(recv)), np.full(len(recv), self.payload), 1)
+        self.recv_c = Cycle(np.asarray(cpu_model.op_seconds(recv)),
+                            int(m.rng.integers(len(recv))))
+        # starting the actor processes (fork, env creation): the capture's time before its
+        # first operation, per actor (the learner starts them one after another)
+        first = float(m.trace.ops["start_s"].min()) if len(m.trace.ops) else 0.0
+        spawn = OpColumns.of("sync", host_dur_s=max(first, 0.0) / self.t_actors, dtype="none")
+        self.startup_s = float(cpu_model.op_seconds(spawn)[0]) * self.N
+        # ---- GPU memory and copies -------------------------------------------------------
+        self.memory = _gpu_memory(self)
+        g = self.gpu
+        self.param_copy_s = float(g.copy_seconds(F32 * self.params)) if g is not None else 0.0
+        self.rollout_copy_s = 0.0
+        self.swap_s = 0.0
+        if place.learn == "gpu":
+            if self.memory.swapped:
+                per_mb = self.mb * (self.obs_bytes + _MINIBATCH_SCALARS * F32)
+                self.swap_s = float(self.n_mb * g.copy_seconds(per_mb))
+            else:
+                self.rollout_copy_s = float(g.copy_seconds(
+                    self.N * (self.payload + self.E * self.obs_bytes)))
+        # ---- bookkeeping -----------------------------------------------------------------
+        self.busy = dict.fromkeys(("env_step", "env_reset", "act"), 0.0)
+        self.wait = dict.fromkeys(("wait:learner", "wait:cores", "wait:inference"), 0.0)
+        self.learner_t = dict.fromkeys(("sync", "rollout_add", "learn", "wait:actors"), 0.0)
+        self.parts = dict.fromkeys(("startup_s", "rollout_s", "sync_s", "handoff_s", "learn_s",
+                                    "copy_s", "swap_s", "inference_s"), 0.0)
+        self.act_count = 0
+        self.batches = 0
+
+    # ---- costs ------------------------------------------------------------------------
+    def _act_rows(self, m: Machine) -> OpColumns:
+        """The trace's act rows with their work at this system's envs per actor and
+        observation size: per-step rows run both networks, bootstrap rows the value one."""
+        ops = m.trace_ops("act")
+        boot = ops.flops == forward_work(self.t_v, self.t_envs).flops
+        full, value = _act_work(self.pi, self.v, self.E), forward_work(self.v, self.E)
+        return _rescale(m, ops, np.where(boot, value.flops, full.flops),
+                        np.where(boot, value.bytes, full.bytes), self.E)
+
+    def _server_costs(self, m: Machine) -> list[float]:
+        """Seconds of one server batch of b actors (b·E observations), b = 0..N."""
+        b = np.arange(self.N + 1)
+        B = np.maximum(b * self.E, 1)
+        w = [_act_work(self.pi, self.v, int(x)) for x in B]
+        flops = np.array([x.flops for x in w], np.float64)
+        bytes_ = np.array([x.bytes for x in w], np.float64)
+        if self.place.act == "gpu":
+            ops = OpColumns.of("act", items=B, flops=flops, bytes=bytes_)
+            cost = (self.gpu.op_seconds(ops, layers=self.layers)
+                    + self.gpu.copy_seconds(B * self.obs_bytes)
+                    + self.gpu.copy_seconds(B * _ANSWER_BYTES))
+        else:  # the trace's per-step act, rescaled to the batch, on one CPU core
+            a = self._act_ops
+            full = a.flops == np.max(a.flops)
+            host = float(np.mean(a.host_dur_s[full]))
+            ref = OpColumns.of("act", items=self.E, flops=float(a.flops[full][0]),
+                               bytes=float(a.bytes[full][0]), host_dur_s=np.full(len(b), host))
+            cost = m.model("cpu").op_seconds(_rescale(m, ref, flops, bytes_, 1))
+        cost = np.asarray(cost, np.float64)
+        cost[0] = 0.0
+        return cost.tolist()
+
+    # ---- processes ----------------------------------------------------------------------
+    def run(self) -> Outcome:
+        env = self.m.env
+        self.version = -1  # latest parameters the actors can get
+        self.release = np.zeros(self.N)  # when each actor has them
+        self.published = env.event()
+        self.ready = [env.event() for _ in range(self.iterations)]
+        env.process(self._actors())
+        env.process(self._learner())
+        env.run()
+        return self._outcome()
+
+    def _publish(self, version: int, t: float, local: bool) -> float:
+        """Broadcast parameters from time t; sets each actor's release (when its policy has
+        them) and returns when the last recipient has them."""
+        t0, on_gpu = t, self.place.learn == "gpu"
+        if local:  # to host memory, then one pipe send per actor, in actor order
+            if on_gpu:
+                t = self.learner_dev.book(t, self.param_copy_s, "sync")
+            s = self.send_c.take(self.N)
+            self.release = t + np.arange(1, self.N + 1) * (s / self.N)
+            self.cpu.book(t, s, "sync")
+            t += s
+        else:  # to every inference server; its actors can go once it has them
+            G, rel = len(self.servers), np.empty(self.N)
+            end = t
+            for g, dev in enumerate(self.servers):
+                if dev is None:  # a server process on a CPU core: one pipe send
+                    tg = self.learner_dev.book(t, self.param_copy_s, "sync") if on_gpu else t
+                    tg = self.cpu.book(tg, self.send_c.take(1), "sync")
+                elif dev is self.learner_dev:
+                    tg = t
+                else:  # to another GPU through host memory (learner on a GPU) or from it
+                    tg = dev.book(t, self.param_copy_s * (2 if on_gpu else 1), "sync")
+                rel[g::G] = tg
+                end = max(end, tg)
+            self.release, t = rel, end
+        self.parts["sync_s"] += t - t0
+        self.learner_t["sync"] += t - t0
+        self.version = version
+        ev, self.published = self.published, self.m.env.event()
+        ev.succeed()
+        return t
+
+    def _learner(self):
+        env, k = self.m.env, self.k
+        local = not self.central
+        t = self.cpu.book(0.0, self.startup_s, "startup") if self.startup_s else 0.0
+        self.parts["startup_s"] = t
+        t = self._publish(0, t, local)
+        yield env.timeout(t - env.now)
+        for it in range(self.iterations):
+            t0 = env.now
+            yield self.ready[it]
+            self.learner_t["wait:actors"] += env.now - t0
+            t = env.now
+            h = self.recv_c.take(self.N)
+            t = self.cpu.book(t, h, "rollout_add")
+            self.parts["handoff_s"] += h
+            self.learner_t["rollout_add"] += h
+            t1 = t
+            pre = self.rollout_copy_s + self.swap_s
+            if self.interleave:  # inference shares this GPU: one booking per minibatch
+                yield env.timeout(t - env.now)
+                t = self.learner_dev.book(t, pre, "learn")
+                for _ in range(self.n_mb):
+                    yield env.timeout(t - env.now)
+                    t = self.learner_dev.book(t, self.learn_c.take(1), "learn")
+            else:
+                t = self.learner_dev.book(t, pre + self.learn_c.take(self.n_mb), "learn")
+            self.parts["learn_s"] += t - t1
+            self.parts["copy_s"] += self.rollout_copy_s
+            self.parts["swap_s"] += self.swap_s
+            self.learner_t["learn"] += t - t1
+            last = it + 1 == self.iterations
+            if not last and (not self.asynchronous or (it + 1) % k.sync_interval == 0):
+                t = self._publish(it + 1, t, local)
+            yield env.timeout(t - env.now)
+
+    def _actors(self):
+        env = self.m.env
+        prev_end = 0.0
+        for j in range(self.iterations):
+            while self.version < j - self.lag:
+                yield self.published
+            r = np.maximum(self.release, prev_end)
+            self.wait["wait:learner"] += float(np.sum(r - prev_end)) if j else 0.0
+            start = float(r.min())
+            if start > env.now:
+                yield env.timeout(start - env.now)
+            if self.central:
+                end = yield env.process(self._central_wave(r))
+            else:
+                end = self._local_wave(r)
+                yield env.timeout(end - env.now)
+            self.parts["rollout_s"] += end - start
+            prev_end = end
+            self.ready[j].succeed()
+
+    def _local_wave(self, r: np.ndarray) -> float:
+        """One iteration's collection with local inference: one event (program docstring)."""
+        T, N, C = self.T, self.N, self.C
+        env_s = np.array([c.take(T) for c in self.env_c])
+        act_s = np.array([c.take(T + 1) for c in self.act_c])
+        reset = T * self.reset_per_vstep
+        cpu_part = env_s + reset
+        if self.place.act == "cpu":
+            cpu_part = cpu_part + act_s
+        order = np.argsort(r, kind="stable")
+        rs, ds = r[order], cpu_part[order]
+        end = float(np.max(rs + ds))
+        if N > C:
+            suffix = np.cumsum(ds[::-1])[::-1]
+            end = max(end, float(np.max(rs + suffix / C)))
+        if self.place.act == "gpu":  # each actor's forwards, queued on gpu0 as one block
+            g = float(act_s.sum())
+            end = max(end, float(np.max(r + cpu_part + act_s)),
+                      self.m.gpus[0].book(float(r.min()), g, "act"))
+        busy = float(cpu_part.sum())
+        self.busy["env_step"] += float(env_s.sum())
+        self.busy["env_reset"] += reset * N
+        self.busy["act"] += float(act_s.sum())
+        self.act_count += N * (T + 1)
+        self.wait["wait:cores"] += max(0.0, float(np.sum(end - r)) - busy
+                                       - (float(act_s.sum()) if self.place.act == "gpu" else 0))
+        if self.m.timeline is not None:  # the cores' merged load, for the Chrome trace
+            per = busy / min(N, C)
+            for lane in range(min(N, C)):
+                self.m.timeline.append(("cpu", lane, "rollout", float(r.min()), per))
+        return end
+
+    def _central_wave(self, r: np.ndarray):
+        """One iteration's collection with central inference: a server process per
+        inference device; returns when the last actor's rollout is done."""
+        env = self.m.env
+        self.free = [float(r.min())] * self.C  # the actors' cores: FIFO lanes
+        self.lanes = [(float(r.min()), k) for k in range(self.C)]  # the same, with a timeline
+        G = len(self.servers)
+        procs = [env.process(self._serve(g, list(range(g, self.N, G)), r)) for g in range(G)]
+        ends = yield env.all_of(procs)
+        return max(ends.values())
+
+    def _serve(self, g: int, actors: list[int], r: np.ndarray):
+        """Greedy dynamic batching: each batch takes every actor waiting (heap by ready time)."""
+        env = self.m.env
+        dev = self.servers[g]
+        on_cpu = dev is None
+        fwd, free, T = self.fwd, self.free, self.T
+        tl, lanes = self.m.timeline, self.lanes
+        heap = [(float(r[a]), a) for a in actors]
+        heapq.heapify(heap)
+        left = self.left
+        for a in actors:
+            left[a] = T + 1
+        # per-step costs: the actors' cycles as a list and positions (Cycle.take(1) per
+        # step would be a third of the run time)
+        costs, pos = self.step_list, self.step_pos
+        n_costs = len(costs)
+        reset = self.reset_per_vstep
+        heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
+        wait_inf = wait_cores = act_t = env_busy = infer = 0.0
+        steps = batches = 0
+        last = float(r.min())
+        while heap:
+            now = env.now
+            t_ready = heap[0][0]
+            if t_ready > now:
+                yield env.timeout(t_ready - now)
+                now = t_ready
+            batch = []
+            while heap and heap[0][0] <= now:
+                t_r, a = heappop(heap)
+                wait_inf += now - t_r
+                batch.append(a)
+            b = len(batch)
+            dur = fwd[b]
+            if on_cpu:
+                if tl is None:
+                    f = free[0]
+                    start = now if now > f else f
+                    end = start + dur
+                    heapreplace(free, end)
+                else:
+                    f, lane = lanes[0]
+                    start = now if now > f else f
+                    end = start + dur
+                    heapreplace(lanes, (end, lane))
+                    tl.append(("cpu", lane, "act", start, dur))
+            else:
+                end = dev.book(now, dur, "act")
+            infer += dur
+            act_t += (end - now) * b
+            batches += 1
+            yield env.timeout(end - now)
+            now = end
+            for a in batch:
+                n = left[a] - 1
+                left[a] = n
+                if n:
+                    p = pos[a]
+                    d = costs[p]
+                    p += 1
+                    pos[a] = p if p < n_costs else 0
+                    if tl is None:
+                        f = free[0]
+                        start = now if now > f else f
+                        fin = start + d
+                        heapreplace(free, fin)
+                    else:  # the same FIFO, with lane numbers for the Chrome trace
+                        f, lane = lanes[0]
+                        start = now if now > f else f
+                        fin = start + d
+                        heapreplace(lanes, (fin, lane))
+                        tl.append(("cpu", lane, "env_step", start, d))
+                    wait_cores += start - now
+                    env_busy += d
+                    steps += 1
+                    heappush(heap, (fin, a))
+                elif now > last:
+                    last = now
+        reset_s = steps * reset
+        self.busy["env_step"] += env_busy - reset_s
+        self.busy["env_reset"] += reset_s
+        self.busy["act"] += act_t
+        self.act_count += len(actors) * (T + 1)
+        self.wait["wait:inference"] += wait_inf
+        self.wait["wait:cores"] += wait_cores
+        self.parts["inference_s"] += infer
+        self.batches += batches
+        if on_cpu:
+            self.cpu.account("act", infer, batches)
+        return last
+
+    # ---- result -------------------------------------------------------------------------
+    def _outcome(self) -> Outcome:
+        m, clock = self.m, self.m.clock
+        N, T, it = self.N, self.T, self.iterations
+        clock.instances.update(actor=N, learner=1)
+        steps = it * self.S
+        vsteps = it * N * T
+        # actor work on the cores, accounted on the cpu Device (the lanes were the
+        # program's own; Device.book would pick any of the CPU's lanes)
+        self.cpu.account("env_step", self.busy["env_step"], vsteps)
+        if self.busy["env_reset"]:
+            self.cpu.account("env_reset", self.busy["env_reset"], 0)
+        act_dev = self.place.act
+        if not self.central and act_dev == "cpu":
+            self.cpu.account("act", self.busy["act"], self.act_count)
+        clock.spend("actor", "env_step", "cpu", self.busy["env_step"], vsteps)
+        if self.busy["env_reset"]:
+            clock.spend("actor", "env_reset", "cpu", self.busy["env_reset"], 0)
+        clock.spend("actor", "act", act_dev, self.busy["act"], self.act_count)
+        for name, t in self.wait.items():
+            if t > 0:
+                clock.spend("actor", name, "any", t, 0)
+        learner_dev = self.place.learn
+        for phase, t in self.learner_t.items():
+            if t > 0:
+                dev = "any" if phase.startswith("wait:") else (
+                    learner_dev if phase == "learn" else "cpu")
+                clock.spend("learner", phase, dev, t, it if phase != "learn" else it * self.n_mb)
+        parts = {k: v for k, v in self.parts.items() if v > 0 or k in (
+            "rollout_s", "sync_s", "learn_s")}
+        parts["iter_s"] = (m.env.now - self.parts["startup_s"]) / it
+        mem = self.memory
+        return Outcome(env_steps=steps, updates=it * self.n_mb, breakdown_s=parts,
+                       gpu_memory_peak_bytes=int(mem.peak), gpu_memory_ok=mem.ok,
+                       swapped_bytes=int(mem.swapped))
+
+
+@dataclass(frozen=True)
+class GpuMemory:
+    """What the most loaded GPU holds, buffer by buffer, before any swapping."""
+
+    buffers: dict[str, int]
+    capacity: int
+    swapped: int = 0
+
+    @property
+    def need(self) -> int:
+        return sum(self.buffers.values())
+
+    @property
+    def peak(self) -> int:
+        """Bytes resident on the GPU (what is swapped lives in host memory)."""
+        return self.need - self.swapped
+
+    @property
+    def ok(self) -> bool:
+        return self.capacity == 0 or self.peak <= self.capacity
+
+
+def gpu_memory(m: Machine) -> GpuMemory:
+    """The GPU buffers program(m) would hold, by name (for studies and reports)."""
+    return _Sim(m).memory
+
+
+def _gpu_memory(s: _Sim) -> GpuMemory:
+    """Buffers per GPU (program docstring); the learner's GPU is gpu0."""
+    if s.gpu is None:
+        return GpuMemory({}, 0)
+    place, cap = s.place, int(s.gpu.spec.mem_bytes)
+    widths = sum(s.pi[1:]) + sum(s.v[1:])  # activations per sample, both networks
+    gpu0: dict[str, int] = {}
+    if place.learn == "gpu":
+        gpu0 = {
+            "parameters, gradients, Adam m and v": 4 * F32 * s.params,
+            "rollout observations": s.S * s.obs_bytes,
+            "bootstrap observations": s.N * s.E * s.obs_bytes,
+            "rollout scalars": s.S * _PER_TRANSITION_SCALARS * F32,
+            "minibatch copy": s.mb * (s.obs_bytes + _MINIBATCH_SCALARS * F32),
+            "minibatch activations and their gradients": 2 * s.mb * widths * F32,
+        }
+    if place.act == "gpu":  # inference: parameters and the largest batch
+        per_gpu = math.ceil(s.N / len(s.m.gpus)) if s.central else 1
+        batch = per_gpu * s.E
+        inference = {
+            "inference parameters": F32 * s.params,
+            "inference batch": batch * (s.obs_bytes + _ANSWER_BYTES + widths * F32),
+        }
+        for key, value in inference.items():
+            gpu0[key] = gpu0.get(key, 0) + value
+    if not gpu0:
+        return GpuMemory({}, cap)
+    mem = GpuMemory({k: int(v) for k, v in gpu0.items()}, cap)
+    if not mem.ok and s.k.gpu_swap and place.learn == "gpu":
+        streamed = ("rollout observations", "bootstrap observations", "rollout scalars",
+                    "minibatch copy")
+        mem = GpuMemory(mem.buffers, cap, sum(mem.buffers[k] for k in streamed))
+    return mem

@@ -53,6 +53,8 @@ class Shape:
     prioritized: bool
     learning_starts: int  # env steps before the first update (random warm-up)
     learn_work: Callable[[int], Work]  # analytic work of one update at a batch size
+    am_searches_per_item: float = 1.0  # replay on am: TCAM searches per sampled item
+    am_writes_per_update_item: float = 1.0  # replay on am: rows written per updated item
 
 
 def trace_env_steps(m: Machine) -> int:
@@ -172,8 +174,9 @@ def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
         amm = m.model("am")
         lc.rm = m.device("am")
         gather_s = float(roofline_seconds(m.model("cpu").spec, 0, bytes_batch, batch))
-        lc.sample = _Fixed(float(amm.search_seconds(batch)) + gather_s)
-        lc.update = _Fixed(float(amm.write_seconds(batch)))
+        lc.sample = _Fixed(float(amm.search_seconds(batch * shape.am_searches_per_item))
+                           + gather_s)
+        lc.update = _Fixed(float(amm.write_seconds(batch * shape.am_writes_per_update_item)))
         lc.insert_per_transition_s = float(amm.write_seconds(1))
     if place.learn == "gpu" and place.replay != "gpu":
         lc.batch_copy_s = costs.copy_s(bytes_batch)
@@ -236,6 +239,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
 
     # ---- processes -----------------------------------------------------------------
     env, clock = m.env, m.clock
+    clock.instances.update(actor=actors, learner=1)
     state = {"steps": 0, "updates": 0, "pending_inserts": 0, "first_update_s": None,
              "last_update_end_s": 0.0}
     data_ready = [env.event()]
@@ -345,8 +349,9 @@ def program(m: Machine, shape: Shape) -> Outcome:
     env.run()
     if place.replay == "am":  # per-action energy (leakage is the part's idle power)
         amm, am_dev = m.model("am"), m.device("am")
-        am_dev.add_action_energy("search", float(amm.search_joules(state["updates"] * batch)))
-        writes = state["updates"] * batch + state["steps"]
+        searches = state["updates"] * batch * shape.am_searches_per_item
+        am_dev.add_action_energy("search", float(amm.search_joules(searches)))
+        writes = state["updates"] * batch * shape.am_writes_per_update_item + state["steps"]
         am_dev.add_action_energy("write", float(amm.write_joules(writes)))
     breakdown = {}
     if state["updates"]:

@@ -1,0 +1,290 @@
+"""The simulated actor-learner loop (actor_learner.program): closed forms on a synthetic
+trace, fidelity against real captures on this host, GPU memory and swapping, determinism,
+and monotonicity in cores and GPUs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rldse.models import OpColumns
+from rldse.sim import simulate
+from rldse.sim.machine import Machine
+from rldse.sim.validate import host_spec_for, validate
+from rldse.system import parse_spec
+from rldse.trace import Trace, TraceMeta
+from rldse.workloads import actor_learner as al
+from rldse.workloads import capture
+from rldse.workloads.base import CaptureConfig
+from rldse.workloads.mlp import forward_work, n_params
+
+ENV = "CartPole-v1"
+STEPS = 16 * 512  # 16 iterations of 4 envs x 128 steps per actor
+
+
+def _capture(actors: int, steps: int = STEPS, seed: int = 0) -> Trace:
+    return capture(CaptureConfig(workload="actor_learner", env_id=ENV, steps=steps,
+                                 actors=actors, seed=seed))
+
+
+@pytest.fixture(scope="module")
+def one_actor() -> Trace:
+    return _capture(1)
+
+
+def _spec(workload: dict, cpu: str = "epyc-7742", gpu: str | None = "a100-40g",
+          gpus: int = 1, **placement):
+    raw = {"cpu": {"preset": cpu}, "placement": placement, "workload": workload}
+    if gpu:
+        raw["gpu"] = {"preset": gpu, "count": gpus}
+    return parse_spec(raw)
+
+
+def _host_spec(trace: Trace, **knobs):
+    raw = host_spec_for(trace).model_dump(mode="json")
+    raw["workload"].update(knobs)
+    return parse_spec(raw)
+
+
+# ---- closed forms on a synthetic trace --------------------------------------------------
+
+PI, V = [4, 8, 2], [4, 8, 1]
+T, K = 4, 3  # vector steps per rollout, iterations in the synthetic trace
+A, AB, E_S, L = 0.3e-3, 0.2e-3, 1.0e-3, 2.0e-3  # act, bootstrap act, env step, learn
+D, H, U = 0.2e-3, 0.1e-3, 0.01  # broadcast delivery, rollout handoff, start-up
+
+
+@pytest.fixture
+def synthetic(host_fp) -> Trace:
+    """One actor, one env, T steps, one minibatch per iteration, constant durations, and
+    timestamps that make the handoffs exactly D and H."""
+    rows = []
+    full = (forward_work(PI, 1) + forward_work(V, 1))
+    boot = forward_work(V, 1)
+    learn = al._learn_work(PI, V, T)
+    t = U
+    for k in range(K):
+        rows.append(("learner", "sync", k, t, 0.5e-3, 1, 0, 4 * (n_params(PI) + n_params(V))))
+        a = t + D
+        for s in range(T):
+            rows.append(("actor/0", "act", k * T + s, a, A, 1, full.flops, full.bytes))
+            rows.append(("actor/0", "env_step", k * T + s, a + A, E_S, 1, 0, 0))
+            a += A + E_S
+        rows.append(("actor/0", "act", k * T + T - 1, a, AB, 1, boot.flops, boot.bytes))
+        a += AB
+        rows.append(("actor/0", "rollout_add", k, a, 0.4e-3, T, 0, 0))
+        rows.append(("learner", "learn", k, a + H, L, T, learn.flops, learn.bytes))
+        t = a + H + L
+    ops = pd.DataFrame(rows, columns=["worker", "phase", "iter", "start_s", "dur_s", "items",
+                                      "flops", "bytes"])
+    ops["touches"] = 0
+    ops["dtype"] = np.where(ops["phase"] == "env_step", "fp64", "fp32")
+    info = {"actors": 1, "envs_per_actor": 1, "rollout_len": T, "iterations": K,
+            "obs_dim": 4, "n_actions": 2, "policy_sizes": PI, "value_sizes": V,
+            "n_params": n_params(PI) + n_params(V), "minibatch_size": T, "epochs": 1,
+            "transition_bytes": 36, "sync_bytes": 4 * (n_params(PI) + n_params(V))}
+    meta = TraceMeta(workload="actor_learner", algorithm="ppo", env_id=ENV, seed=0,
+                     hyperparameters={}, workload_info=info, episode_returns=[],
+                     wall_time_s=t, recorder_overhead_ns=0.0, library_versions={},
+                     host=host_fp)
+    return Trace(ops=ops, meta=meta)
+
+
+def test_replay_on_its_host_is_the_critical_path(synthetic):
+    """Start-up, then per iteration: delivery, T acts and steps and a bootstrap act,
+    handoff, learn; exactly, with every cost as recorded (host preset: scale 1)."""
+    r = simulate(synthetic, _host_spec(synthetic, actors=1, envs_per_actor=1, rollout_len=T))
+    rollout = T * (A + E_S) + AB
+    assert r.env_steps == K * T
+    assert r.sim_time_s == pytest.approx(U + K * (D + rollout + H + L), rel=1e-9)
+    assert r.breakdown_s["rollout_s"] == pytest.approx(K * rollout, rel=1e-9)
+    assert r.breakdown_s["learn_s"] == pytest.approx(K * L, rel=1e-9)
+    assert r.breakdown_s["sync_s"] == pytest.approx(K * D, rel=1e-9)
+    table, _ = validate(synthetic)
+    assert table.loc["TOTAL (wall)", "error"] == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("actors,cores", [(1, 2), (2, 2), (4, 2), (5, 2), (3, 1)])  # host: 2 cores
+def test_more_actors_share_cores_ideally(synthetic, actors, cores):
+    """N actors on C cores: sends in actor order (actor a has parameters at (a+1)·D), the
+    rollouts shared by an ideal time-sharing OS, N handoffs, N minibatches per iteration."""
+    steps = K * actors * T
+    r = simulate(synthetic, _spec({"actors": actors, "envs_per_actor": 1, "cores": cores,
+                                   "env_steps": steps}, cpu="host", gpu=None))
+    d = T * (A + E_S) + AB
+    release = (np.arange(actors) + 1) * D
+    suffix = (actors - np.arange(actors)) * d
+    collect = max(float(np.max(release + d)), float(np.max(release + suffix / cores)))
+    iteration = collect + actors * H + actors * L
+    assert r.sim_time_s == pytest.approx(actors * U + K * iteration, rel=1e-9)
+
+
+def test_central_inference_alternates_gpu_and_cores(synthetic):
+    """One actor, one GPU server, CPU learner: per iteration the parameters go to the GPU,
+    then T+1 forwards of batch 1 alternate with T env steps; then handoff and learn."""
+    spec = _spec({"actors": 1, "envs_per_actor": 1, "inference": "central", "env_steps": K * T},
+                 cpu="host", act="gpu", learn="cpu")
+    m = Machine(synthetic, spec)
+    r = m.result(al.program(m))
+    g = m.model("gpu")
+    work = forward_work(PI, 1) + forward_work(V, 1)
+    fwd = float(g.op_seconds(OpColumns.of("act", flops=work.flops, bytes=work.bytes),
+                             layers=4)[0] + g.copy_seconds(16) + g.copy_seconds(12))
+    param = float(g.copy_seconds(4 * (n_params(PI) + n_params(V))))
+    iteration = param + (T + 1) * fwd + T * E_S + H + L
+    assert r.sim_time_s == pytest.approx(U + K * iteration, rel=1e-9)
+    assert r.breakdown_s["inference_s"] == pytest.approx(K * (T + 1) * fwd, rel=1e-9)
+
+
+# ---- fidelity on this host ----------------------------------------------------------------
+
+def test_validate_on_own_host(one_actor):
+    """Replaying a capture on its own host gives its wall time within 15 %. Measured here:
+    -4 % to -10 % (what the program does not model: process start-up beyond the first
+    operation, the learner's loop between minibatches, the final transfer of the rows)."""
+    table, result = validate(one_actor)
+    assert abs(table.loc["TOTAL (wall)", "error"]) < 0.15
+    assert result.env_steps == STEPS
+    # the phases the program costs from the trace rows replay exactly
+    for phase in ("env_step", "learn"):
+        assert table.loc[phase, "error"] == pytest.approx(0.0, abs=0.02)
+
+
+def test_two_actors_predicted_from_one(one_actor):
+    """Fidelity check (a) of issue 4, fast version: predict 2 actors on 2 cores from the
+    1-actor capture, run 2 actors for real, compare env steps/s.
+
+    The bound is loose on purpose: on a shared 2-vCPU host two busy processes run 1.2-3x
+    slower each than one alone (measured with benchmarks/fidelity_actor_learner.py), so
+    a real 2-actor run lands between the 2-core and the 1-core prediction, and separate
+    captures drift by up to 2x in per-op time. Observed measured/predicted(2 cores): 0.52
+    to 1.23. The structure itself is checked tightly: the 2-actor capture replayed on its
+    own host comes within 15 % (observed -7 % to +4 %)."""
+    two = _capture(2)
+    measured = STEPS / two.meta.wall_time_s
+    predicted = simulate(one_actor, _host_spec(one_actor, actors=2, cores=2)).env_steps_per_s
+    assert 0.4 < measured / predicted < 1.6
+    table, _ = validate(two)
+    assert abs(table.loc["TOTAL (wall)", "error"]) < 0.15
+
+
+# ---- GPU memory -------------------------------------------------------------------------
+
+def _timerl(side: int, trace: Trace, **knobs):
+    """TimeRL's PPO: 256 envs x 1000 steps of 3 x side x side fp32 observations on an RTX
+    A6000 (48 GiB), learner on the GPU; the baselines' minibatch is the whole rollout."""
+    wl = {"actors": 16, "envs_per_actor": 16, "rollout_len": 1000,
+          "obs_bytes": 3 * side * side * 4, "env_steps": 256_000, "batch_size": 256_000}
+    wl.update(knobs)
+    return _spec(wl, cpu="epyc-7402p", gpu="rtx-a6000", learn="gpu")
+
+
+@pytest.mark.parametrize("side,fits", [(64, True), (128, False), (256, False)])
+def test_timerl_sizes_fit_as_published(one_actor, side, fits):
+    """TimeRL: the baselines run out of GPU memory at 3x128x128 and 3x256x256 only."""
+    mem = al.gpu_memory(Machine(one_actor, _timerl(side, one_actor)))
+    obs = 256_000 * 3 * side * side * 4
+    assert mem.buffers["rollout observations"] == obs
+    assert mem.buffers["minibatch copy"] >= obs
+    assert mem.ok is fits
+    assert mem.capacity == 48 * 2**30
+
+
+def test_oom_is_reported_and_swapping_completes_slower(one_actor):
+    oom = simulate(one_actor, _timerl(128, one_actor))
+    assert not oom.gpu_memory_ok and oom.swapped_bytes == 0
+    assert oom.gpu_memory_peak_bytes > 48 * 2**30
+    swap = simulate(one_actor, _timerl(128, one_actor, gpu_swap=True))
+    assert swap.gpu_memory_ok
+    assert swap.swapped_bytes > 100e9  # the rollout and the gathered minibatch
+    assert swap.gpu_memory_peak_bytes < 48 * 2**30
+    assert swap.breakdown_s["swap_s"] > 0
+    assert swap.breakdown_s["iter_s"] > oom.breakdown_s["iter_s"]
+    # a run that fits does not swap, asked or not
+    fits = simulate(one_actor, _timerl(64, one_actor, gpu_swap=True))
+    assert fits.gpu_memory_ok and fits.swapped_bytes == 0
+
+
+# ---- determinism and properties ---------------------------------------------------------
+
+@pytest.mark.parametrize("inference", ["local", "central"])
+def test_same_seed_same_result_bytes(one_actor, inference):
+    spec = _spec({"actors": 8, "envs_per_actor": 4, "cores": 4, "inference": inference,
+                  "env_steps": 50_000}, act="gpu" if inference == "central" else "cpu",
+                 learn="gpu")
+    a, b = (simulate(one_actor, spec, seed=7).to_json() for _ in range(2))
+    assert a == b
+    assert simulate(one_actor, spec, seed=8).to_json() != a
+
+
+@pytest.mark.parametrize("actors", [3, 8, 16])
+@pytest.mark.parametrize("learner", ["sync", "async"])
+def test_more_cores_never_lower_throughput(one_actor, actors, learner):
+    rates = [simulate(one_actor, _spec({"actors": actors, "envs_per_actor": 4, "cores": c,
+                                        "learner": learner, "env_steps": 30_000},
+                                       gpu=None)).env_steps_per_s
+             for c in range(1, actors + 1)]
+    assert all(b >= a * (1 - 1e-12) for a, b in zip(rates, rates[1:], strict=False))
+    if learner == "sync":  # async may be learner-bound at any core count
+        assert rates[-1] > rates[0]
+
+
+@pytest.mark.parametrize("actors,cores", [(1, 4), (2, 4), (8, 2), (8, 8), (32, 8), (64, 64)])
+@pytest.mark.parametrize("learn", ["gpu", "cpu"])
+def test_second_gpu_never_lowers_throughput(one_actor, actors, cores, learn):
+    """Central inference on 2 GPUs vs 1: never slower, except by the parameter copy to the
+    second GPU each iteration (it matters only when the cores, not the GPU, limit) and by
+    list-scheduling anomalies of the FIFO core lanes when cores limit: the second server
+    changes the order env steps reach the cores, which can lengthen a makespan a little
+    (Graham 1969). Observed: at most 1.1 ms in 17.8 s (6e-5); allowed: 1e-3."""
+    def run(gpus: int):
+        spec = _spec({"actors": actors, "envs_per_actor": 4, "cores": cores,
+                      "inference": "central", "env_steps": 20 * actors * 512},
+                     gpus=gpus, act="gpu", learn=learn)
+        m = Machine(one_actor, spec)
+        return m.result(al.program(m)), m
+
+    one, _ = run(1)
+    two, m = run(2)
+    copy = float(m.model("gpu").copy_seconds(4 * m.trace.meta.workload_info["n_params"]))
+    iterations = math.ceil(one.env_steps / (actors * 512))
+    assert two.sim_time_s <= one.sim_time_s * (1 + 1e-3) + iterations * 2 * copy
+    if actors >= 32 and cores >= 32:  # the GPU is the bottleneck: a second one helps
+        assert two.env_steps_per_s > one.env_steps_per_s
+
+
+def test_central_inference_batches(one_actor):
+    """With 64 actors on one GPU the server batches: far fewer forwards than requests, and
+    actors wait in its queue."""
+    spec = _spec({"actors": 64, "envs_per_actor": 4, "inference": "central",
+                  "env_steps": 64 * 512 * 2}, act="gpu", learn="gpu")
+    m = Machine(one_actor, spec)
+    r = m.result(al.program(m))
+    requests = 2 * 64 * 129
+    act = next(p for p in r.phases if p.worker == "actor" and p.phase == "act")
+    assert act.count == requests
+    batches = m.devices["gpu"].phases["act"].count
+    assert 2 * 2 <= batches < requests / 4
+    assert any(p.phase == "wait:inference" and p.time_s > 0 for p in r.phases)
+
+
+def test_async_learner_on_cpu_needs_a_core_of_its_own(one_actor):
+    from rldse.errors import RldseError
+
+    spec = parse_spec({"cpu": {"preset": "host", "cores": 1},
+                       "workload": {"learner": "async"}})
+    with pytest.raises(RldseError, match="needs at least 2 cores"):
+        simulate(one_actor, spec)
+
+
+def test_async_learner_overlaps_collection_and_learning(one_actor):
+    """Actors collect the next rollout while the learner learns: never slower than sync."""
+    def rate(learner: str) -> float:
+        spec = _spec({"actors": 8, "envs_per_actor": 4, "learner": learner,
+                      "env_steps": 40_000}, learn="gpu")
+        return simulate(one_actor, spec).env_steps_per_s
+
+    assert rate("async") > rate("sync")
