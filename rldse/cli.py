@@ -216,7 +216,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--steps", type=int, help="environment steps (default per workload)")
     c.add_argument("--actors", type=int, help="actor processes (actor_learner)")
     c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--replay", choices=["uniform", "per"], help="dqn replay kind")
+    c.add_argument("--replay", choices=["uniform", "per", "amper_k", "amper_fr"],
+                   help="dqn replay: uniform, proportional PER, or AMPER-style TCAM sampling")
     c.add_argument("--algorithm", help="tabular: q_learning or sarsa")
     c.add_argument("--dataset", help="tabular offline: SwiftRL-format experience file")
     c.add_argument("--agents", type=int, help="tabular offline: agents (dataset chunks)")

@@ -34,7 +34,7 @@ class CaptureConfig(BaseModel):
     steps: int | None = Field(default=None, gt=0, description="env steps (default per workload)")
     seed: int = 0
     actors: int = Field(default=1, ge=1, le=256)
-    replay: Literal["uniform", "per"] = "uniform"
+    replay: Literal["uniform", "per", "amper_k", "amper_fr"] = "uniform"
     algorithm: str | None = Field(default=None, description="tabular: q_learning or sarsa")
     dataset: str | None = Field(default=None, description="tabular offline: SwiftRL-format file")
     agents: int = Field(default=1, ge=1, description="tabular offline: chunks/agents")

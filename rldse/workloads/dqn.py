@@ -1,11 +1,14 @@
-"""DQN (Mnih et al. 2015) on the numpy MLP, with uniform or prioritized replay, captured
-as a trace.
+"""DQN (Mnih et al. 2015) on the numpy MLP, with uniform, prioritized (sum tree) or
+AMPER-style (quantized priorities searched as in TCAM; amper.py) replay, captured as a trace.
 
 One process (worker ``host``) runs the classic loop; every row's ``iter`` is the env
 step it happened in. Per env step: ``act`` (epsilon-greedy; a batch-1 forward only when
 greedy), ``env_step``, ``replay_add``, and ``env_reset`` at episode ends. Every
 ``learn_every`` steps after ``learning_starts``: ``replay_sample``, ``learn`` and, for
-PER, ``replay_update``. Every ``target_sync`` steps: ``sync`` (hard target copy).
+PER and AMPER, ``replay_update``. Every ``target_sync`` steps: ``sync`` (hard target copy).
+AMPER rows carry the associative memory's work in ``touches``: TCAM searches for
+``replay_sample``, TCAM rows written for ``replay_add`` and ``replay_update`` (amper.py);
+their totals per item go to ``workload_info["amper"]`` for the simulated program.
 
 Work of ``learn`` is the sum of mlp.py's formulas: forward of the online net on s,
 forward of the target net on s' (and of the online net on s' for double DQN), backward
@@ -26,6 +29,7 @@ from rldse.errors import RldseError
 from rldse.sim.machine import Machine, Outcome
 from rldse.trace import Trace
 from rldse.workloads import offpolicy
+from rldse.workloads.amper import AmperReplay
 from rldse.workloads.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.mlp import (
     MLP,
@@ -56,7 +60,7 @@ class DQNConfig(BaseModel):
     env_id: str
     steps: int = Field(gt=0, description="env steps")
     seed: int = 0
-    replay: Literal["uniform", "per"] = "uniform"
+    replay: Literal["uniform", "per", "amper_k", "amper_fr"] = "uniform"
     hidden: tuple[int, ...] = (64, 64)
     lr: float = Field(1e-3, gt=0)
     gamma: float = Field(0.99, ge=0, le=1)
@@ -73,6 +77,13 @@ class DQNConfig(BaseModel):
     per_alpha: float = Field(0.6, ge=0)
     per_beta0: float = Field(0.4, ge=0, le=1, description="IS exponent, annealed to 1")
     per_eps: float = Field(1e-3, gt=0)
+    amper_bits: int = Field(6, ge=1, le=8, description="AMPER priority levels: 2^bits")
+    amper_k: int = Field(4, ge=1, description="AMPER-k: nearest rows per search")
+    amper_radius: int = Field(1, ge=0, description="AMPER-fr: search radius in levels")
+    amper_max_per_search: int = Field(16, ge=1, description="AMPER-fr: CSP rows per search")
+    amper_target: Literal["proportional", "uniform"] = "proportional"
+    amper_targets_per_item: float = Field(1.0, gt=0, description="AMPER: searches' targets "
+                                          "per sampled item")
 
 
 #: Per-env run lengths. The shared defaults above learn both tasks (seeds 0-7 on CartPole
@@ -132,6 +143,12 @@ class DQNAgent:
         if cfg.replay == "per":
             self.replay: UniformReplay = PrioritizedReplay(
                 cfg.buffer_size, obs_dim, rng, alpha=cfg.per_alpha, eps=cfg.per_eps)
+        elif cfg.replay in ("amper_k", "amper_fr"):
+            self.replay = AmperReplay(
+                cfg.buffer_size, obs_dim, rng, variant=cfg.replay.removeprefix("amper_"),
+                alpha=cfg.per_alpha, eps=cfg.per_eps, bits=cfg.amper_bits, k=cfg.amper_k,
+                radius=cfg.amper_radius, max_per_search=cfg.amper_max_per_search,
+                target=cfg.amper_target, targets_per_item=cfg.amper_targets_per_item)
         else:
             self.replay = UniformReplay(cfg.buffer_size, obs_dim, rng)
         self.n_params = self.online.n_params
@@ -145,7 +162,7 @@ class DQNAgent:
         return self.cfg.eps_start + frac * (self.cfg.eps_end - self.cfg.eps_start)
 
     def beta(self, step: int) -> float:
-        """PER importance exponent, annealed linearly from per_beta0 to 1 over the run."""
+        """PER and AMPER importance exponent, annealed linearly from per_beta0 to 1."""
         frac = min(1.0, step / self.cfg.steps)
         return self.cfg.per_beta0 + frac * (1.0 - self.cfg.per_beta0)
 
@@ -198,7 +215,7 @@ def train(cfg: DQNConfig, rec: Recorder | NullRecorder | None = None,
     env = make_env(cfg.env_id)
     rng = np.random.default_rng(cfg.seed)
     agent = DQNAgent(cfg, env.observation_space.shape[0], int(env.action_space.n), rng)
-    replay, replay_dtype, per = agent.replay, agent.replay.dtype, cfg.replay == "per"
+    replay, replay_dtype, per = agent.replay, agent.replay.dtype, cfg.replay != "uniform"
     act_w, learn_w, sync_w = agent.act_work, agent.learn_work, agent.sync_work
     chunk = max(1, cfg.steps // 100)
     returns: list[float] = []
@@ -250,7 +267,7 @@ def train(cfg: DQNConfig, rec: Recorder | NullRecorder | None = None,
 
 def _update(agent: DQNAgent, step: int, per: bool, rec: Recorder | NullRecorder,
             learn_w: Work) -> None:
-    """One learner update: sample, gradient step and (PER) re-prioritisation, recorded."""
+    """One learner update: sample, gradient step and (PER, AMPER) re-prioritisation."""
     now, add, replay, bs = rec.now, rec.add, agent.replay, agent.cfg.batch_size
     t0 = now()
     if per:
@@ -289,20 +306,43 @@ def workload_info(agent: DQNAgent) -> dict[str, Any]:
         "obs_dtype": str(replay.obs.dtype),
         "transition_bytes": replay.transition_bytes,
         "sum_tree_depth": replay.tree.depth if isinstance(replay, PrioritizedReplay) else 0,
+        "amper": amper_info(replay) if isinstance(replay, AmperReplay) else None,
     }
+
+
+def amper_info(replay: AmperReplay) -> dict[str, Any]:
+    """AMPER's design and its measured AM work per item (what the simulated TCAM costs)."""
+    st = replay.stats
+    return {"variant": replay.variant, "bits": replay.bits, "k": replay.k,
+            "radius": replay.radius, "max_per_search": replay.max_per_search,
+            "target": replay.target, "targets_per_item": replay.targets_per_item,
+            "searches": st.searches, "candidates": st.candidates, "sampled": st.sampled,
+            "insert_rows": st.insert_rows, "update_items": st.update_items,
+            "update_rows": st.update_rows, "rescale_rows": st.rescale_rows,
+            **st.per_item()}
 
 
 def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
     """Train DQN as ``cfg`` asks, recording every operation, and return the Trace."""
-    dcfg = config_for(cfg)
+    return capture_config(config_for(cfg), progress)
+
+
+ALGORITHMS = {"uniform": "dqn", "per": "dqn_per", "amper_k": "dqn_amper_k",
+              "amper_fr": "dqn_amper_fr"}
+
+
+def capture_config(dcfg: DQNConfig, progress: Progress = no_progress) -> Trace:
+    """Train DQN with an explicit DQNConfig (e.g. AMPER replay), recording every operation."""
     rec = Recorder(worker="host")
     t0 = time.perf_counter()
     returns, agent = train(dcfg, rec, progress)
     wall_s = time.perf_counter() - t0
-    hyper = dcfg.model_dump(exclude={"env_id", "seed"})
+    amper_keys = {k for k in DQNConfig.model_fields if k.startswith("amper_")}
+    hyper = dcfg.model_dump(exclude={"env_id", "seed"}
+                            | (amper_keys if not dcfg.replay.startswith("amper") else set()))
     hyper["hidden"] = list(dcfg.hidden)
     return build_trace(
-        workload="dqn", algorithm="dqn_per" if dcfg.replay == "per" else "dqn",
+        workload="dqn", algorithm=ALGORITHMS[dcfg.replay],
         env_id=dcfg.env_id, seed=dcfg.seed, hyperparameters=hyper,
         workload_info=workload_info(agent), episode_returns=returns, wall_time_s=wall_s,
         recorders=[rec],
@@ -320,6 +360,16 @@ def program(m: Machine) -> Outcome:
         capacity=info["replay_capacity"], transition_bytes=info["transition_bytes"],
         act_params=info["n_params"], learn_params=info["n_params"],
         target_sync=max(1, info["target_sync"] // info["learn_every"]),
-        prioritized=info["replay"] == "per", learning_starts=info["learning_starts"],
-        learn_work=lambda batch: learn_work(sizes, batch, double))
+        prioritized=info["replay"] != "uniform", learning_starts=info["learning_starts"],
+        learn_work=lambda batch: learn_work(sizes, batch, double), **_am_work(info))
     return offpolicy.program(m, shape)
+
+
+def _am_work(info: dict[str, Any]) -> dict[str, float]:
+    """AMPER traces: measured TCAM searches per sampled item and rows written per updated
+    item, for the program's associative-memory branch (others keep its defaults of 1)."""
+    amper = info.get("amper")
+    if not amper:
+        return {}
+    return {"am_searches_per_item": float(amper["searches_per_item"]),
+            "am_writes_per_update_item": float(amper["writes_per_update_item"])}

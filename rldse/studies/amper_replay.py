@@ -1,0 +1,465 @@
+"""AMPER (Li et al., ICCAD 2022, arXiv 2207.07791): prioritized replay whose sum-tree
+sampling is replaced by nearest-neighbour searches over quantized priorities in TCAM.
+
+Part 1 (latency): for buffer sizes 2^13..2^20 and several batch sizes, the AMPER sampler
+(rldse.workloads.amper) runs on priorities drawn from a real PER buffer and counts its
+TCAM searches and candidate-set entries; each TCAM preset turns those counts into
+latency and energy (rldse.models.am), and each GPU preset costs PER's sum-tree descent
+(rldse.models.gpu.sumtree_seconds). The GPU/TCAM latency ratio is set beside the
+published 55×–270×. Part 2 (learning): DQN on CartPole with uniform, PER, AMPER-k and
+AMPER-fr replay, same seeds; final returns and learning curves. Part 3: the first
+seed's AMPER-k trace replayed by the engine with replay on CPU, GPU and TCAM.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Literal
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from pydantic import BaseModel, ConfigDict, model_validator
+from tqdm import tqdm
+
+from rldse.errors import RldseError
+from rldse.models.am import AmModel, AmSpec
+from rldse.models.gpu import GpuModel
+from rldse.models.registry import load_part, make_model
+from rldse.sim import simulate
+from rldse.studies.common import load_params, save_figure
+from rldse.studies.report import Claim, Report, markdown_table, pct
+from rldse.system import parse_spec
+from rldse.threads import single_blas_thread
+from rldse.workloads.amper import AmperReplay
+from rldse.workloads.dqn import DQNConfig, amper_info, capture_config, train
+
+VARIANTS = ("k", "fr")
+EVA_CAM = ("fefet-tcam-64", "fefet-tcam-128", "fefet-tcam-256")  # AMPER's group's tool
+
+
+class Design(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    bits: int
+    k: int
+    radius: int
+    max_per_search: int
+    target: Literal["proportional", "uniform"]
+    targets_per_item: float
+
+
+class Latency(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    gpus: list[str]
+    ams: list[str]
+    buffer_log2: list[int]
+    batches: list[int]
+    batches_per_point: int
+    figure_gpu: str
+    figure_batch: int
+
+    @model_validator(mode="after")
+    def _figure_in_sweep(self) -> Latency:
+        if self.figure_gpu not in self.gpus or self.figure_batch not in self.batches:
+            raise ValueError("figure_gpu must be one of gpus and figure_batch one of batches")
+        return self
+
+
+class Learning(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    env_id: str
+    steps: int
+    seeds: list[int]
+    replays: list[Literal["uniform", "per", "amper_k", "amper_fr"]]
+    last_episodes: int
+
+
+class EndToEnd(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    cpu: str
+    gpu: str
+    am: str
+    env_steps: int
+
+
+class Published(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ratio_low: float
+    ratio_high: float
+
+
+class Params(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    amper: Design
+    latency: Latency
+    learning: Learning
+    end_to_end: EndToEnd
+    published: Published
+
+
+# ---- part 2: learning ------------------------------------------------------------------
+
+def _dqn_config(p: Params, replay: str, seed: int) -> DQNConfig:
+    d, lr = p.amper, p.learning
+    return DQNConfig(env_id=lr.env_id, steps=lr.steps, seed=seed, replay=replay,
+                     amper_bits=d.bits, amper_k=d.k, amper_radius=d.radius,
+                     amper_max_per_search=d.max_per_search, amper_target=d.target,
+                     amper_targets_per_item=d.targets_per_item)
+
+
+def _curve(returns: list[float], steps: int, env_id: str, window: int = 10) -> pd.DataFrame:
+    """Mean return of the last `window` finished episodes, on a grid of env steps.
+
+    CartPole pays +1 per step, so an episode ends at the cumulative return; other envs
+    are put on an episode axis scaled to the run length instead."""
+    r = np.asarray(returns, dtype=np.float64)
+    if r.size == 0:
+        return pd.DataFrame({"env_step": [], "return": []})
+    ends = np.cumsum(r) if env_id.startswith("CartPole") else \
+        np.linspace(steps / r.size, steps, r.size)
+    grid = np.linspace(steps / 40, steps, 40)
+    done = np.searchsorted(ends, grid, side="right")
+    vals = [float(r[max(0, n - window):n].mean()) if n else np.nan for n in done]
+    return pd.DataFrame({"env_step": grid, "return": vals})
+
+
+def _learning(p: Params, bar):
+    """Every replay × seed: final return, curve; PER priorities and the AMPER-k trace."""
+    lr = p.learning
+    rows, curves, per_priorities, trace = [], [], None, None
+    for seed in lr.seeds:
+        for replay in lr.replays:
+            cfg = _dqn_config(p, replay, seed)
+            info = None
+            if replay == "amper_k" and seed == lr.seeds[0]:
+                trace = capture_config(cfg)
+                returns = trace.meta.episode_returns
+                info = trace.meta.workload_info["amper"]
+            else:
+                returns, agent = train(cfg)
+                if replay.startswith("amper"):
+                    info = amper_info(agent.replay)
+                if replay == "per" and per_priorities is None:
+                    per_priorities = agent.replay.tree.priorities(np.arange(agent.replay.size))
+            c = _curve(returns, lr.steps, lr.env_id).assign(replay=replay, seed=seed)
+            curves.append(c)
+            rows.append({"replay": replay, "seed": seed, "episodes": len(returns),
+                         "final_return": float(np.mean(returns[-lr.last_episodes:]))
+                         if returns else np.nan,
+                         "curve_mean_return": float(c["return"].mean()),
+                         "searches_per_item": info["searches_per_item"] if info else np.nan,
+                         "candidates_per_item": info["candidates_per_item"] if info else np.nan,
+                         "writes_per_update_item":
+                             info["writes_per_update_item"] if info else np.nan})
+            bar.update()
+    return pd.DataFrame(rows), pd.concat(curves, ignore_index=True), per_priorities, trace
+
+
+# ---- part 1: latency -------------------------------------------------------------------
+
+def _sampler_counts(p: Params, priorities: np.ndarray, bar) -> pd.DataFrame:
+    """TCAM searches and CSP entries per batch, measured on the AMPER sampler for every
+    buffer size (priorities resampled from a PER buffer), batch and variant."""
+    d, lat = p.amper, p.latency
+    rng = np.random.default_rng(0)
+    rows = []
+    for log2 in lat.buffer_log2:
+        n = 1 << log2
+        pr = rng.choice(priorities, size=n)
+        for variant in VARIANTS:
+            r = AmperReplay(n, 1, rng, variant=variant, bits=d.bits, k=d.k, radius=d.radius,
+                            max_per_search=d.max_per_search, target=d.target,
+                            targets_per_item=d.targets_per_item)
+            r.fill(n)
+            r.set_priorities(pr)
+            for batch in lat.batches:
+                s0, c0 = r.stats.searches, r.stats.candidates
+                for _ in range(lat.batches_per_point):
+                    r.sample(batch)
+                k = lat.batches_per_point
+                rows.append({"variant": variant, "buffer": n, "batch": batch,
+                             "searches": (r.stats.searches - s0) / k,
+                             "candidates": (r.stats.candidates - c0) / k})
+            bar.update()
+    return pd.DataFrame(rows)
+
+
+def _am_model(name: str, buffer: int, bits: int) -> AmModel:
+    """The TCAM part sized to hold one priority row per replay slot."""
+    base = load_part("am", name)
+    assert isinstance(base, AmSpec)
+    if base.bits_per_row < (1 << bits) - 1:
+        raise RldseError(f"am preset '{name}': {base.bits_per_row}-bit rows cannot hold "
+                         f"{bits}-bit thermometer-coded priorities ({(1 << bits) - 1} bits)")
+    model = make_model(load_part("am", name, arrays=math.ceil(buffer / base.rows)))
+    assert isinstance(model, AmModel)
+    return model
+
+
+def _latency(p: Params, counts: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    gpus = {g: make_model(load_part("gpu", g)) for g in p.latency.gpus}
+    for am_name in p.latency.ams:
+        for c in counts.itertuples(index=False):
+            amm = _am_model(am_name, c.buffer, p.amper.bits)
+            s = amm.spec
+            cycle_s = (s.search_ns + s.periph_ns) * 1e-9
+            am_sample = float(amm.search_seconds(c.searches))
+            am_readout = am_sample + (c.candidates + c.batch) * cycle_s
+            am_update = float(amm.write_seconds(c.batch))
+            am_j = float(amm.search_joules(c.searches) + amm.write_joules(c.batch))
+            for g, gm in gpus.items():
+                assert isinstance(gm, GpuModel)
+                g_sample = float(gm.sumtree_seconds(c.batch, c.buffer))
+                g_update = g_sample
+                rows.append({
+                    "gpu": g, "am": am_name, "variant": f"AMPER-{c.variant}",
+                    "buffer": c.buffer, "batch": c.batch, "arrays": s.arrays,
+                    "searches_per_batch": c.searches, "csp_entries_per_batch": c.candidates,
+                    "gpu_sample_s": g_sample, "am_sample_s": am_sample,
+                    "am_sample_readout_s": am_readout,
+                    "ratio_sample": g_sample / am_sample,
+                    "ratio_sample_readout": g_sample / am_readout,
+                    "gpu_update_s": g_update, "am_update_s": am_update,
+                    "ratio_sample_update": (g_sample + g_update) / (am_sample + am_update),
+                    "gpu_energy_j": gm.spec.max_w * (g_sample + g_update),
+                    "am_energy_j": am_j})
+    return pd.DataFrame(rows)
+
+
+def _range_claim(claim: str, ratios: pd.Series, pub: Published, note: str) -> Claim:
+    lo, hi = float(ratios.min()), float(ratios.max())
+    overlap = lo <= pub.ratio_high and hi >= pub.ratio_low
+    close = (max(lo / pub.ratio_low, pub.ratio_low / lo) <= 2
+             and max(hi / pub.ratio_high, pub.ratio_high / hi) <= 2)
+    verdict = "reproduced" if close else "partly reproduced" if overlap else "not reproduced"
+    return Claim(claim, f"{pub.ratio_low:g}x-{pub.ratio_high:g}x", f"{lo:.0f}x-{hi:.0f}x",
+                 f"low end {pct(lo, pub.ratio_low)}, high end {pct(hi, pub.ratio_high)}",
+                 verdict, note="" if verdict == "reproduced" else note)
+
+
+def _learning_claim(runs: pd.DataFrame, variant: str) -> Claim | None:
+    per, am = runs[runs.replay == "per"], runs[runs.replay == variant]
+    if per.empty or am.empty:
+        return None
+    parts, ok = [], []
+    for col, label in (("final_return", "final"), ("curve_mean_return", "whole-run mean")):
+        a, b = am[col].to_numpy(), per[col].to_numpy()
+        diff = a.mean() - b.mean()
+        se = math.sqrt((a.var(ddof=1) if a.size > 1 else 0) / a.size
+                       + (b.var(ddof=1) if b.size > 1 else 0) / b.size)
+        ok.append(abs(diff) <= max(2 * se, 0.1 * abs(b.mean())))
+        parts.append(f"{label} {a.mean():.0f} vs PER {b.mean():.0f} ({pct(a.mean(), b.mean())}"
+                     f"{f', 2 SE = {2 * se:.0f}' if se else ''})")
+    verdict = "reproduced" if all(ok) else "partly reproduced" if any(ok) else "not reproduced"
+    n = len(am)
+    return Claim(f"DQN CartPole learning, AMPER-{variant.removeprefix('amper_')} vs PER",
+                 "comparable to PER", "; ".join(parts),
+                 "within 2 standard errors or 10 % of PER" if all(ok) else
+                 "outside 2 standard errors and 10 % of PER" if not any(ok) else "mixed",
+                 verdict,
+                 note=f"{n} seed(s) × {int(runs.episodes.min())}+ episodes can only show large "
+                      "differences; the paper's runs are longer and on more tasks")
+
+
+# ---- part 3: the engine ----------------------------------------------------------------
+
+def _end_to_end(p: Params, trace) -> pd.DataFrame:
+    e = p.end_to_end
+    info = trace.meta.workload_info
+    rows_per_array = load_part("am", e.am).rows
+    arrays = math.ceil(info["replay_capacity"] / rows_per_array)
+    out = []
+    for replay in ("cpu", "gpu", "am"):
+        spec = parse_spec({"name": f"amper-replay_{replay}", "cpu": {"preset": e.cpu},
+                           "gpu": {"preset": e.gpu}, "am": {"preset": e.am, "arrays": arrays},
+                           "placement": {"replay": replay, "learn": "gpu"},
+                           "workload": {"env_steps": e.env_steps, "learner": "async",
+                                        "actors": 8}})
+        r = simulate(trace, spec, seed=0)
+        phases = r.phases_frame()
+        sample = phases[(phases.phase == "replay_sample")]["time_s"].sum()
+        out.append({"replay": replay, "updates": r.updates,
+                    "iteration_us": r.breakdown_s.get("iteration_s", np.nan) * 1e6,
+                    "replay_sample_us_per_update": sample / max(r.updates, 1) * 1e6,
+                    "updates_per_s": r.updates_per_s, "power_w": r.avg_power_w,
+                    "bottleneck": r.bottleneck})
+    return pd.DataFrame(out)
+
+
+# ---- figures ---------------------------------------------------------------------------
+
+def _fig_latency(lat: pd.DataFrame, p: Params, out: Path) -> Path:
+    b = p.latency.figure_batch
+    sub = lat[lat.batch == b]
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, (col, label, gcol) in zip(axes, (("am_sample_s", "sample latency per batch (s)",
+                                               "gpu_sample_s"),
+                                              ("am_energy_j", "energy per batch, sample + "
+                                               "update (J)", "gpu_energy_j")), strict=True):
+        for g, grp in sub.groupby("gpu"):
+            one = grp[(grp.am == p.latency.ams[0]) & (grp.variant == "AMPER-k")]
+            ax.plot(one.buffer, one[gcol], "k-" if g == p.latency.figure_gpu else "k--",
+                    marker="s", label=f"GPU {g} (PER sum tree)")
+        colors = dict(zip(p.latency.ams, sns.color_palette("tab10", len(p.latency.ams)),
+                          strict=True))
+        for (am, variant), grp in sub[sub.gpu == p.latency.figure_gpu].groupby(["am",
+                                                                               "variant"]):
+            ax.plot(grp.buffer, grp[col], color=colors[am],
+                    marker="o" if variant == "AMPER-k" else "^",
+                    linestyle="-" if variant == "AMPER-k" else ":", label=f"{am} {variant}")
+        ax.set(xscale="log", yscale="log", xlabel="replay buffer size (entries)", ylabel=label)
+        ax.set_xscale("log", base=2)
+    axes[0].set_title(f"batch {b}: sampling one minibatch (TCAM: searches only)")
+    axes[1].set_title(f"batch {b}: energy (GPU at full board power: an upper bound)")
+    axes[1].legend(fontsize=6, ncol=2)
+    return save_figure(fig, out, "latency_vs_buffer")
+
+
+def _fig_ratio(lat: pd.DataFrame, p: Params, out: Path) -> Path:
+    sub = lat[lat.gpu == p.latency.figure_gpu]
+    g = sns.relplot(data=sub, x="buffer", y="ratio_sample", hue="batch", style="variant",
+                    col="am", col_wrap=4, kind="line", markers=True, height=3,
+                    palette="viridis")
+    for ax in g.axes.flat:
+        ax.axhspan(p.published.ratio_low, p.published.ratio_high, color="orange", alpha=0.2)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+    g.set_axis_labels("buffer size", f"{p.latency.figure_gpu} / TCAM latency")
+    g.set_titles("{col_name}")
+    if len(p.latency.ams) % 4:  # an empty panel slot: the legend goes there
+        sns.move_legend(g, "center", bbox_to_anchor=(0.88, 0.25))
+    return save_figure(g.figure, out, "latency_ratio")
+
+
+def _fig_learning(curves: pd.DataFrame, out: Path) -> Path:
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for replay, grp in curves.groupby("replay", sort=False):
+        stats = grp.groupby("env_step")["return"].agg(["mean", "min", "max"])
+        ax.plot(stats.index, stats["mean"], label=replay)
+        ax.fill_between(stats.index, stats["min"], stats["max"], alpha=0.15)
+    ax.set(xlabel="env steps", ylabel="mean return of the last 10 episodes",
+           title="DQN on CartPole: mean over seeds (band: min-max)")
+    ax.legend()
+    return save_figure(fig, out, "learning_curves")
+
+
+# ---- the study -------------------------------------------------------------------------
+
+def run(study_dir: Path, progress: bool = True) -> Report:
+    p = load_params(study_dir, Params)
+    out = study_dir / "out"
+    lat_p, lr, pub = p.latency, p.learning, p.published
+    if "per" not in lr.replays or "amper_k" not in lr.replays:
+        raise RldseError(f"{study_dir / 'study.yaml'}: learning.replays must include per "
+                         "(its priorities feed the latency part) and amper_k")
+    total = len(lr.seeds) * len(lr.replays) + len(lat_p.buffer_log2) * len(VARIANTS)
+    with (tqdm(total=total, desc="amper_replay", disable=not progress, unit="run") as bar,
+          single_blas_thread()):  # as captures do (rldse.threads)
+        runs, curves, priorities, trace = _learning(p, bar)
+        counts = _sampler_counts(p, priorities, bar)
+    lat = _latency(p, counts)
+    e2e = _end_to_end(p, trace)
+
+    out.mkdir(parents=True, exist_ok=True)
+    lat.to_csv(out / "results.csv", index=False)
+    runs.to_csv(out / "learning.csv", index=False)
+    curves.to_csv(out / "learning_curves.csv", index=False)
+    e2e.to_csv(out / "end_to_end.csv", index=False)
+
+    report = Report(
+        name="amper_replay",
+        title="AMPER: prioritized replay by nearest-priority search in TCAM",
+        source="Li, Kazemi, Laguna and Hu, Associative Memory Based Experience Replay for "
+               "Deep Reinforcement Learning, ICCAD 2022, arXiv 2207.07791",
+        summary="The AMPER sampler (quantized priorities, random targets, TCAM radius "
+                "searches, candidate-set buffer) runs for real: it trains DQN and its "
+                "counted searches are costed on TCAM presets, beside PER's sum-tree "
+                "descent on GPU presets. The design details the paper's text would fix "
+                "(generator, k, radius, bits, readout) are assumptions: see README.md.")
+    eva = lat[lat.am.isin(EVA_CAM)]
+    why = ("the GPU side is one kernel launch (10 µs, assumed) plus ceil(log2 N) dependent "
+           "500-ns loads, with no framework/Python overhead, host sync or copies; the TCAM "
+           "side is searches × one array's search latency, with no key broadcast or "
+           "match-line merge across the up to "
+           f"{int(lat.arrays.max()):,} arrays, no random-number generator and no "
+           "candidate-set buffer. The ratio falls with batch size (searches are serial, "
+           "the GPU descends all items at once) and grows with buffer size (the tree "
+           "deepens, a TCAM search does not slow). Both GPU presets share the assumed launch "
+           "and load latency, so their sum-tree times agree: the descent is latency-bound")
+    see = " (and the reasons under the first claim)"
+    report.claims.append(_range_claim(
+        "replay sampling latency, PER on GPU / AMPER on TCAM (Eva-CAM FeFET arrays, "
+        "search only)", eva.ratio_sample, pub, why))
+    report.claims.append(_range_claim(
+        "same, plus reading each candidate-set entry and draw (one array cycle each)",
+        eva.ratio_sample_readout, pub,
+        "readout at one array search cycle per entry is this study's assumption; AMPER-fr "
+        f"fills up to {p.amper.max_per_search} entries per search, so its readout dominates"
+        + see))
+    report.claims.append(_range_claim(
+        "sampling + priority update latency (Eva-CAM FeFET, search only)",
+        eva.ratio_sample_update, pub,
+        "a priority update rewrites B rows at ≈10 ns each on FeFET, more than the "
+        "searches" + see))
+    report.claims.append(_range_claim(
+        "replay sampling latency, all GPU and TCAM presets (search only)", lat.ratio_sample,
+        pub, "CAMASim's SPICE arrays (2.6-4.2 ns + 1.47 ns peripherals) and the RRAM chip "
+        "(3.43 ns) are 7-11x slower per search than Eva-CAM's" + see))
+    for variant in ("amper_k", "amper_fr"):
+        claim = _learning_claim(runs, variant)
+        if claim is not None:
+            report.claims.append(claim)
+
+    report.figures.append((_fig_latency(lat, p, out),
+                           "Sampling latency and energy per minibatch vs buffer size"))
+    report.figures.append((_fig_ratio(lat, p, out),
+                           f"{lat_p.figure_gpu} sum-tree latency / TCAM AMPER sampling latency "
+                           f"(searches only); shaded: the published "
+                           f"{pub.ratio_low:g}x-{pub.ratio_high:g}x"))
+    report.figures.append((_fig_learning(curves, out), "Learning curves"))
+
+    summary = (lat.groupby(["gpu", "am", "variant"])
+               .agg(ratio_min=("ratio_sample", "min"), ratio_max=("ratio_sample", "max"),
+                    readout_min=("ratio_sample_readout", "min"),
+                    readout_max=("ratio_sample_readout", "max"),
+                    with_update_min=("ratio_sample_update", "min"),
+                    with_update_max=("ratio_sample_update", "max"))
+               .reset_index())
+    report.sections.append(("Latency ratio ranges (over buffer sizes and batches)",
+                            markdown_table(summary, 3)))
+    fb = lat[(lat.gpu == lat_p.figure_gpu) & (lat.batch == lat_p.figure_batch)
+             & (lat.am == lat_p.ams[0])]
+    cols = ["variant", "buffer", "arrays", "searches_per_batch", "csp_entries_per_batch",
+            "gpu_sample_s", "am_sample_s", "am_sample_readout_s", "ratio_sample",
+            "gpu_energy_j", "am_energy_j"]
+    report.sections.append((f"{lat_p.figure_gpu} vs {lat_p.ams[0]}, batch "
+                            f"{lat_p.figure_batch}", markdown_table(fb[cols], 3)))
+    final = (runs.groupby("replay", sort=False)
+             .agg(seeds=("seed", "count"), final_mean=("final_return", "mean"),
+                  final_sd=("final_return", "std"), final_min=("final_return", "min"),
+                  whole_run_mean=("curve_mean_return", "mean"),
+                  searches_per_item=("searches_per_item", "mean"),
+                  csp_entries_per_item=("candidates_per_item", "mean"),
+                  writes_per_update_item=("writes_per_update_item", "mean"))
+             .reset_index())
+    report.sections.append((f"Final returns (mean of the last {lr.last_episodes} episodes, "
+                            f"{lr.steps} env steps)", markdown_table(final, 4)))
+    report.sections.append((
+        f"End to end: the AMPER-k trace (seed {lr.seeds[0]}) in the engine, learner on "
+        f"{p.end_to_end.gpu}, 8 async actors on {p.end_to_end.cpu}",
+        markdown_table(e2e, 4)))
+    d = p.amper
+    report.parameters = {
+        "AMPER design (assumed)": f"{d.bits} bits, k {d.k}, radius {d.radius}, "
+                                  f"≤ {d.max_per_search} CSP entries per search, "
+                                  f"{d.target} targets, {d.targets_per_item} per item",
+        "GPU presets": ", ".join(lat_p.gpus), "TCAM presets": ", ".join(lat_p.ams),
+        "buffer sizes": f"2^{min(lat_p.buffer_log2)}-2^{max(lat_p.buffer_log2)}",
+        "batches": ", ".join(map(str, lat_p.batches)),
+        "latency priorities": f"resampled from the PER buffer of seed {lr.seeds[0]}",
+        "learning": f"{lr.env_id}, {lr.steps} steps, seeds {lr.seeds}",
+    }
+    return report
