@@ -170,6 +170,16 @@ def cmd_validate(args: argparse.Namespace) -> None:
     print(table.to_string(float_format=lambda x: f"{x:.4g}"))
 
 
+# ---- search ---------------------------------------------------------------------------
+
+def cmd_search(args: argparse.Namespace) -> None:
+    from rldse.search import run_study
+
+    report = run_study(args.study, trials=args.trials, workers=args.workers,
+                       storage=args.storage, resume=args.resume)
+    print(report.summary())
+
+
 # ---- studies --------------------------------------------------------------------------
 
 def cmd_study_run(args: argparse.Namespace) -> None:
@@ -266,6 +276,22 @@ def build_parser() -> argparse.ArgumentParser:
     va.add_argument("trace")
     va.add_argument("--seed", type=int, default=0)
     va.set_defaults(func=cmd_validate)
+
+    se = sub.add_parser(
+        "search", help="search the machine design: an Optuna study over SystemSpec paths",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="across machines: make a PostgreSQL database reachable from each, then run\n"
+               "  rldse search STUDY.yaml --storage postgresql://USER:PW@HOST/DB --workers 8\n"
+               "on the first machine and the same with --resume on every other one.")
+    se.add_argument("study", help="study file (YAML): trace, base spec, space, objectives, ...")
+    se.add_argument("--trials", type=int, help="total finished trials (default: the file's)")
+    se.add_argument("--workers", type=int, default=1, help="worker processes on this machine")
+    se.add_argument("--storage", metavar="URL",
+                    help="shared study database, e.g. postgresql://user:pw@host/db "
+                         "(default: the journal file out/journal.log beside the study)")
+    se.add_argument("--resume", action="store_true",
+                    help="continue an interrupted study, or join one in --storage")
+    se.set_defaults(func=cmd_search)
 
     st = sub.add_parser("study", help="reproduce the seed papers")
     ssub = st.add_subparsers(dest="study_command", required=True, metavar="ACTION")

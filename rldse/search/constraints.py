@@ -1,0 +1,159 @@
+"""Constraints: `avg_power_w <= 1500`, `cost_usd <= 60000`, `gpu_memory_ok`,
+`spec.pim.dimms + 2 * spec.cpu.sockets <= 24` (DIMM slots).
+
+A constraint is a linear sum of metrics and `spec.<path>` values (the resolved system,
+part fields included) compared with a number, or a lone metric that must be true. Its
+Optuna value (feasible when ≤ 0) is the violation relative to the bound, so that power
+in watts and cost in dollars weigh alike in samplers that sum violations. Because it is
+linear, an interval per name (what the analytic estimate knows) gives an interval for
+the left-hand side, which tells when a point is infeasible before it is simulated.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rldse.errors import RldseError
+from rldse.models.spec import PartSpec
+from rldse.search.metrics import metric_name
+from rldse.system import SystemSpec
+
+_OPS = {ast.LtE: "<=", ast.Lt: "<=", ast.GtE: ">=", ast.Gt: ">="}
+SPEC = "spec."
+
+Interval = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Constraint:
+    text: str
+    terms: tuple[tuple[float, str], ...]  # (coefficient, metric or spec.<path>)
+    op: str | None  # '<=', '>=', or None: the lone metric must be true
+    bound: float
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(name for _, name in self.terms)
+
+    def lhs(self, value: Callable[[str], float]) -> float:
+        return sum(c * value(name) for c, name in self.terms)
+
+    def violation(self, lhs: float) -> float:
+        """Optuna's constraint value: ≤ 0 when satisfied, relative to the bound."""
+        if self.op is None:
+            return 0.0 if lhs else 1.0
+        excess = lhs - self.bound if self.op == "<=" else self.bound - lhs
+        return excess / abs(self.bound) if self.bound else excess
+
+    def lhs_interval(self, interval: Callable[[str], Interval]) -> Interval:
+        lo = hi = 0.0
+        for c, name in self.terms:
+            a, b = interval(name)
+            lo += c * a if c >= 0 else c * b
+            hi += c * b if c >= 0 else c * a
+        return lo, hi
+
+    def best_violation(self, lhs: Interval) -> float:
+        """The smallest violation any value in `lhs` can have (> 0: surely infeasible)."""
+        if self.op is None:
+            return 0.0 if lhs[1] > 0 else 1.0
+        return self.violation(lhs[0] if self.op == "<=" else lhs[1])
+
+
+def parse_constraint(text: str, where: str) -> Constraint:
+    """Parse one constraint; RldseError names `where` (e.g. 'study.yaml: constraints[1]')."""
+    if not isinstance(text, str) or not text.strip():
+        raise RldseError(f"{where}: expected a string like 'avg_power_w <= 1500'")
+    try:
+        tree = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        raise RldseError(f"{where}: '{text}' is not an expression like "
+                         "'avg_power_w <= 1500'") from None
+    if isinstance(tree, ast.Compare):
+        if len(tree.ops) != 1 or type(tree.ops[0]) not in _OPS:
+            raise RldseError(f"{where}: '{text}': use one of <=, <, >=, > once")
+        bound = _number(tree.comparators[0])
+        if bound is None:
+            raise RldseError(f"{where}: '{text}': the right-hand side must be a number")
+        terms, offset = _linear(tree.left, text, where)
+        return Constraint(text, tuple(terms), _OPS[type(tree.ops[0])], bound - offset)
+    name = _dotted(tree)
+    if name is None:
+        raise RldseError(f"{where}: '{text}': expected 'EXPR <= NUMBER', 'EXPR >= NUMBER' "
+                         "or a metric that must be true (gpu_memory_ok)")
+    return Constraint(text, ((1.0, _checked(name, where)),), None, 0.0)
+
+
+def _linear(node: ast.expr, text: str, where: str) -> tuple[list[tuple[float, str]], float]:
+    """Terms and constant offset of a linear expression."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+        lt, lo = _linear(node.left, text, where)
+        rt, ro = _linear(node.right, text, where)
+        sign = 1.0 if isinstance(node.op, ast.Add) else -1.0
+        return lt + [(sign * c, n) for c, n in rt], lo + sign * ro
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        t, o = _linear(node.operand, text, where)
+        return [(-c, n) for c, n in t], -o
+    number = _number(node)
+    if number is not None:
+        return [], number
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.Div):
+        left, right = _number(node.left), _number(node.right)
+        if right is not None and right != 0:
+            t, o = _linear(node.left, text, where)
+            k = right if isinstance(node.op, ast.Mult) else 1.0 / right
+            return [(k * c, n) for c, n in t], k * o
+        if left is not None and isinstance(node.op, ast.Mult):
+            t, o = _linear(node.right, text, where)
+            return [(left * c, n) for c, n in t], left * o
+    name = _dotted(node)
+    if name is None:
+        raise RldseError(f"{where}: '{text}': only sums of metrics and spec.<path> values "
+                         "times numbers are allowed")
+    return [(1.0, _checked(name, where))], 0.0
+
+
+def _checked(name: str, where: str) -> str:
+    if name.startswith(SPEC):
+        return name
+    return metric_name(name, where)
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        head = _dotted(node.value)
+        return f"{head}.{node.attr}" if head else None
+    return None
+
+
+def _number(node: ast.expr) -> float | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        inner = _number(node.operand)
+        return None if inner is None else (-inner if isinstance(node.op, ast.USub) else inner)
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) \
+            and not isinstance(node.value, bool) and math.isfinite(node.value):
+        return float(node.value)
+    return None
+
+
+def spec_value(spec: SystemSpec, parts: Mapping[str, PartSpec], name: str, where: str) -> float:
+    """The number at `spec.<path>`: a SystemSpec field, or a field of a resolved part
+    (`spec.pim.dimms` reads the preset's value when the spec does not override it)."""
+    path = name.removeprefix(SPEC).split(".")
+    node: Any = spec
+    for i, key in enumerate(path):
+        if i == 1 and path[0] in parts and not hasattr(node, key):
+            node = parts[path[0]]
+        if node is None or not hasattr(node, key):
+            raise RldseError(f"{where}: '{name}': the system has no field "
+                             f"'{'.'.join(path[:i + 1])}'")
+        node = getattr(node, key)
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        raise RldseError(f"{where}: '{name}' is {node!r}, not a number")
+    return float(node)

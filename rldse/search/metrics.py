@@ -1,0 +1,45 @@
+"""Metric names a study may optimise or constrain: the scalars of `Result.metrics()`.
+
+Fixed names come from Result's numeric fields; `util.<device>` and `breakdown.<key>`
+depend on the machine and the program, so only their form is checked before a run
+(a missing one fails at its first trial, naming the key).
+"""
+
+from __future__ import annotations
+
+import re
+
+from rldse.errors import RldseError
+from rldse.models.spec import close_names
+from rldse.sim.result import Result
+
+#: Result fields that are scalar metrics (what `Result.metrics()` returns by name).
+FIXED: tuple[str, ...] = tuple(n for n, f in Result.model_fields.items()
+                               if f.annotation in (int, float, bool) and n != "seed")
+
+#: Names the design text uses for a metric under another name.
+ALIASES = {"power_w": "avg_power_w"}
+
+_DYNAMIC = re.compile(r"^(util\.(cpu|gpu\d*|pim|am|table:.+)|breakdown\..+)$")
+
+
+def metric_name(name: str, where: str) -> str:
+    """The canonical metric for `name`, or RldseError naming `where`."""
+    name = ALIASES.get(name, name)
+    if name in FIXED or _DYNAMIC.match(name):
+        return name
+    return _unknown(name, where)
+
+
+def _unknown(name: str, where: str) -> str:
+    raise RldseError(f"{where}: unknown metric '{name}'{close_names(name, list(FIXED))} "
+                     f"(metrics: {', '.join(FIXED)}, util.<device>, breakdown.<part>)")
+
+
+def metric_value(metrics: dict[str, float], name: str, where: str) -> float:
+    """A metric of one Result; RldseError when this program's results lack it."""
+    if name not in metrics:
+        have = [k for k in metrics if k.split(".")[0] == name.split(".")[0]] or list(metrics)
+        raise RldseError(f"{where}: this workload's results have no metric '{name}' "
+                         f"(it has {', '.join(have)})")
+    return float(metrics[name])

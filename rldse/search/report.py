@@ -1,0 +1,189 @@
+"""What a study run leaves behind, in its out/ folder, and the report it returns.
+
+- `trials.csv`, `trials.parquet`: one row per trial: number, state, source (simulated,
+  cache, pruned, invalid), every parameter, every objective, each constraint's Optuna
+  value (≤ 0 feasible), feasible, best, every scalar metric, the analytic bounds
+  (`estimate.<metric>`), the bottleneck and a note (why pruned or invalid);
+- `figures/` (rldse.search.figures);
+- `best/trial-<n>.yaml`: the best feasible configuration, or each point of the feasible
+  Pareto set, as SystemSpec files that `rldse simulate TRACE --system FILE` accepts.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+import pandas as pd
+from optuna.trial import TrialState
+from pydantic import BaseModel
+
+from rldse.search.storage import StorageRef
+from rldse.search.study_file import StudyFile
+from rldse.search.trial import CACHE, INVALID, PRUNED, SIMULATED
+from rldse.system import SystemSpec
+
+
+class StudyReport(BaseModel):
+    name: str
+    storage: str
+    out_dir: str
+    budget: int
+    workers: int
+    states: dict[str, int]
+    simulated: int
+    cache_hits: int
+    pruned_by_estimate: int
+    invalid: int
+    requeued: int
+    best: list[dict[str, Any]]
+    files: dict[str, str]
+    notes: list[str]
+    finished_now: int
+    elapsed_s: float
+
+    @property
+    def simulations_saved(self) -> int:
+        """Trials that cost no simulation: ruled out by the estimate, or found in the cache."""
+        return self.pruned_by_estimate + self.cache_hits
+
+    @property
+    def trials_per_min(self) -> float:
+        return 60.0 * self.finished_now / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def summary(self) -> str:
+        states = ", ".join(f"{n} {s.lower()}" for s, n in self.states.items() if n)
+        lines = [
+            f"study '{self.name}' in {self.storage}: {states or 'no trials'} "
+            f"(budget {self.budget})",
+            f"  {self.finished_now} trials in {self.elapsed_s:.1f} s with {self.workers} "
+            f"worker(s): {self.trials_per_min:.1f} trials/min",
+            f"  simulations: {self.simulated} run, {self.simulations_saved} saved "
+            f"({self.pruned_by_estimate} ruled out by the analytic estimate, "
+            f"{self.cache_hits} from the cache); {self.invalid} invalid points",
+        ]
+        if self.requeued:
+            lines.append(f"  resumed: {self.requeued} trial(s) left running by a killed run "
+                         "were failed and queued again")
+        label = "best" if len(self.best) == 1 else f"Pareto set ({len(self.best)} points)"
+        lines.append(f"  {label}:" if self.best else "  no feasible point yet")
+        for b in self.best[:10]:
+            values = ", ".join(f"{k}={v:.6g}" for k, v in b["values"].items())
+            params = ", ".join(f"{k}={v}" for k, v in b["params"].items())
+            lines.append(f"    trial {b['number']}: {values}  [{params}]  -> {b['file']}")
+        lines += [f"  {k}: {v}" for k, v in self.files.items()
+                  if k in ("trials.csv", "trials.parquet", "figures")]
+        lines.append(f"  dashboard: optuna-dashboard {self.storage}")
+        lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def trials_frame(study_file: StudyFile, study: optuna.Study) -> pd.DataFrame:
+    """The trials table (module docstring)."""
+    params = [d.path for d in study_file.search_space.dims]
+    objectives = [o.metric for o in study_file.objectives]
+    best = {t.number for t in study.best_trials}
+    rows = []
+    for t in study.get_trials(deepcopy=False):
+        ua = t.user_attrs
+        row: dict[str, Any] = {"number": t.number, "state": t.state.name,
+                               "source": ua.get("source", "")}
+        row.update({p: t.params.get(p) for p in params})
+        values = t.values if t.state == TrialState.COMPLETE else None
+        row.update({m: values[i] if values else math.nan for i, m in enumerate(objectives)})
+        cons = t.constraints
+        for c in study_file.parsed_constraints:
+            row[f"constraint: {c.text}"] = cons.get(c.text, math.nan)
+        violated = any(v > 0 for v in cons.values())
+        row["feasible"] = not violated if values or violated else None
+        row["best"] = t.number in best
+        for k, v in ua.get("metrics", {}).items():
+            row.setdefault(k, v)
+        row.update({f"estimate.{k}": v for k, v in ua.get("estimate", {}).items()})
+        row["bottleneck"] = ua.get("bottleneck")
+        row["note"] = ua.get("note")
+        row["duration_s"] = t.duration.total_seconds() if t.duration else math.nan
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    if not frame.empty:
+        frame["feasible"] = frame["feasible"].astype("boolean")
+    return frame
+
+
+def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, budget: int,
+                  finished_now: int, elapsed_s: float, requeued: int,
+                  workers: int) -> StudyReport:
+    from rldse.search.figures import write_figures  # seaborn: only when drawing
+
+    out = study_file.out_dir
+    out.mkdir(parents=True, exist_ok=True)
+    frame = trials_frame(study_file, study)
+    files = {"trials.csv": str(out / "trials.csv"), "trials.parquet": str(out / "trials.parquet")}
+    _atomic(out / "trials.csv", lambda tmp: frame.to_csv(tmp, index=False))
+    _atomic(out / "trials.parquet", lambda tmp: _parquet_safe(frame).to_parquet(tmp, index=False))
+    objectives = [(o.metric, o.direction) for o in study_file.objectives]
+    params = [d.path for d in study_file.search_space.dims]
+    figs, notes = write_figures(frame, objectives, params, study, out / "figures")
+    files["figures"] = str(out / "figures")
+    files.update(figs)
+    best = _write_best(study_file, study, out / "best")
+    sources = frame["source"].value_counts().to_dict() if not frame.empty else {}
+    return StudyReport(
+        name=study.study_name, storage=ref.shown, out_dir=str(out), budget=budget,
+        workers=workers,
+        states={s.name: len(study.get_trials(deepcopy=False, states=(s,))) for s in TrialState},
+        simulated=sources.get(SIMULATED, 0), cache_hits=sources.get(CACHE, 0),
+        pruned_by_estimate=sources.get(PRUNED, 0), invalid=sources.get(INVALID, 0),
+        requeued=requeued, best=best, files=files, notes=notes, finished_now=finished_now,
+        elapsed_s=elapsed_s)
+
+
+def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path) -> list[dict[str, Any]]:
+    """One SystemSpec file per distinct best (or Pareto) point, named by its first trial."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("trial-*.yaml"):
+        old.unlink(missing_ok=True)
+    objectives = [o.metric for o in study_file.objectives]
+    out = []
+    seen: set[str] = set()
+    for t in sorted(study.best_trials, key=lambda t: t.number):
+        spec = SystemSpec.model_validate(t.user_attrs["spec"])
+        if spec.digest in seen:  # the same point proposed again (a cache hit)
+            continue
+        seen.add(spec.digest)
+        values = dict(zip(objectives, t.values, strict=True))
+        path = folder / f"trial-{t.number:04d}.yaml"
+        shown = ", ".join(f"{k}={v:.6g}" for k, v in values.items())
+        text = (f"# rldse search: study '{study.study_name}', trial {t.number}: {shown}\n"
+                f"# trace: {study_file.trace} (digest {study_file.loaded_trace.digest}), "
+                f"seed {study_file.seed}\n" + spec.to_yaml())
+        _atomic(path, lambda tmp, text=text: Path(tmp).write_text(text))
+        params = {d.path: t.params[d.path] for d in study_file.search_space.dims
+                  if d.path in t.params}
+        out.append({"number": t.number, "values": values, "params": params, "file": str(path)})
+    return out
+
+
+def _atomic(path: Path, write: Callable[[str], object]) -> None:
+    """Write through a temporary file and rename: workers finishing together (each writes
+    the outputs) never leave a half-written file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    write(str(tmp))
+    os.replace(tmp, path)
+
+
+def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """Parquet needs one type per column: a parameter with mixed choices becomes text."""
+    out = frame.copy()
+    for col in out.columns:
+        if out[col].dtype == object:
+            kinds = {type(v) for v in out[col] if v is not None and not
+                     (isinstance(v, float) and np.isnan(v))}
+            if len(kinds) > 1:
+                out[col] = out[col].map(lambda v: None if v is None else str(v))
+    return out

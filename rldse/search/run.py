@@ -1,0 +1,203 @@
+"""Running a study: open or resume it, run trials in K worker processes, write outputs.
+
+The budget is the study's total of finished trials (COMPLETE or PRUNED; running ones
+count as soon as they start), so `--trials 60` after 40 runs 20 more, and a resumed
+study goes on numbering where it stopped. Workers are processes (the simulator is pure
+Python), forked from this one, each with its own storage connection and sampler (seeded
+with the study seed, the worker's index and the trials already there, so a resumed
+study does not replay its first proposals). With several workers, a budget may be
+overshot by at most K − 1 trials started at the same moment (as Optuna's own
+MaxTrialsCallback).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import multiprocessing.queues
+import os
+import time
+import traceback
+import warnings
+from importlib import import_module
+from pathlib import Path
+
+import optuna
+from optuna.trial import TrialState
+
+from rldse.errors import RldseError
+from rldse.search.cache import ResultCache
+from rldse.search.report import StudyReport, write_outputs
+from rldse.search.samplers import make_sampler
+from rldse.search.storage import StorageRef, open_storage, requeue_stale, run_lock, storage_ref
+from rldse.search.study_file import StudyFile, load_study_file
+from rldse.search.trial import TrialRunner
+
+CACHE_FILE = "cache.sqlite"
+_COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+_DIGEST_ATTR = "rldse.study_digest"
+
+
+def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
+              storage: str | None = None, resume: bool = False,
+              progress: bool = True) -> StudyReport:
+    """Run (or resume) the study in `path` to its budget and write its outputs."""
+    study_file = load_study_file(path)
+    where = str(path)
+    if workers < 1:
+        raise RldseError(f"--workers {workers}: must be at least 1")
+    budget = _budget(study_file, trials, where)
+    workload = study_file.loaded_trace.meta.workload
+    if not hasattr(import_module(f"rldse.workloads.{workload}"), "program"):
+        raise RldseError(f"{where}: trace: workload '{workload}' has no simulated program yet")
+    ref = storage_ref(study_file.out_dir, storage, study_file.storage, f"{where}: storage")
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    started = time.perf_counter()
+    with run_lock(ref):
+        st = open_storage(ref)
+        study, requeued = _open_study(study_file, st, ref, resume, where)
+        before = _finished(study)
+        if workers == 1:
+            _work(study_file, ref, budget, 0, None, progress, st)
+        else:
+            if hasattr(st, "engine"):
+                st.engine.dispose()  # forked workers must not share pooled connections
+            _fork_workers(study_file, ref, budget, workers, progress, study)
+        elapsed_s = time.perf_counter() - started
+        return write_outputs(study_file, study, ref, budget,
+                             finished_now=_finished(study) - before, elapsed_s=elapsed_s,
+                             requeued=requeued, workers=workers)
+
+
+def _budget(study: StudyFile, trials: int | None, where: str) -> int:
+    if trials is not None:
+        if trials < 1:
+            raise RldseError(f"--trials {trials}: must be at least 1")
+        return trials
+    if study.trials is not None:
+        return study.trials
+    if study.sampler.name == "grid":
+        return study.search_space.grid_size()
+    raise RldseError(f"{where}: trials: no budget (set trials: in the file or pass --trials)")
+
+
+def _open_study(study_file: StudyFile, st: optuna.storages.BaseStorage, ref: StorageRef,
+                resume: bool, where: str) -> tuple[optuna.Study, int]:
+    name = study_file.study_name
+    exists = name in optuna.get_all_study_names(st)
+    if exists and not resume:
+        n = len(optuna.load_study(study_name=name, storage=st).trials)
+        raise RldseError(f"{where}: study '{name}' already exists in {ref.shown} with {n} "
+                         "trials: pass --resume to continue (or join) it")
+    study = optuna.create_study(storage=st, study_name=name, load_if_exists=True,
+                                directions=study_file.directions)
+    if not exists:
+        study.set_user_attr(_DIGEST_ATTR, study_file.digest)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            study.set_metric_names([o.metric for o in study_file.objectives])
+        return study, 0
+    if study.user_attrs.get(_DIGEST_ATTR) != study_file.digest:
+        raise RldseError(f"{where}: study '{name}' in {ref.shown} was started from another "
+                         "trace, base, space, objectives, constraints or seed: set another "
+                         "name: in the study file, or remove the old study")
+    return study, requeue_stale(study, ref)
+
+
+def _counted(study: optuna.Study) -> int:
+    return len(study.get_trials(deepcopy=False, states=_COUNTED))
+
+
+def _finished(study: optuna.Study) -> int:
+    return len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED)))
+
+
+def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
+          parent_pid: int | None, progress: bool,
+          st: optuna.storages.BaseStorage | None = None) -> None:
+    """One worker: trials until the study reaches its budget (or, for a forked worker,
+    until its parent is gone: a killed `rldse search` takes its workers with it)."""
+    st = st or open_storage(ref)
+    existing = len(optuna.load_study(study_name=study_file.study_name, storage=st).trials)
+    sampler_seed = study_file.sampler.seed
+    seed_text = f"{study_file.seed if sampler_seed is None else sampler_seed}/{index}/{existing}"
+    seed = int.from_bytes(hashlib.sha256(seed_text.encode()).digest()[:4], "little")
+    sampler = make_sampler(study_file.sampler.name, study_file.sampler.options, seed,
+                           study_file.search_space.grid(), f"{study_file.file.name}: sampler")
+    study = optuna.load_study(study_name=study_file.study_name, storage=st, sampler=sampler)
+    cache = ResultCache(study_file.out_dir / CACHE_FILE)
+    bar = _bar(study, budget) if progress else None
+
+    def after_trial(study: optuna.Study, _: optuna.trial.FrozenTrial) -> None:
+        counted = study.get_trials(deepcopy=False, states=_COUNTED)
+        if bar is not None:
+            bar.n = min(sum(t.state != TrialState.RUNNING for t in counted), budget)
+            bar.refresh()
+        orphaned = parent_pid is not None and os.getppid() != parent_pid
+        if orphaned or len(counted) >= budget:
+            study.stop()
+
+    try:
+        if _counted(study) < budget:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                study.optimize(TrialRunner(study_file, cache), callbacks=[after_trial],
+                               gc_after_trial=False)
+    finally:
+        cache.close()
+        if bar is not None:
+            bar.close()
+
+
+def _worker_main(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
+                 parent_pid: int, errors: multiprocessing.queues.SimpleQueue) -> None:
+    try:
+        _work(study_file, ref, budget, index, parent_pid, progress=False)
+    except RldseError as exc:
+        errors.put(("input", str(exc)))
+        os._exit(2)
+    except KeyboardInterrupt:  # Ctrl-C reached the whole group; the parent reports it
+        os._exit(130)
+    except BaseException:  # a bug: hand the traceback to the parent
+        errors.put(("bug", traceback.format_exc()))
+        os._exit(1)
+    os._exit(0)
+
+
+def _fork_workers(study_file: StudyFile, ref: StorageRef, budget: int, workers: int,
+                  progress: bool, study: optuna.Study) -> None:
+    ctx = multiprocessing.get_context("fork")
+    errors = ctx.SimpleQueue()
+    procs = [ctx.Process(target=_worker_main, name=f"rldse-search-{i}",
+                         args=(study_file, ref, budget, i + 1, os.getpid(), errors))
+             for i in range(workers)]
+    for p in procs:
+        p.start()
+    bar = _bar(study, budget) if progress else None
+    try:
+        while any(p.is_alive() for p in procs):
+            time.sleep(0.5)
+            if bar is not None:
+                bar.n = min(_finished(study), budget)
+                bar.refresh()
+    except BaseException:
+        for p in procs:
+            p.terminate()
+        raise
+    finally:
+        for p in procs:
+            p.join()
+        if bar is not None:
+            bar.close()
+    if not errors.empty():
+        kind, text = errors.get()
+        if kind == "input":
+            raise RldseError(text)
+        raise RuntimeError(f"a search worker failed:\n{text}")
+
+
+def _bar(study: optuna.Study, budget: int):
+    from tqdm import tqdm
+
+    return tqdm(total=budget, initial=min(_finished(study), budget), desc=study.study_name,
+                unit="trial", dynamic_ncols=True, disable=None, mininterval=0.5)

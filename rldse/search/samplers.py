@@ -1,0 +1,62 @@
+"""Optuna's built-in samplers by the names a study file uses, with options checked by name."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import optuna
+
+from rldse.errors import RldseError
+
+#: study-file name → sampler class
+SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
+    "tpe": optuna.samplers.TPESampler,
+    "nsga2": optuna.samplers.NSGAIISampler,
+    "nsga3": optuna.samplers.NSGAIIISampler,
+    "random": optuna.samplers.RandomSampler,
+    "grid": optuna.samplers.GridSampler,
+    "bruteforce": optuna.samplers.BruteForceSampler,
+    "qmc": optuna.samplers.QMCSampler,
+    "cmaes": optuna.samplers.CmaEsSampler,
+    "gp": optuna.samplers.GPSampler,
+}
+#: samplers that refuse more than one objective
+SINGLE_OBJECTIVE = {"cmaes"}
+#: packages a sampler imports only when it first samples (not rldse dependencies)
+NEEDS = {"qmc": ("scipy",), "cmaes": ("cmaes",), "gp": ("torch", "scipy")}
+#: arguments the study sets itself
+_RESERVED = {"seed", "search_space", "constraints_func"}
+
+
+def check_sampler(name: str, options: dict[str, Any], objectives: int, where: str) -> None:
+    """Fail before any trial on an unknown sampler, option or objective count."""
+    if name not in SAMPLERS:
+        raise RldseError(f"{where}.name: unknown sampler '{name}' "
+                         f"(allowed: {', '.join(SAMPLERS)})")
+    if name in SINGLE_OBJECTIVE and objectives > 1:
+        raise RldseError(f"{where}.name: '{name}' optimises one objective; this study has "
+                         f"{objectives} (use tpe, nsga2, nsga3, random or grid)")
+    missing = [m for m in NEEDS.get(name, ()) if importlib.util.find_spec(m) is None]
+    if missing:
+        raise RldseError(f"{where}.name: the {name} sampler needs {', '.join(missing)} "
+                         f"(pip install {' '.join(missing)})")
+    allowed = [p for p in inspect.signature(SAMPLERS[name]).parameters if p not in _RESERVED]
+    for key in options:
+        if key not in allowed:
+            raise RldseError(f"{where}.options.{key}: unknown option of the {name} sampler "
+                             f"(allowed: {', '.join(allowed)})")
+
+
+def make_sampler(name: str, options: dict[str, Any], seed: int, grid: dict[str, list] | None,
+                 where: str) -> optuna.samplers.BaseSampler:
+    """A seeded sampler; the grid sampler gets the space's full grid."""
+    kwargs: dict[str, Any] = dict(options, seed=seed)
+    if name == "grid":
+        kwargs["search_space"] = grid
+    try:
+        return SAMPLERS[name](**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise RldseError(f"{where}.options: {exc}") from None

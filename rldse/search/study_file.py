@@ -1,0 +1,388 @@
+"""Study files (YAML): what to search, checked completely before any trial runs.
+
+    name: cpu-gpu-ratio          # default: the folder's name for study.yaml, else the file stem
+    trace: ../../traces/actor_learner.parquet    # paths are relative to this file
+    base: system.yaml            # a SystemSpec file, or the spec inline as a mapping
+    space:                       # SystemSpec paths → ranges (rldse.search.space), in order
+      workload.actors: {int: [1, 64], log: true}
+      gpu.count: {int: [1, 8]}
+      placement.replay: {choices: [cpu, am]}
+      am.arrays: {int: [64, 4096], log: true, when: {placement.replay: am}}
+    objectives: [{maximize: steps_per_joule}, {minimize: cost_usd}]
+    constraints: ["avg_power_w <= 1500", "cost_usd <= 60000", gpu_memory_ok]
+    sampler: tpe                 # or {name: nsga2, options: {population_size: 24}, seed: 1}
+    seed: 0                      # simulation seed, and the sampler's unless it has its own
+    trials: 200                  # budget of finished trials (the grid sampler: the grid)
+    estimate: {prune: true, margin: 0.0}   # rldse.search.estimate
+    storage: null                # default: the journal file out/journal.log
+
+Every problem is one line naming the file and the key: `study.yaml: space.gpu.countt:
+unknown field`. Space paths are checked by applying each range's extremes to the base
+spec and resolving its parts against the trace's host, so a misspelt path or a value the
+spec refuses fails here, not in trial 37. Combinations that only some points break (a
+GPU placement with `gpu.count: 0`) are left to the trials, which mark them invalid.
+
+Output goes to `out/` beside the file (`out/<stem>/` when the file is not `study.yaml`,
+so several studies can share a folder).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from rldse.errors import RldseError
+from rldse.host import HostFingerprint
+from rldse.models.registry import load_part
+from rldse.search.constraints import Constraint, parse_constraint, spec_value
+from rldse.search.metrics import metric_name
+from rldse.search.samplers import check_sampler
+from rldse.search.space import Dimension, Scalar, Space
+from rldse.system import GpuRef, PartRef, SystemSpec, load_spec, parse_spec, set_path
+from rldse.trace import Trace, load_trace
+
+DIRECTIONS = ("maximize", "minimize")
+
+
+class Range(BaseModel):
+    """One space entry: exactly one of `int`, `float`, `choices`."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    int_: tuple[int, int] | None = Field(None, alias="int")
+    float_: tuple[float, float] | None = Field(None, alias="float")
+    choices: list[Scalar] | None = None
+    step: float | None = Field(None, gt=0)
+    log: bool = False
+    when: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> Range:
+        given = [k for k, v in (("int", self.int_), ("float", self.float_),
+                                ("choices", self.choices)) if v is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of int: [low, high], float: [low, high] or "
+                             f"choices: [...] (got {', '.join(given) or 'none'})")
+        if self.choices is not None:
+            if not self.choices:
+                raise ValueError("empty range: choices is empty")
+            if len(set(map(repr, self.choices))) != len(self.choices):
+                raise ValueError("choices repeat a value")
+            if self.step is not None or self.log:
+                raise ValueError("step and log apply to int and float ranges only")
+            return self
+        low, high = self.int_ or self.float_  # type: ignore[misc]
+        if low > high:
+            raise ValueError(f"empty range [{low}, {high}]: low is above high")
+        if self.log and low <= 0:
+            raise ValueError(f"a log range needs low > 0 (got {low})")
+        if self.log and self.step is not None:
+            raise ValueError("log and step cannot be combined")
+        if self.int_ is not None and self.step is not None and self.step != int(self.step):
+            raise ValueError(f"an int range needs a whole step (got {self.step})")
+        return self
+
+    def dimension(self, path: str) -> Dimension:
+        when = tuple((p, tuple(v) if isinstance(v, list) else (v,)) for p, v in self.when.items())
+        if self.choices is not None:
+            return Dimension(path, "categorical", choices=tuple(self.choices), when=when)
+        kind = "int" if self.int_ is not None else "float"
+        low, high = self.int_ or self.float_  # type: ignore[misc]
+        return Dimension(path, kind, low=low, high=high, step=self.step, log=self.log, when=when)
+
+
+class Objective(BaseModel):
+    """`{maximize: steps_per_joule}` or `{minimize: cost_usd}`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    metric: str
+    direction: Literal["maximize", "minimize"]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_mapping(cls, raw: Any) -> Any:
+        if not isinstance(raw, dict) or len(raw) != 1:
+            raise ValueError("expected one mapping like {maximize: steps_per_joule}")
+        (direction, metric), = raw.items()
+        if direction not in DIRECTIONS:
+            raise ValueError(f"'{direction}' is not a direction (use maximize or minimize)")
+        if not isinstance(metric, str):
+            raise ValueError(f"{direction}: expected a metric name, got {metric!r}")
+        return {"metric": metric, "direction": direction}
+
+
+class SamplerSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = "tpe"
+    options: dict[str, Any] = Field(default_factory=dict)
+    seed: int | None = Field(None, ge=0, le=2**32 - 1, description="default: the study's seed "
+                             "(set it to vary the sampler alone: the simulations stay equal)")
+
+
+class EstimateSpec(BaseModel):
+    """The analytic first look (rldse.search.estimate)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prune: bool = Field(True, description="skip the simulation of points the bound rules out")
+    margin: float = Field(0.0, ge=0, le=10, description="extra slack on the bound before "
+                          "pruning: 0.1 prunes only points 10 % worse than needed")
+
+
+class StudyFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$")
+    trace: str
+    base: str | dict[str, Any] = Field(default_factory=dict)
+    space: dict[str, Range] = Field(min_length=1)
+    objectives: list[Objective] = Field(min_length=1)
+    constraints: list[str] = Field(default_factory=list)
+    sampler: SamplerSpec = SamplerSpec()
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+    trials: int | None = Field(None, ge=1, le=10**7)
+    estimate: EstimateSpec = EstimateSpec()
+    storage: str | None = None
+
+    _file: Path = PrivateAttr()
+    _trace: Trace = PrivateAttr()
+    _space: Space = PrivateAttr()
+    _constraints: list[Constraint] = PrivateAttr()
+
+    @field_validator("sampler", mode="before")
+    @classmethod
+    def _sampler_by_name(cls, v: Any) -> Any:
+        return {"name": v} if isinstance(v, str) else v
+
+    # ---- resolved by load_study_file -------------------------------------------------
+    @property
+    def file(self) -> Path:
+        return self._file
+
+    @property
+    def study_name(self) -> str:
+        if self.name:
+            return self.name
+        return self._file.parent.name if self._file.stem == "study" else self._file.stem
+
+    @property
+    def out_dir(self) -> Path:
+        out = self._file.parent / "out"
+        return out if self._file.stem == "study" else out / self._file.stem
+
+    @property
+    def loaded_trace(self) -> Trace:
+        return self._trace
+
+    @property
+    def search_space(self) -> Space:
+        return self._space
+
+    @property
+    def parsed_constraints(self) -> list[Constraint]:
+        return self._constraints
+
+    @property
+    def directions(self) -> list[str]:
+        return [o.direction for o in self.objectives]
+
+    @property
+    def digest(self) -> str:
+        """What a stored study must match to be resumed: trace, base, space, goals, seed."""
+        body = {"trace": self._trace.digest, "base": self._space.base_raw,
+                "space": [repr(d) for d in self._space.dims],
+                "objectives": [o.model_dump() for o in self.objectives],
+                "constraints": self.constraints, "seed": self.seed}
+        return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def load_study_file(path: str | Path) -> StudyFile:
+    """Read and check a study file; RldseError names the file and the key at fault."""
+    path = Path(path)
+    where = str(path)
+    raw = _read_yaml(path)
+    try:
+        study = StudyFile.model_validate(raw)
+    except ValidationError as exc:
+        raise RldseError(f"{where}: {_pydantic_message(exc)}") from None
+    study._file = path.resolve()
+    study._trace = _load_trace(study, where)
+    base_raw = _base_raw(study, where)
+    study._space = _space(study, base_raw, where)
+    for i, obj in enumerate(study.objectives):
+        obj.metric = metric_name(obj.metric, f"{where}: objectives[{i}].{obj.direction}")
+    metrics = [o.metric for o in study.objectives]
+    if len(set(metrics)) != len(metrics):
+        raise RldseError(f"{where}: objectives: a metric appears twice ({', '.join(metrics)})")
+    study._constraints = [parse_constraint(text, f"{where}: constraints[{i}]")
+                          for i, text in enumerate(study.constraints)]
+    _check_spec_terms(study, where)
+    check_sampler(study.sampler.name, study.sampler.options, len(study.objectives),
+                  f"{where}: sampler")
+    if study.sampler.name == "grid":
+        for d in study._space.dims:
+            if d.kind == "float" and d.step is None:
+                raise RldseError(f"{where}: space.{d.path}: the grid sampler needs a step "
+                                 "for a float range")
+    return study
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise RldseError(f"{path}: no such file")
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f"line {mark.line + 1}: " if mark else ""
+        raise RldseError(f"{path}: {line}not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(raw, dict):
+        raise RldseError(f"{path}: expected a mapping (trace, base, space, objectives, ...)")
+    return raw
+
+
+def _pydantic_message(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ""
+    for part in err["loc"]:
+        if isinstance(part, int):
+            loc += f"[{part}]"
+        elif not str(part).startswith(("function-", "str", "dict[")):
+            loc += f".{part}" if loc else str(part)
+    kind = err["type"]
+    msg = err["msg"].removeprefix("Value error, ")
+    if kind == "extra_forbidden":
+        msg = "unknown key"
+    elif kind == "missing" and isinstance(err["loc"][-1], int):
+        msg, loc = "expected two numbers [low, high]", loc.rsplit("[", 1)[0]
+    elif kind == "missing":
+        msg = "required key is missing"
+    elif err["loc"][0] == "space" and len(err["loc"]) == 2 and kind == "model_type":
+        msg = "expected a mapping like {int: [low, high]}, {float: [...]} or {choices: [...]}"
+    elif err["loc"][0] == "base" and kind in ("string_type", "dict_type"):
+        msg = "expected a SystemSpec file name or the spec as a mapping"
+    return f"{loc}: {msg}" if loc else msg
+
+
+def _load_trace(study: StudyFile, where: str) -> Trace:
+    try:
+        return load_trace(study.file.parent / study.trace)
+    except RldseError as exc:
+        raise RldseError(f"{where}: trace: {exc}") from None
+
+
+def _base_raw(study: StudyFile, where: str) -> dict[str, Any]:
+    """The base spec, validated, as a full mapping (defaults included) to set paths on."""
+    try:
+        if isinstance(study.base, str):
+            spec = load_spec(study.file.parent / study.base)
+        else:
+            raw = dict(study.base)
+            table = raw.get("table")
+            if isinstance(table, dict) and isinstance(table.get("latency_csv"), str):
+                table = raw["table"] = dict(table)
+                table["latency_csv"] = str((study.file.parent / table["latency_csv"]).resolve())
+            spec = parse_spec(raw, where="base")
+        spec.parts(study.loaded_trace.meta.host)
+    except RldseError as exc:
+        raise RldseError(f"{where}: base: {str(exc).removeprefix('base: ')}") from None
+    return spec.model_dump(mode="json")
+
+
+def _space(study: StudyFile, base_raw: dict[str, Any], where: str) -> Space:
+    dims = [r.dimension(path) for path, r in study.space.items()]
+    space = Space(dims, base_raw)
+    seen: set[str] = set()
+    for dim in dims:
+        for path, _ in dim.when:
+            if path not in seen and space.value_at(path, {}) is None:
+                raise RldseError(f"{where}: space.{dim.path}.when: '{path}' is neither a path "
+                                 "earlier in the space nor set in the base spec")
+        seen.add(dim.path)
+    host = study.loaded_trace.meta.host
+    typical = _typical(space)
+    for dim in dims:
+        for value in dim.extremes():
+            point = dict(typical)
+            for path, allowed in dim.when:
+                point.setdefault(path, allowed[0])
+            point[dim.path] = value
+            problem = _point_problem(space, point, host)
+            if problem is not None:
+                raise RldseError(f"{where}: space.{dim.path}: "
+                                 f"{_strip_path(problem, dim.path)}")
+    return space
+
+
+def _typical(space: Space) -> dict[str, Scalar]:
+    """One point of the space: every active dimension at its first extreme."""
+    point: dict[str, Scalar] = {}
+    for dim in space.dims:
+        if space.active(dim, point):
+            point[dim.path] = dim.extremes()[0]
+    return point
+
+
+def _point_problem(space: Space, point: dict[str, Scalar], host: HostFingerprint) -> str | None:
+    """A field-level problem of the spec at `point`, or None. Cross-field problems (a
+    placement on a part this point has none of) are the trials' to mark, not errors."""
+    raw = space.raw({})
+    for path, value in point.items():
+        try:
+            set_path(raw, path, value)
+        except RldseError as exc:
+            return str(exc).removeprefix(f"--set {path}: ")
+    try:
+        SystemSpec.model_validate(raw)
+    except ValidationError as exc:
+        if any(err["loc"] for err in exc.errors()):
+            try:
+                parse_spec(raw, where="system")
+            except RldseError as perr:
+                return str(perr).removeprefix("system: ")
+    for kind in ("cpu", "gpu", "pim", "am"):
+        ref = raw.get(kind)
+        if not isinstance(ref, dict):
+            continue
+        part = (GpuRef if kind == "gpu" else PartRef).model_validate(ref)
+        if isinstance(part, GpuRef) and part.count == 0:
+            continue
+        try:
+            load_part(kind, part.preset, host=host, where=kind, **part.overrides())
+        except RldseError as exc:
+            return str(exc)
+    return None
+
+
+def _strip_path(problem: str, path: str) -> str:
+    """'gpu.countt: unknown field' → 'unknown field' when the problem is at `path` itself."""
+    return problem.removeprefix(f"{path}: ")
+
+
+def _check_spec_terms(study: StudyFile, where: str) -> None:
+    """`spec.<path>` names in constraints must exist on a spec of this space."""
+    space = study.search_space
+    try:
+        spec = space.spec(_typical(space), where="spec")
+    except RldseError:
+        spec = space.spec({}, where="spec")
+    parts = spec.parts(study.loaded_trace.meta.host)
+    for i, con in enumerate(study.parsed_constraints):
+        for name in con.names:
+            if name.startswith("spec."):
+                spec_value(spec, parts, name, f"{where}: constraints[{i}]")

@@ -1,0 +1,130 @@
+"""One trial: suggest a point, resolve its SystemSpec, look first (estimate), then simulate.
+
+What each trial leaves in Optuna, so the trials table, the plots and optuna-dashboard
+can say why a point wins or loses:
+
+- parameters: the space's SystemSpec paths;
+- values: the objectives' metrics (COMPLETE), or nothing (PRUNED);
+- constraints (Optuna's `set_constraint`, ≤ 0 feasible): on every simulated trial, and
+  on pruned ones from the bound, so infeasible points are kept and marked;
+- user attributes: `spec` (the resolved SystemSpec), `source` (simulated, cache,
+  pruned, invalid), `estimate` (the analytic bounds), `metrics` (every scalar metric),
+  `bottleneck`, `constraints` (each constraint's left-hand side), `note` (why a point
+  was pruned or is invalid), and `worker` (host/pid that ran it).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+from typing import NoReturn
+
+import optuna
+from optuna.trial import TrialState
+
+from rldse.errors import RldseError
+from rldse.search.cache import ResultCache
+from rldse.search.constraints import SPEC, spec_value
+from rldse.search.estimate import Estimate, Incumbents, calibration, estimate, prune_reason
+from rldse.search.metrics import metric_value
+from rldse.search.study_file import StudyFile
+from rldse.sim import simulate
+from rldse.sim.result import Result
+from rldse.system import SystemSpec
+
+SIMULATED, CACHE, PRUNED, INVALID = "simulated", "cache", "pruned", "invalid"
+
+
+class TrialRunner:
+    """The objective function Optuna calls (one per worker process)."""
+
+    def __init__(self, study: StudyFile, cache: ResultCache) -> None:
+        self.study = study
+        self.cache = cache
+        self.objectives = [(o.metric, o.direction) for o in study.objectives]
+
+    def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
+        trial.set_user_attr("worker", f"{socket.gethostname()}/{os.getpid()}")
+        space = self.study.search_space
+        params = space.suggest(trial)
+        try:
+            spec = space.spec(params, where="point")
+        except RldseError as exc:
+            return self._invalid(trial, str(exc))
+        trial.set_user_attr("spec", spec.model_dump(mode="json", exclude_defaults=True))
+        trace = self.study.loaded_trace
+        try:
+            terms = self._spec_terms(spec)
+            est = estimate(trace, spec)
+        except RldseError as exc:
+            return self._invalid(trial, str(exc))
+        trial.set_user_attr("estimate", est.values)
+        result = self.cache.get(trace.digest, spec.digest, self.study.seed)
+        source = CACHE
+        if result is None:
+            if self.study.estimate.prune:
+                reason = prune_reason(est, self.objectives, self.study.parsed_constraints,
+                                      terms, self._incumbents(trial.study),
+                                      self.study.estimate.margin)
+                if reason is not None:
+                    return self._pruned(trial, est, terms, reason)
+            try:
+                result = simulate(trace, spec, seed=self.study.seed)
+            except RldseError as exc:
+                return self._invalid(trial, str(exc))
+            self.cache.put(result)
+            source = SIMULATED
+        return self._record(trial, result, terms, source)
+
+    def _spec_terms(self, spec: SystemSpec) -> dict[str, float]:
+        names = {n for c in self.study.parsed_constraints for n in c.names if n.startswith(SPEC)}
+        if not names:
+            return {}
+        parts = spec.parts(self.study.loaded_trace.meta.host)
+        return {n: spec_value(spec, parts, n, "constraint") for n in names}
+
+    def _record(self, trial: optuna.Trial, result: Result, terms: dict[str, float],
+                source: str) -> float | tuple[float, ...]:
+        metrics = result.metrics()
+        file = self.study.file.name
+        values = tuple(metric_value(metrics, m, f"{file}: objectives[{i}].{d}")
+                       for i, (m, d) in enumerate(self.objectives))
+        lhs = {}
+        for i, con in enumerate(self.study.parsed_constraints):
+            where = f"{file}: constraints[{i}]"
+            lhs[con.text] = con.lhs(lambda n, w=where: terms[n] if n in terms
+                                    else metric_value(metrics, n, w))
+            trial.set_constraint(con.text, con.violation(lhs[con.text]))
+        trial.set_user_attr("source", source)
+        trial.set_user_attr("metrics", metrics)
+        trial.set_user_attr("bottleneck", result.bottleneck)
+        if lhs:
+            trial.set_user_attr("constraints", lhs)
+        return values[0] if len(values) == 1 else values
+
+    def _pruned(self, trial: optuna.Trial, est: Estimate, terms: dict[str, float],
+                reason: str) -> NoReturn:
+        for con in self.study.parsed_constraints:
+            interval = con.lhs_interval(lambda n: (terms[n], terms[n]) if n in terms
+                                        else est.interval(n))
+            trial.set_constraint(con.text, con.best_violation(interval))
+        trial.set_user_attr("source", PRUNED)
+        trial.set_user_attr("note", reason)
+        if len(self.objectives) == 1:
+            best = est.optimistic(*self.objectives[0])
+            if math.isfinite(best):
+                trial.report(best, step=0)  # ranks pruned points for TPE
+        raise optuna.TrialPruned(reason)
+
+    def _invalid(self, trial: optuna.Trial, message: str) -> NoReturn:
+        trial.set_user_attr("source", INVALID)
+        trial.set_user_attr("note", message)
+        raise optuna.TrialPruned(message)
+
+    def _incumbents(self, study: optuna.Study) -> Incumbents:
+        done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        feasible = [t for t in done if all(v <= 0 for v in t.constraints.values())]
+        pairs = [(t.user_attrs["estimate"], t.user_attrs["metrics"]) for t in done
+                 if "estimate" in t.user_attrs and "metrics" in t.user_attrs]
+        return Incumbents([tuple(t.values) for t in feasible], calibration(pairs))

@@ -1,0 +1,162 @@
+"""Running studies: outputs, cache, constraints kept and marked, invalid points, resume
+rules, local worker processes."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import optuna
+import pandas as pd
+import pytest
+from optuna.trial import TrialState
+
+from rldse.errors import RldseError
+from rldse.search import load_study_file, run_study
+from rldse.search.run import CACHE_FILE
+from rldse.search.storage import open_storage, storage_ref
+from rldse.sim import simulate
+from rldse.system import load_spec
+
+
+def _study(path) -> optuna.Study:
+    sf = load_study_file(path)
+    st = open_storage(storage_ref(sf.out_dir, None, None, ""))
+    return optuna.load_study(study_name=sf.study_name, storage=st)
+
+
+def test_outputs_table_figures_and_best_spec(write_study):
+    path = write_study(constraints=["avg_power_w <= 1500", "cost_usd <= 40000", "gpu_memory_ok"],
+                       trials=14)
+    report = run_study(path, progress=False)
+    out = path.parent / "out"
+    table = pd.read_parquet(out / "trials.parquet")
+    assert len(table) == 14 and table["number"].tolist() == list(range(14))
+    for col in ["workload.actors", "workload.cores", "gpu.count", "steps_per_joule",
+                "constraint: avg_power_w <= 1500", "constraint: cost_usd <= 40000",
+                "constraint: gpu_memory_ok", "feasible", "source", "estimate.steps_per_joule"]:
+        assert col in table.columns, col
+    assert pd.read_csv(out / "trials.csv").shape == table.shape
+    for name in ["history", "importance", "slice workload.actors", "slice gpu.count"]:
+        assert report.files[name].endswith(".png"), name
+    assert report.simulated + report.simulations_saved + report.invalid == 14
+    assert report.finished_now == 14 and report.states["COMPLETE"] + report.states["PRUNED"] == 14
+    # the best configuration is a SystemSpec that simulates to the reported value
+    (best,) = report.best
+    spec = load_spec(best["file"])
+    sf = load_study_file(path)
+    assert simulate(sf.loaded_trace, spec, seed=sf.seed).steps_per_joule == pytest.approx(
+        best["values"]["steps_per_joule"])
+    assert "trial" in report.summary() and "saved" in report.summary()
+
+
+def test_repeated_point_costs_nothing(write_study):
+    path = write_study(space={"workload.actors": {"choices": [16]}}, trials=4)
+    report = run_study(path, progress=False)
+    assert (report.simulated, report.cache_hits) == (1, 3)
+    study = _study(path)
+    assert [t.user_attrs["source"] for t in study.trials] == ["simulated"] + ["cache"] * 3
+    # a later study over the same cache simulates nothing
+    report = run_study(path, trials=6, resume=True, progress=False)
+    assert report.simulated == 1 and report.cache_hits == 5
+    assert (path.parent / "out" / CACHE_FILE).is_file()
+
+
+def test_infeasible_points_are_kept_and_marked(write_study):
+    path = write_study(constraints=["avg_power_w <= 700"], trials=12,
+                       estimate={"prune": False}, sampler="random")
+    run_study(path, progress=False)
+    study = _study(path)
+    done = study.get_trials(states=(TrialState.COMPLETE,))
+    assert len(done) == 12
+    power = [t.user_attrs["metrics"]["avg_power_w"] for t in done]
+    violation = [t.constraints["avg_power_w <= 700"] for t in done]
+    assert any(p > 700 for p in power) and any(p <= 700 for p in power)
+    for p, v in zip(power, violation, strict=True):
+        assert (v > 0) == (p > 700) and v == pytest.approx((p - 700) / 700)
+    assert all(t.constraints["avg_power_w <= 700"] <= 0 for t in study.best_trials)
+
+
+def test_estimate_prunes_only_losers_and_records_why(write_study):
+    path = write_study(trials=30, constraints=["cost_usd <= 30000"])
+    report = run_study(path, progress=False)
+    study = _study(path)
+    pruned = [t for t in study.trials if t.user_attrs.get("source") == "pruned"]
+    assert report.pruned_by_estimate == len(pruned) > 0
+    best = study.best_value
+    sf = load_study_file(path)
+    for t in pruned:
+        assert t.user_attrs["note"].startswith(("dominated by estimate", "infeasible by estimate"))
+        spec = sf.search_space.spec(t.params, "t")
+        result = simulate(sf.loaded_trace, spec, seed=sf.seed)
+        assert result.steps_per_joule <= best or result.cost_usd > 30000
+
+
+def test_invalid_points_are_marked_not_fatal(write_study):
+    # the learner is placed on the GPU, so gpu.count 0 is not a machine
+    path = write_study(space={"gpu.count": {"int": [0, 2]}}, sampler="grid", trials=None)
+    report = run_study(path, progress=False)
+    assert report.invalid == 1 and report.states["PRUNED"] >= 1
+    study = _study(path)
+    (bad,) = [t for t in study.trials if t.user_attrs["source"] == "invalid"]
+    assert bad.params == {"gpu.count": 0}
+    assert "placement.learn is 'gpu' but the system has no gpu" in bad.user_attrs["note"]
+
+
+def test_user_attributes_hold_spec_metrics_and_worker(write_study):
+    path = write_study(trials=5, estimate={"prune": False})
+    run_study(path, progress=False)
+    t = _study(path).trials[0]
+    assert set(t.user_attrs) >= {"spec", "metrics", "estimate", "source", "bottleneck", "worker"}
+    assert t.user_attrs["spec"]["workload"]["actors"] == t.params["workload.actors"]
+    assert t.user_attrs["metrics"]["steps_per_joule"] == t.values[0]
+
+
+def test_existing_study_needs_resume_and_the_same_definition(write_study):
+    path = write_study(trials=3)
+    run_study(path, progress=False)
+    with pytest.raises(RldseError, match="already exists .* with 3 trials: pass --resume"):
+        run_study(path, trials=5, progress=False)
+    report = run_study(path, trials=5, resume=True, progress=False)
+    assert report.finished_now == 2
+    assert [t.number for t in _study(path).trials] == [0, 1, 2, 3, 4]
+    write_study(trials=5, seed=1)  # same file, another seed: another study
+    with pytest.raises(RldseError, match="was started from another trace, base, space"):
+        run_study(path, resume=True, progress=False)
+
+
+def test_two_local_workers_record_every_trial_once(write_study):
+    path = write_study(trials=16, estimate={"prune": False})
+    report = run_study(path, workers=2, progress=False)
+    study = _study(path)
+    numbers = [t.number for t in study.trials]
+    assert numbers == list(range(len(numbers)))
+    finished = study.get_trials(states=(TrialState.COMPLETE, TrialState.PRUNED))
+    assert len(finished) == len(numbers)
+    assert 16 <= len(numbers) <= 17  # two workers may start the last trial at once
+    by_worker = Counter(t.user_attrs["worker"] for t in study.trials)
+    assert len(by_worker) == 2 and sum(by_worker.values()) == len(numbers)
+    assert report.workers == 2
+
+
+def test_many_objectives_conditional_space_and_pareto_outputs(write_study):
+    path = write_study(
+        space={"placement.learn": {"choices": ["cpu", "gpu"]},
+               "gpu.count": {"int": [1, 4], "when": {"placement.learn": "gpu"}},
+               "workload.actors": {"int": [8, 64], "step": 8}},
+        objectives=[{"maximize": "steps_per_joule"}, {"minimize": "cost_usd"}],
+        sampler={"name": "nsga2", "options": {"population_size": 6}}, trials=18)
+    report = run_study(path, progress=False)
+    assert report.files["pareto"].endswith("pareto.png")
+    table = pd.read_parquet(report.files["trials.parquet"])
+    on_cpu = table[table["placement.learn"] == "cpu"]
+    assert not on_cpu.empty and on_cpu["gpu.count"].isna().all()  # not suggested there
+    front = table[table["best"]]
+    assert len(report.best) >= 1 and front["feasible"].all()
+    for _, p in front.iterrows():  # nothing finished dominates a Pareto point
+        done = table[table["state"] == "COMPLETE"]
+        assert not ((done["steps_per_joule"] >= p["steps_per_joule"])
+                    & (done["cost_usd"] <= p["cost_usd"])
+                    & ((done["steps_per_joule"] > p["steps_per_joule"])
+                       | (done["cost_usd"] < p["cost_usd"]))).any()
+    for b in report.best:
+        assert load_spec(b["file"]).placement.learn == b["params"]["placement.learn"]

@@ -1,0 +1,129 @@
+"""Study files: a good one loads; each kind of bad one fails before any trial, in one line
+naming the file and the key (the CLI turns RldseError into exit status 2)."""
+
+from __future__ import annotations
+
+import pytest
+
+from rldse.errors import RldseError
+from rldse.search import load_study_file, run_study
+
+
+def test_good_file_resolves_paths_space_and_outputs(write_study):
+    path = write_study(constraints=["avg_power_w <= 1500", "gpu_memory_ok"])
+    study = load_study_file(path)
+    assert study.study_name == "study"  # the folder of a study.yaml
+    assert study.out_dir == path.parent / "out"
+    assert [d.path for d in study.search_space.dims] == ["workload.actors", "workload.cores",
+                                                         "gpu.count"]
+    assert study.search_space.grid_size() == 8 * 8 * 4
+    assert study.directions == ["maximize"]
+    assert study.loaded_trace.meta.workload == "stand_in"
+    assert load_study_file(path).digest == study.digest
+
+
+def test_other_file_names_get_their_own_out_folder(write_study):
+    path = write_study()
+    other = path.with_name("ratio.yaml")
+    other.write_text(path.read_text())
+    study = load_study_file(other)
+    assert study.study_name == "ratio"
+    assert study.out_dir == path.parent / "out" / "ratio"
+
+
+def test_power_w_is_the_design_texts_name_for_average_power(write_study):
+    study = load_study_file(write_study(constraints=["power_w <= 1500"]))
+    assert study.parsed_constraints[0].names == ("avg_power_w",)
+
+
+BAD = [
+    ({"space": {"gpu.countt": {"int": [1, 2]}}}, "study.yaml: space.gpu.countt: unknown field"),
+    ({"space": {"cpu.clokc_mhz": {"float": [2000, 3000]}}},
+     "study.yaml: space.cpu.clokc_mhz: unknown field; did you mean 'clock_mhz'?"),
+    ({"space": {"workload.actors": {"int": [8, 1]}}},
+     "study.yaml: space.workload.actors: empty range [8, 1]"),
+    ({"space": {"gpu.preset": {"choices": []}}}, "study.yaml: space.gpu.preset: empty range"),
+    ({"space": {"gpu.count": {"int": [1, 100]}}}, "study.yaml: space.gpu.count: "),
+    ({"space": {"gpu.preset": {"choices": ["a100-40g", "b200"]}}},
+     "study.yaml: space.gpu.preset: unknown gpu preset 'b200'"),
+    ({"space": {"am.arrays": {"int": [64, 128], "when": {"placement.replya": "am"}}}},
+     "study.yaml: space.am.arrays.when: 'placement.replya'"),
+    ({"objectives": [{"maximize": "steps_per_joul"}]},
+     "study.yaml: objectives[0].maximize: unknown metric 'steps_per_joul'; did you mean "
+     "'steps_per_joule'"),
+    ({"objectives": [{"maximise": "steps_per_joule"}]},
+     "study.yaml: objectives[0]: 'maximise' is not a direction (use maximize or minimize)"),
+    ({"constraints": ["avg_powr_w <= 1500"]},
+     "study.yaml: constraints[0]: unknown metric 'avg_powr_w'"),
+    ({"constraints": ["avg_power_w == 1500"]}, "study.yaml: constraints[0]: "),
+    ({"constraints": ["spec.gpu.cuont <= 4"]},
+     "study.yaml: constraints[0]: 'spec.gpu.cuont': the system has no field 'gpu.cuont'"),
+    ({"sampler": "annealing"}, "study.yaml: sampler.name: unknown sampler 'annealing'"),
+    ({"sampler": {"name": "tpe", "options": {"n_startup": 5}}},
+     "study.yaml: sampler.options.n_startup: unknown option of the tpe sampler"),
+    ({"sampler": "grid", "space": {"cpu.clock_mhz": {"float": [2000, 3000]}}},
+     "study.yaml: space.cpu.clock_mhz: the grid sampler needs a step"),
+    ({"sampler": "cmaes", "objectives": [{"maximize": "steps_per_joule"},
+                                         {"minimize": "cost_usd"}]},
+     "study.yaml: sampler.name: 'cmaes' optimises one objective"),
+    ({"trace": "missing.parquet"}, "study.yaml: trace: "),
+    ({"base": {"cpu": {"preset": "xeon-platinum"}}}, "study.yaml: base: unknown cpu preset"),
+    ({"budget": 10}, "study.yaml: budget: unknown key"),
+    ({"space": {}}, "study.yaml: space: "),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), BAD, ids=[m.split(": ")[1] for _, m in BAD])
+def test_bad_file_fails_in_one_line_naming_the_key(write_study, change, message):
+    path = write_study(**change)
+    with pytest.raises(RldseError) as err:
+        load_study_file(path)
+    text = str(err.value)
+    assert text.startswith(str(path.parent)) and message in text, text
+    assert "\n" not in text
+    assert err.value.exit_code == 2
+
+
+def test_conditional_path_is_checked_with_its_condition_holding(write_study):
+    path = write_study(base={"cpu": {"preset": "epyc-7742"},
+                             "am": {"preset": "fefet-tcam-64", "arrays": 16}},
+                       space={"placement.replay": {"choices": ["cpu", "am"]},
+                              "am.arrays": {"int": [64, 1024], "log": True,
+                                            "when": {"placement.replay": "am"}}})
+    dims = load_study_file(path).search_space.dims
+    assert dims[1].when == (("placement.replay", ("am",)),)
+
+
+def test_a_cross_field_problem_of_some_points_is_left_to_the_trials(write_study):
+    # gpu.count 0 with the learner on the GPU is invalid, but only at that point
+    load_study_file(write_study(space={"gpu.count": {"int": [0, 4]}}))
+
+
+@pytest.mark.parametrize("storage_key", ["cli", "file"])
+def test_unreachable_storage_fails_naming_the_key(write_study, storage_key):
+    url = "postgresql://rldse:secret@127.0.0.1:1/none"
+    path = write_study(storage=url if storage_key == "file" else None)
+    with pytest.raises(RldseError) as err:
+        run_study(path, storage=url if storage_key == "cli" else None, progress=False)
+    text = str(err.value)
+    key = "--storage" if storage_key == "cli" else f"{path}: storage"
+    assert text.startswith(f"{key} postgresql://rldse:***@127.0.0.1:1/none: cannot open"), text
+    assert "secret" not in text and "\n" not in text
+
+
+def test_a_study_needs_a_budget(write_study):
+    path = write_study(trials=None)
+    with pytest.raises(RldseError, match=r"study.yaml: trials: no budget"):
+        run_study(path, progress=False)
+
+
+def test_cli_exits_2_with_one_line(write_study, capsys):
+    from rldse.cli import build_parser, main
+
+    if "search" not in build_parser()._subparsers._group_actions[0].choices:
+        pytest.skip("`rldse search` is not wired into rldse/cli.py yet")
+    path = write_study(space={"gpu.countt": {"int": [1, 2]}})
+    assert main(["search", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"rldse: error: {path}: space.gpu.countt: unknown field")
+    assert "\n" not in err
