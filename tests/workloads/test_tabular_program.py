@@ -1,0 +1,285 @@
+"""The tabular twin (tabular.program): replays on the capture host, a prediction of more
+worker processes against a real run, SwiftRL's shape on UPMEM, GPU and CPU placements,
+determinism, merged events, and one-line errors."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from rldse.errors import RldseError
+from rldse.sim import simulate
+from rldse.sim.machine import Machine
+from rldse.sim.validate import validate
+from rldse.system import parse_spec
+from rldse.trace import Trace
+from rldse.workloads import tabular
+from rldse.workloads.base import CaptureConfig
+
+DATA = Path("/work/shared/data/swiftrl")
+FROZENLAKE_100K = DATA / "FrozenLake_trajectories_100k.txt"
+needs_data = pytest.mark.skipif(not FROZENLAKE_100K.is_file(),
+                                reason="SwiftRL datasets not present")
+PIM_HOST = {"cpu": {"preset": "xeon-silver-4215", "sockets": 2}, "pim": {"preset": "upmem-p21"},
+            "placement": {"q_update": "pim"}}
+
+
+@cache
+def offline_trace(name: str = "FrozenLake_trajectories_10k.txt", agents: int = 4,
+                  passes: int = 4, ppr: int = 2, workers: int = 1, dtype: str = "int32",
+                  algorithm: str = "q_learning") -> Trace:
+    return tabular.capture(CaptureConfig(
+        workload="tabular", env_id="auto", dataset=str(DATA / name), agents=agents,
+        dtype=dtype, algorithm=algorithm,
+        options={"passes": passes, "passes_per_round": ppr, "workers": workers}))
+
+
+@cache
+def online_trace(env_id: str = "Taxi-v4", algorithm: str = "q_learning") -> Trace:
+    return tabular.capture(CaptureConfig(workload="tabular", env_id=env_id, steps=20_000,
+                                         algorithm=algorithm, seed=1))
+
+
+def run(trace: Trace, raw: dict, seed: int = 0):
+    return simulate(trace, parse_spec(raw), seed=seed)
+
+
+def pim(trace: Trace, **workload):
+    return run(trace, {**PIM_HOST, "workload": workload})
+
+
+# ---- replays on the capture host (rldse validate) ------------------------------------------
+
+@needs_data
+@pytest.mark.parametrize("trace", [
+    pytest.param(lambda: offline_trace(), id="offline-int32"),
+    pytest.param(lambda: offline_trace("Taxi_trajectories_10k.txt", agents=3, passes=2,
+                                       ppr=1, dtype="fp32", algorithm="sarsa"),
+                 id="offline-sarsa-fp32"),
+    pytest.param(lambda: online_trace(), id="online-q"),
+    pytest.param(lambda: online_trace("FrozenLake-v1", "sarsa"), id="online-sarsa"),
+])
+def test_validate_total_within_15_percent(trace):
+    """On its own host the twin uses the trace's measured costs, so what is tested is the
+    loop's structure: which work runs in sequence, and the untimed glue (time before the
+    first update, agent switches, per-round and per-step bookkeeping) measured from the
+    trace's timestamps. Every recorded phase matches exactly; the total within 15 %."""
+    table, result = validate(trace())
+    total = table.loc["TOTAL (wall)"]
+    assert abs(total["error"]) <= 0.15, table.to_string()
+    recorded = table.drop(index="TOTAL (wall)")
+    recorded = recorded[recorded["measured_s"] > 0]
+    assert (recorded["error"].abs() < 1e-3).all(), table.to_string()
+
+
+# ---- fidelity (b): predict two worker processes from a one-worker capture ---------------------
+
+@needs_data
+def test_two_workers_predicted_from_one_worker_capture():
+    """Capture 1 worker (4 agents), predict 2 workers (cores 2 on the host preset), run 2.
+
+    The bound is loose on purpose: the twin assumes each worker gets a whole core, and
+    this test runs on a shared 2-CPU host where other jobs (load average 2-3.5 while it
+    was written) often leave the two workers one core or less between them, and where one
+    capture's time per update varies by ~50 % from run to run (best of 2 kept). Measured /
+    predicted came out 0.9-4.3 there. So the test asks for [0.5, 6]: it catches a twin
+    that is far too pessimistic, or wrong by an order of magnitude, and no more; the 15 %
+    comparison is benchmarks/fidelity_tabular.py, for an idle host. What is exact here is
+    the prediction's structure: two workers halve the update time (up to the slower
+    worker's share of the trace's rows), not the host's average."""
+    def best(workers):
+        cfg = CaptureConfig(workload="tabular", env_id="auto", dataset=str(FROZENLAKE_100K),
+                            agents=4, options={"passes": 3, "workers": workers})
+        return min((tabular.capture(cfg) for _ in range(2)), key=lambda t: t.meta.wall_time_s)
+
+    one, two = best(1), best(2)
+    host = {"cpu": {"preset": "host"}, "workload": {"agents": 4}}
+    same = run(one, host)
+    host["workload"]["cores"] = 2
+    pred = run(one, host)
+    measured = two.meta.wall_time_s
+    ratio = measured / pred.sim_time_s
+    msg = (f"1 worker measured {one.meta.wall_time_s:.3f} s, replayed {same.sim_time_s:.3f} s; "
+           f"2 workers measured {measured:.3f} s, predicted {pred.sim_time_s:.3f} s")
+    assert 0.5 <= ratio <= 6.0, msg
+    # the same trace rows split over two workers: a round waits for the slower half
+    upd_1, upd_2 = same.breakdown_s["q_update_s"], pred.breakdown_s["q_update_s"]
+    assert 0.499 * upd_1 <= upd_2 <= 0.75 * upd_1, msg
+    assert pred.breakdown_s["aggregate_s"] == pytest.approx(same.breakdown_s["aggregate_s"])
+
+
+# ---- SwiftRL's shape on UPMEM ------------------------------------------------------------------
+
+@needs_data
+def test_swiftrl_kernel_scales_transfers_do_not():
+    """1M transitions on upmem-p21: the DPU kernel shrinks with the chunk per DPU (16x
+    fewer transitions each from 125 to 2,000 DPUs: at least 12x faster), while the table
+    transfers stay flat and the host's average (agents x S x A adds) grows."""
+    trace = offline_trace()
+    r = {d: pim(trace, transitions=1_000_000, agents=d) for d in (125, 500, 2000)}
+    b = {d: res.breakdown_s for d, res in r.items()}
+    msg = "\n".join(f"{d:5d} DPUs: " + ", ".join(f"{k} {v:.3g}" for k, v in s.items())
+                    for d, s in b.items())
+    assert b[125]["kernel_s"] / b[2000]["kernel_s"] >= 12, msg
+    assert b[125]["kernel_s"] > b[500]["kernel_s"] > b[2000]["kernel_s"], msg
+    assert b[2000]["inter_dpu_s"] >= b[125]["inter_dpu_s"], msg
+    assert b[2000]["dpu_to_cpu_s"] >= b[125]["dpu_to_cpu_s"], msg
+    assert b[2000]["inter_dpu_broadcast_s"] >= b[125]["inter_dpu_broadcast_s"], msg
+    share = {d: 1 - s["kernel_s"] / r[d].sim_time_s for d, s in b.items()}
+    assert share[2000] > share[125], msg
+    assert r[2000].env_steps == r[2000].updates == 1_000_000 * 4
+
+
+@needs_data
+def test_fp32_is_emulated_and_slower_than_int32():
+    trace = offline_trace()
+    fx = pim(trace, transitions=1_000_000, agents=2000, dtype="int32")
+    fp = pim(trace, transitions=1_000_000, agents=2000, dtype="fp32")
+    ratio = fp.breakdown_s["kernel_s"] / fx.breakdown_s["kernel_s"]
+    assert ratio > 3, f"FP32/INT32 kernel time {ratio:.2f}"
+    assert fp.sim_time_s > fx.sim_time_s
+
+
+@needs_data
+def test_dpu_instruction_mix_and_energy():
+    """Q-learning on FrozenLake (A = 4): the documented counts, 87 INT32 instructions
+    per update at PrIM's costs and 776 in emulated FP32; the DPUs' instruction energy
+    is updates x instructions x energy per instruction."""
+    trace = offline_trace()
+    m = Machine(trace, parse_spec({**PIM_HOST, "workload": {"agents": 100}}))
+    sh = tabular._offline(m, 100)
+    mix = tabular.dpu_mix(sh)
+    assert (mix.add, mix.mul, mix.native) == (6, 2, 23)
+    pm = m.model("pim")
+    assert pm.instructions(mix, "int32") == pytest.approx(87)
+    fp = tabular.dpu_mix(tabular._Offline(**{**sh.__dict__, "dtype": "fp32"}))
+    assert pm.instructions(fp, "fp32") == pytest.approx(6 * 66.4 + 2 * 179.2 + 19)
+    result = m.result(tabular.program(m))
+    dev = next(d for d in result.devices if d.name == "pim")
+    expected = float(pm.instruction_joules(result.updates * 87))
+    assert dev.action_j["dpu_instructions"] == pytest.approx(expected)
+    assert dev.energy_j == pytest.approx(dev.background_j + expected)
+
+
+def test_wram_layout():
+    """Taxi's 12 KB table fits beside 16 tasklets' stacks and 2 KB buffers; a 40 KB one
+    needs smaller buffers; a 64 KB one goes to MRAM."""
+    assert tabular.wram_layout(65536, 500 * 6 * 4, 16) == (True, 2048)
+    assert tabular.wram_layout(65536, 40_000, 16) == (True, 512)
+    assert tabular.wram_layout(65536, 65536, 16) == (False, 2048)
+    with pytest.raises(RldseError, match="do not fit in WRAM"):
+        tabular.wram_layout(16384, 100, 24)
+
+
+@needs_data
+def test_q_table_in_mram_pays_dma_per_update():
+    trace = offline_trace()
+    big = trace.meta.model_copy(update={"workload_info": {
+        **trace.meta.workload_info, "n_states": 4096, "q_table_bytes": 4096 * 4 * 4}})
+    in_mram = Trace(ops=trace.ops, meta=big, transitions=trace.transitions)
+    small = pim(trace, transitions=1_000_000, agents=1000)
+    large = pim(in_mram, transitions=1_000_000, agents=1000)
+    assert large.breakdown_s["kernel_s"] > 1.5 * small.breakdown_s["kernel_s"]
+
+
+# ---- GPU and CPU placements ------------------------------------------------------------------------
+
+@needs_data
+def test_gpu_kernel_is_a_dependent_chain_per_agent():
+    """With agents in parallel and transitions in order, the kernel is paced by the chunk:
+    4x the agents (a quarter of the chunk) is about 4x faster; the dataset must fit."""
+    trace = offline_trace()
+    raw = {"gpu": {"preset": "a100-40g"}, "placement": {"q_update": "gpu"}}
+    few = run(trace, {**raw, "workload": {"transitions": 1_000_000, "agents": 100}})
+    many = run(trace, {**raw, "workload": {"transitions": 1_000_000, "agents": 400}})
+    ratio = few.breakdown_s["kernel_s"] / many.breakdown_s["kernel_s"]
+    assert 3.5 < ratio < 4.05, ratio
+    assert few.gpu_memory_ok
+    oom = run(trace, {**raw, "workload": {"transitions": 4_000_000_000, "agents": 10**6}})
+    assert not oom.gpu_memory_ok and oom.gpu_memory_peak_bytes > 40 * 2**30
+
+
+@needs_data
+def test_cpu_more_cores_faster_and_agents_rescale():
+    """16 worker processes on 16 cores: updates up to 16x faster (a round waits for its
+    slowest worker, whose cost per transition comes from the trace's rows, which vary),
+    forks (2 ms each) and the host's average do not shrink; twice the data, twice the
+    update time."""
+    trace = offline_trace()
+    base = {"cpu": {"preset": "epyc-7742"}}
+    work = {"agents": 64, "transitions": 1_000_000}
+    one = run(trace, {**base, "workload": {**work, "cores": 1}})
+    many = run(trace, {**base, "workload": {**work, "cores": 16}})
+    ratio = one.breakdown_s["q_update_s"] / many.breakdown_s["q_update_s"]
+    assert 10 <= ratio <= 16 * 1.01
+    assert many.sim_time_s < one.sim_time_s / 6
+    double = run(trace, {**base, "workload": {**work, "cores": 1, "transitions": 2_000_000}})
+    ratio = double.breakdown_s["q_update_s"] / one.breakdown_s["q_update_s"]
+    assert ratio == pytest.approx(2, rel=0.05)
+
+
+# ---- engine properties ------------------------------------------------------------------------------
+
+@needs_data
+@pytest.mark.parametrize("raw", [
+    {**PIM_HOST, "workload": {"transitions": 100_000, "agents": 500}},
+    {"cpu": {"preset": "xeon-gold-6326"}, "workload": {"cores": 3, "agents": 7}},
+    {"gpu": {"preset": "h100-sxm"}, "placement": {"q_update": "gpu"}},
+])
+def test_same_seed_same_json(raw):
+    trace = offline_trace()
+    assert run(trace, raw, seed=3).to_json() == run(trace, raw, seed=3).to_json()
+
+
+def test_online_same_seed_same_json():
+    trace = online_trace()
+    raw = {"cpu": {"preset": "epyc-7742"}, "workload": {"env_steps": 55_555}}
+    a, b = run(trace, raw, seed=7), run(trace, raw, seed=7)
+    assert a.to_json() == b.to_json() and a.env_steps == 55_555
+
+
+@needs_data
+def test_events_grow_with_rounds_not_transitions():
+    trace = offline_trace()
+
+    def events(**workload):
+        m = Machine(trace, parse_spec({**PIM_HOST, "workload": workload}))
+        schedule, count = m.env.schedule, [0]
+
+        def counting(*args, **kwargs):
+            count[0] += 1
+            return schedule(*args, **kwargs)
+
+        m.env.schedule = counting
+        tabular.program(m)
+        return count[0]
+
+    assert events(transitions=10_000, passes=10) == events(transitions=10_000_000, passes=10)
+    assert events(transitions=10_000, passes=20) == events(transitions=10_000, passes=10) + 5
+
+
+@needs_data
+@pytest.mark.parametrize(("trace", "raw", "needle"), [
+    (lambda: online_trace(), {**PIM_HOST}, "placement.q_update: 'pim' runs offline"),
+    (lambda: online_trace(), {"gpu": {"preset": "a100-40g"}, "placement": {"q_update": "gpu"}},
+     "placement.q_update: 'gpu' runs offline"),
+    (lambda: online_trace(), {"workload": {"agents": 4}}, "online tabular traces run one"),
+    (lambda: offline_trace(), {"workload": {"passes": 3}}, "not a multiple of the trace's"),
+    (lambda: offline_trace(), {"workload": {"agents": 20_000}}, "need at least as many"),
+    (lambda: offline_trace(), {**PIM_HOST, "workload": {"transitions": 10**9, "agents": 64}},
+     "exceed its MRAM"),
+])
+def test_bad_requests_are_one_line_errors(trace, raw, needle):
+    with pytest.raises(RldseError, match=needle) as err:
+        run(trace(), raw)
+    assert "\n" not in str(err.value)
+
+
+def test_pim_placement_without_pim_part_is_one_line():
+    with pytest.raises(RldseError, match="placement.q_update is 'pim' but the system has no "
+                       "pim") as err:
+        from rldse.system import load_spec  # noqa: F401  (the same path the CLI takes)
+        parse_spec({"placement": {"q_update": "pim"}})
+    assert "\n" not in str(err.value)
