@@ -20,23 +20,27 @@ mean learn-op duration and the training-loop wall time; always exits 0. Then, as
 diagnosis, the learn step timed alone (interleaved, best of 15) and the program's rule
 applied to those times, beside an additive roofline (flops / F + bytes / B).
 
-Observed (shared 2-vCPU EPYC host, load average 1.8-3.5, five runs): at the captured
-batch the replay gives the measured learn time exactly and the loop 2-5 % short. Across
-batch sizes, mean learn op: 32 -> 128 -14 % to -33 %, 128 -> 32 +22 % to +57 %,
-64 -> 256 -4 % to -42 %, 256 -> 64 +6 % to +108 % (best of 3; one --quick run with a
-single capture per batch gave 32 -> 128 -46 %); mostly FAIL against 15 %. On the
-isolated learn step (capture noise removed): -13 % to -23 %, +19 % to +37 %, -20 % to
--39 %, +36 % to +86 %: the program under-predicts growth with batch size and
-over-predicts shrinkage. Why: it scales only the share of a learn op that the host
-roofline explains, max(flops / F, bytes / B) with F the fingerprint's 128³ single-thread
-matmul rate and B its 64 MiB copy bandwidth; a learn op is ~40 numpy kernels run one
+Observed (shared 2-vCPU EPYC host, load average 1.8-3.5, five runs) with the older rule
+max(flops / F, bytes / B): at the captured batch the replay gives the measured learn time
+exactly and the loop 2-5 % short. Across batch sizes, mean learn op: 32 -> 128 -14 % to
+-33 %, 128 -> 32 +22 % to +57 %, 64 -> 256 -4 % to -42 %, 256 -> 64 +6 % to +108 % (best
+of 3); on the isolated learn step (capture noise removed): -13 % to -23 %, +19 % to
++37 %, -20 % to -39 %, +36 % to +86 %. Why: a learn op is ~40 numpy kernels run one
 after another (GEMMs near F only at 64x64 layers and batch >= 64, 6-40 GFLOP/s for the
-4- and 2-wide layers; ReLU/mask/bias/TD kernels bounded by per-element loop speed), so
-its batch-proportional time is about twice the roofline's (measured 580-1,260 ns per
-extra sample against the model's 300-440 ns). The additive roofline closes only part of
-the gap. The fingerprint itself moved between processes (copy 9-33 GB/s, matmul 85-101
-GFLOP/s), and host load moved a batch size's mean learn op by up to 1.7x between
-captures, which is most of the spread above.
+4- and 2-wide layers; ReLU/mask/bias/TD kernels that allocate their result ran at 10-22
+GB/s per extra byte on 16-64 KiB arrays), so its batch-proportional time is about twice
+max(flops / F, bytes / B) (measured 580-1,260 ns per extra sample against 300-440 ns).
+
+The CPU model's roofline is now the sum flops / F + bytes / B (rldse/models/cpu.py):
+the kernels do not overlap. Same captures, old rule -> new rule, median |error| of the
+four cases over five runs: capture 25 -> 17 %, 29 -> 20 %, 33 -> 16 %, 27 -> 20 %,
+33 -> 24 %; isolated step 28 -> 19 %, 23 -> 13 %, 32 -> 4 %, 23 -> 13 %, 25 -> 16 %;
+every case moved toward zero in every run. What is left (isolated, B about 30 GB/s):
+32 -> 128 -8 % to -12 %, 128 -> 32 +12 % to +19 %, 64 -> 256 -13 % to -19 %,
+256 -> 64 +26 % to +40 %; the sum depends on B, and the fingerprint's copy rate moved
+between processes (9-34 GB/s) more than any other input. Host load moved a batch size's
+mean learn op by up to 1.7x between captures, which is most of the spread of the
+capture rows.
 """
 
 from __future__ import annotations
@@ -140,18 +144,17 @@ def isolated_learn_s(batches: list[int], rounds: int = 15, calls: int = 100) -> 
     return best
 
 
-def model_delta_s(trace: Trace, source: int, target: int, additive: bool = False) -> float:
+def model_delta_s(trace: Trace, source: int, target: int, overlap: bool = False) -> float:
     """What the program adds to a learn op going from ``source`` to ``target`` batch: the
-    change of the host roofline of dqn.learn_work, max(flops / F, bytes / B) (the CPU
-    model's rule). ``additive``: flops / F + bytes / B instead, i.e. the op's GEMMs
-    (compute-bound) and elementwise kernels (memory-bound) one after the other; a
-    diagnosis only, not what the program does."""
+    change of the host roofline of dqn.learn_work, flops / F + bytes / B (the CPU model's
+    rule). ``overlap``: max(flops / F, bytes / B) instead, the rule before 2026-11 (a
+    diagnosis only, not what the program does)."""
     info = trace.meta.workload_info
     host = cpu_from_host(trace.meta.host)
     w0, w1 = (learn_work(info["layer_sizes"], b, info["double"]) for b in (source, target))
-    if additive:
-        r0, r1 = (float(roofline_seconds(host, w.flops, 0, 0)
-                        + roofline_seconds(host, 0, w.bytes, 0)) for w in (w0, w1))
+    if overlap:
+        r0, r1 = (max(float(roofline_seconds(host, w.flops, 0, 0)),
+                      float(roofline_seconds(host, 0, w.bytes, 0))) for w in (w0, w1))
     else:
         r0, r1 = (float(roofline_seconds(host, w.flops, w.bytes, 0)) for w in (w0, w1))
     return r1 - r0
@@ -232,16 +235,16 @@ def main() -> None:
           + ", ".join(f"{b}: {v * 1e6:.1f} us" for b, v in iso.items())
           + f"; {slope * 1e9:.0f} ns per extra sample")
     print("the program's scaling rule applied to the isolated times (its systematic error, "
-          "capture noise removed), and, for diagnosis, an additive roofline:")
+          "capture noise removed), and, for diagnosis, the older max(flops/F, bytes/B) rule:")
     for case in cases:
         src_trace = traces[case.source]
         row = f"{f'{case.source} -> {case.target}':14s} {'isolated learn':16s} " \
               f"{iso[case.target]:11.6f}"
-        for additive in (False, True):
+        for overlap in (False, True):
             pred = iso[case.source] + model_delta_s(src_trace, case.source, case.target,
-                                                    additive)
+                                                    overlap)
             err = (pred - iso[case.target]) / iso[case.target]
-            row += f" {pred:11.6f} {err:+8.1%}" + (" (flops/F + bytes/B)" if additive else "")
+            row += f" {pred:11.6f} {err:+8.1%}" + (" (max(flops/F, bytes/B))" if overlap else "")
         print(row)
 
 

@@ -30,7 +30,11 @@ def _parse_set(pairs: Sequence[str]) -> dict:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise RldseError(f"--set {pair!r}: expected key=value")
-        out[key] = yaml.safe_load(raw)
+        try:
+            out[key] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise RldseError(f"--set {pair!r}: the value is not a valid YAML scalar or list") \
+                from None
     return out
 
 
@@ -167,6 +171,8 @@ def cmd_validate(args: argparse.Namespace) -> None:
 
     table, result = validate(load_trace(args.trace), seed=args.seed)
     print(f"{args.trace}: replayed on its capture host ({result.devices[0].preset})")
+    print("per-phase rows check the program's accounting (scale factor 1 on the capture "
+          "host); TOTAL is the check of its structure: what it overlaps, merges or omits")
     print(table.to_string(float_format=lambda x: f"{x:.4g}"))
 
 

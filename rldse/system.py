@@ -95,13 +95,22 @@ class Knobs(BaseModel):
                                     description="tabular: dataset size to train on")
     agents: int | None = Field(default=None, ge=1, le=10**7,
                                description="tabular: agents (default one per DPU or core)")
-    passes: int | None = Field(default=None, ge=1, le=10**6, description="tabular: rounds")
+    passes: int | None = Field(default=None, ge=1, le=10**6,
+                               description="tabular: total passes over each agent's chunk")
     dtype: Literal["fp32", "int32"] | None = None
     tasklets: int | None = Field(default=None, ge=1, le=24)
     obs_bytes: int | None = Field(default=None, ge=1, le=2**40,
                                   description="bytes per observation (TimeRL-style what-ifs)")
     gpu_swap: bool = Field(default=False,
                            description="swap GPU buffers to host memory instead of OOM")
+    epochs: int | None = Field(default=None, ge=1, le=10_000,
+                               description="on-policy: passes over each rollout (default: "
+                                           "the trace's)")
+    resident_steps: int | None = Field(
+        default=None, ge=1, le=10**7,
+        description="on-policy: rollout steps the learner must hold on its GPU at once "
+                    "(default: the whole rollout, as Monte-Carlo returns need; an n-step "
+                    "TD objective needs n + 1)")
 
 
 class SystemSpec(BaseModel):
@@ -127,11 +136,20 @@ class SystemSpec(BaseModel):
                 if getattr(self.placement, phase) == kind and missing:
                     raise ValueError(f"placement.{phase} is '{kind}' but the system has no "
                                      f"{kind} (add a '{kind}:' part)")
+        if (self.placement.replay == "table") != (self.placement.learn == "table"):
+            raise ValueError("placement.replay and placement.learn: a measured table gives "
+                             "both replay manager and learner, or neither ('table' for both)")
         return self
 
     @property
     def digest(self) -> str:
-        text = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        """Content digest: a table's file counts by its bytes, not by where it lies."""
+        data = self.model_dump(mode="json")
+        if self.table is not None:
+            path = Path(self.table.latency_csv)
+            data["table"]["latency_csv"] = (hashlib.sha256(path.read_bytes()).hexdigest()
+                                            if path.is_file() else path.name)
+        text = json.dumps(data, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def parts(self, host: HostFingerprint) -> dict[str, PartSpec]:
@@ -190,7 +208,9 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> SystemSpe
     if not path.is_file():
         raise RldseError(f"{path}: no such file")
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError as exc:
+        raise RldseError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f"line {mark.line + 1}: " if mark else ""

@@ -78,7 +78,8 @@ class TraceMeta(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     schema_version: int = SCHEMA_VERSION
-    workload: str = Field(description="rldse workload family: tabular, dqn, ddpg, actor_learner")
+    workload: str = Field(description="rldse workload family (tabular, dqn, ddpg, "
+                          "actor_learner): the module that captures and simulates the loop")
     algorithm: str = Field(description="q_learning, sarsa, dqn, dqn_per, ddpg, a2c, ...")
     env_id: str
     seed: int
@@ -99,10 +100,11 @@ class Trace:
     ops: pd.DataFrame
     meta: TraceMeta
     transitions: pd.DataFrame | None = None
+    source: str = field(default="ops", repr=False, compare=False)  # names errors: file or 'ops'
     _digest: str | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.ops = normalize_ops(self.ops, where="ops")
+        self.ops = normalize_ops(self.ops, where=self.source)
 
     # ---- content -------------------------------------------------------------------
     @property
@@ -224,14 +226,13 @@ def load_trace(path: str | Path) -> Trace:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])
         raise RldseError(f"{path}: meta field '{loc}': {err['msg']}") from None
-    ops = normalize_ops(table.to_pandas(), where=str(path))
     transitions = None
     if _TRANSITIONS_KEY in md:
         try:
             transitions = _decode_frame(md[_TRANSITIONS_KEY])
         except (pa.ArrowException, ValueError) as exc:
             raise RldseError(f"{path}: embedded transitions are unreadable ({exc})") from None
-    return Trace(ops=ops, meta=meta, transitions=transitions)
+    return Trace(ops=table.to_pandas(), meta=meta, transitions=transitions, source=str(path))
 
 
 # ---- helpers ---------------------------------------------------------------------------

@@ -18,9 +18,16 @@ __all__ = ["Machine", "Outcome", "Result", "simulate"]
 def simulate(trace: Trace, spec: SystemSpec, seed: int = 0,
              timeline: str | Path | None = None) -> Result:
     """Run the trace's workload program on the machine `spec` describes."""
-    module = import_module(f"rldse.workloads.{trace.meta.workload}")
+    name = f"rldse.workloads.{trace.meta.workload}"
+    try:
+        module = import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        module = None
     if not hasattr(module, "program"):
-        raise RldseError(f"workload '{trace.meta.workload}' has no simulated program yet")
+        raise RldseError(f"trace {trace.digest}: workload '{trace.meta.workload}' has no "
+                         "simulated program (known: tabular, dqn, ddpg, actor_learner)")
     machine = Machine(trace, spec, seed=seed, timeline=timeline is not None)
     outcome = module.program(machine)
     result = machine.result(outcome)

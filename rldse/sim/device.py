@@ -9,8 +9,9 @@ added by the programs with the estimator that produced it.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
+
+from rldse.sim.lanes import Lanes
 
 
 @dataclass
@@ -40,22 +41,20 @@ class Device:
     def __post_init__(self) -> None:
         if self.lanes < 1:
             raise ValueError(f"{self.name}: lanes must be >= 1")
-        self._free = [(0.0, k) for k in range(self.lanes)]  # heap of (free at, lane)
-        # a whole-device booking frees every lane at `_floor`; a lane is free at
-        # max(its own time, floor), so book_all is O(1) even on 2,560 DPUs
-        self._floor = 0.0
-        self._latest = 0.0  # the latest end of any booking
+        self._lanes = Lanes(self.lanes)
 
     def book(self, now_s: float, dur_s: float, phase: str) -> float:
         """Run `dur_s` of `phase` on the earliest-free lane from `now_s`; return the end time."""
-        free_at, lane = self._free[0]
-        if free_at < self._floor:
-            free_at = self._floor
-        start = now_s if now_s > free_at else free_at
-        end = start + dur_s
-        heapq.heapreplace(self._free, (end, lane))
-        if end > self._latest:
-            self._latest = end
+        start, end, lane = self._lanes.reserve(now_s, dur_s)
+        self.account(phase, dur_s, 1)
+        if self.timeline is not None:
+            self.timeline.append((self.name, lane, phase, start, dur_s))
+        return end
+
+    def book_on(self, subset: Lanes, now_s: float, dur_s: float, phase: str) -> float:
+        """Like `book`, on a subset of this device's lanes that a program reserved for one
+        role (e.g. the cores actors may use); returns the end time."""
+        start, end, lane = subset.reserve(now_s, dur_s)
         self.account(phase, dur_s, 1)
         if self.timeline is not None:
             self.timeline.append((self.name, lane, phase, start, dur_s))
@@ -63,9 +62,7 @@ class Device:
 
     def book_all(self, now_s: float, dur_s: float, phase: str) -> float:
         """Run `dur_s` of `phase` on every lane at once (a whole-device kernel)."""
-        start = max(now_s, self._latest)
-        end = start + dur_s
-        self._floor = self._latest = end
+        start, end = self._lanes.reserve_all(now_s, dur_s)
         self.account(phase, dur_s * self.lanes, 1)
         if self.timeline is not None:
             self.timeline.append((self.name, -1, phase, start, dur_s))

@@ -11,7 +11,6 @@ one timeout (DESIGN.md: merged events).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 import numpy as np
 import simpy
@@ -65,6 +64,7 @@ class Outcome:
     gpu_memory_peak_bytes: int = 0
     gpu_memory_ok: bool = True
     swapped_bytes: int = 0
+    am_capacity_ok: bool = True
 
 
 class Machine:
@@ -95,7 +95,7 @@ class Machine:
                     cost_usd=float(self.parts[kind].price_usd), timeline=self.timeline)
         if spec.table is not None:
             self._add_table_devices(spec)
-        self._costs: dict[tuple[str, str], np.ndarray] = {}
+        self._costs: dict[tuple[str, str, int], np.ndarray] = {}
 
     def _add_table_devices(self, spec: SystemSpec) -> None:
         """One Device per table row used; a row that runs replay and learner gets 2 lanes."""
@@ -133,11 +133,22 @@ class Machine:
     def gpus(self) -> list[Device]:
         return [d for d in self.devices.values() if d.kind == "gpu"]
 
-    @cached_property
-    def layers(self) -> int:
+    def info(self, key: str):
+        """A workload_info entry the program needs; a one-line error if the trace lacks it."""
         info = self.trace.meta.workload_info
-        sizes = info.get("layer_sizes") or info.get("policy_layer_sizes") or []
-        return max(len(sizes) - 1, 0)
+        if key not in info:
+            raise RldseError(f"trace {self.trace.digest}: workload_info has no '{key}' "
+                             f"({self.trace.meta.workload} traces from this rldse have it; "
+                             "capture the trace again)")
+        return info[key]
+
+    def require_default(self, knobs: tuple[str, ...], workload: str) -> None:
+        """Refuse knobs a program does not model, rather than silently ignoring them."""
+        defaults = type(self.knobs)()
+        for name in knobs:
+            if getattr(self.knobs, name) != getattr(defaults, name):
+                raise RldseError(f"workload.{name}: not used by {workload} programs "
+                                 "(leave it unset)")
 
     # ---- trace costs ----------------------------------------------------------------
     def trace_ops(self, phase: str) -> OpColumns:
@@ -146,16 +157,17 @@ class Machine:
             raise RldseError(f"trace {self.trace.digest} has no '{phase}' operations")
         return OpColumns.from_frame(rows)
 
-    def phase_cost(self, phase: str, kind: str) -> np.ndarray:
-        """Seconds for each trace row of `phase` on part `kind` (cached)."""
-        key = (phase, kind)
+    def phase_cost(self, phase: str, kind: str, layers: int = 0) -> np.ndarray:
+        """Seconds for each trace row of `phase` on part `kind` (cached). On a GPU the
+        kernel count grows with the network's `layers`, which only the workload knows;
+        0 counts the fixed kernels alone, a lower bound (what the search's estimate uses)."""
+        key = (phase, kind, layers)
         if key not in self._costs:
             ops = self.trace_ops(phase)
             model = self.model(kind)
-            if kind == "gpu":
-                self._costs[key] = np.asarray(model.op_seconds(ops, layers=self.layers))
-            else:
-                self._costs[key] = np.asarray(model.op_seconds(ops))
+            costs = model.op_seconds(ops, layers=layers) if kind == "gpu" else \
+                model.op_seconds(ops)
+            self._costs[key] = np.asarray(costs)
         return self._costs[key]
 
     def cycle(self, phase: str, kind: str) -> Cycle:
@@ -182,5 +194,6 @@ class Machine:
             cost_usd=cost, bottleneck=name, critical_share=share,
             gpu_memory_peak_bytes=outcome.gpu_memory_peak_bytes,
             gpu_memory_ok=outcome.gpu_memory_ok, swapped_bytes=outcome.swapped_bytes,
+            am_capacity_ok=outcome.am_capacity_ok,
             breakdown_s=outcome.breakdown_s, devices=devices, phases=phases,
             trace_digest=self.trace.digest, spec_digest=self.spec.digest, seed=self.seed)

@@ -59,6 +59,8 @@ class Result(BaseModel):
     gpu_memory_peak_bytes: int = 0
     gpu_memory_ok: bool = True
     swapped_bytes: int = 0
+    am_capacity_ok: bool = Field(default=True, description="the replay buffer fits the TCAM "
+                                 "arrays' rows")
     breakdown_s: dict[str, float] = Field(default_factory=dict,
                                           description="program-specific time split")
     devices: list[DeviceStats]

@@ -40,13 +40,14 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from rldse.errors import RldseError
 from rldse.models import OpColumns
 from rldse.models.cpu import roofline_seconds
 from rldse.sim.machine import Cycle, Machine, Outcome
 from rldse.trace import Trace
+from rldse.workloads import base
 from rldse.workloads.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.mlp import (
     F32,
@@ -99,35 +100,12 @@ _FIXED = ("env_id", "steps", "seed", "actors")  # set by CaptureConfig, not by o
 
 def config_for(cfg: CaptureConfig) -> PPOConfig:
     """Defaults, then the capture request, then its options. RldseError on bad input."""
-    fixed = set(cfg.options) & set(_FIXED)
-    if fixed:
-        raise RldseError(f"actor_learner option '{sorted(fixed)[0]}' is set by the capture "
-                         "itself, not by options")
-    values: dict[str, Any] = dict(env_id=cfg.env_id, seed=cfg.seed, actors=cfg.actors,
-                                  **cfg.options)
-    if cfg.steps is not None:
-        values["steps"] = cfg.steps
-    try:
-        return PPOConfig(**values)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"actor_learner option '{loc}': {err['msg']}") from None
+    return base.workload_config(PPOConfig, "actor_learner", cfg, _FIXED, actors=cfg.actors)
 
 
 def make_env(env_id: str) -> gym.Env:
     """A gymnasium env with a flat Box observation and Discrete actions, or RldseError."""
-    try:
-        env = gym.make(env_id)
-    except gym.error.Error as exc:
-        raise RldseError(f"env '{env_id}': {exc}") from None
-    obs, act = env.observation_space, env.action_space
-    if not (isinstance(obs, gym.spaces.Box) and len(obs.shape) == 1
-            and isinstance(act, gym.spaces.Discrete)):
-        env.close()
-        raise RldseError(f"env '{env_id}': actor_learner needs a flat Box observation and "
-                         f"Discrete actions, found {obs} and {act}")
-    return env
+    return base.make_env(env_id, "actor_learner", "discrete")
 
 
 class Policy:
@@ -562,6 +540,16 @@ def program(m: Machine) -> Outcome:
     host memory (``swapped_bytes``) and every epoch streams them over the link, charged
     each iteration. ``gpu_memory(m)`` returns the buffers by name.
 
+    ``epochs`` (default: the trace's) is the passes over each rollout. ``resident_steps``
+    W is how many of the rollout's T steps the learner must hold on the GPU at once: the
+    whole rollout (default) is what Monte-Carlo returns need, since the first step's
+    return waits for the last reward; an n-step TD objective needs only W = n + 1. With
+    W < T the rollout buffers hold W steps, a minibatch draws from at most N·E·W
+    transitions, and the rollout is streamed to the GPU window by window every epoch
+    (⌈T/W⌉ copies of its bytes per epoch) instead of being copied once and kept. The
+    rollout is produced in host memory by the actors either way, so W changes what must
+    fit on the GPU, not how many bytes cross the link in a one-epoch learner.
+
     ``breakdown_s`` (totals over the run): ``startup_s`` (starting the actor processes:
     the capture's time before its first operation, per actor), ``rollout_s`` (collection,
     from the first actor's release to the last rollout), ``sync_s`` (until the last
@@ -660,7 +648,7 @@ class _Sim:
         # envs per actor as in the trace unless the spec sets it (its default, 1, is no choice)
         self.E = k.envs_per_actor if "envs_per_actor" in k.model_fields_set else self.t_envs
         self.T = k.rollout_len or self.t_T
-        self.epochs = int(info["epochs"])
+        self.epochs = k.epochs or int(info["epochs"])
         t_obs_dim = int(info["obs_dim"])
         self.t_obs_bytes = F32 * t_obs_dim
         self.obs_bytes = k.obs_bytes or self.t_obs_bytes
@@ -670,7 +658,10 @@ class _Sim:
         self.params = n_params(self.pi) + n_params(self.v)
         self.layers = len(self.pi) - 1 + len(self.v) - 1  # both networks' layers
         self.S = self.N * self.E * self.T  # transitions per iteration
-        self.mb = min(k.batch_size or int(info["minibatch_size"]), self.S)
+        # steps of the rollout the learner holds on its GPU at once (program docstring)
+        self.W = min(k.resident_steps or self.T, self.T)
+        self.S_res = self.N * self.E * self.W
+        self.mb = min(k.batch_size or int(info["minibatch_size"]), self.S_res)
         self.n_mb = self.epochs * math.ceil(self.S / self.mb)
         env_rows = m.trace.ops["phase"] == "env_step"
         total = k.env_steps or int(m.trace.ops.loc[env_rows, "items"].sum())
@@ -764,6 +755,12 @@ class _Sim:
             if self.memory.swapped:
                 per_mb = self.mb * (self.obs_bytes + _MINIBATCH_SCALARS * F32)
                 self.swap_s = float(self.n_mb * g.copy_seconds(per_mb))
+            elif self.W < self.T:  # streamed through the resident window, every epoch
+                windows = math.ceil(self.T / self.W)
+                per = self.N * self.payload / windows
+                self.rollout_copy_s = float(
+                    self.epochs * g.copy_seconds(np.full(windows, per)).sum()
+                    + g.copy_seconds(self.N * self.E * self.obs_bytes))
             else:
                 self.rollout_copy_s = float(g.copy_seconds(
                     self.N * (self.payload + self.E * self.obs_bytes)))
@@ -1106,6 +1103,38 @@ def gpu_memory(m: Machine) -> GpuMemory:
     return _Sim(m).memory
 
 
+@dataclass(frozen=True)
+class UnitCosts:
+    """Mean seconds of program(m)'s units of work on its parts (for analytic rate models:
+    the same costs the simulation books)."""
+
+    actors: int
+    envs_per_actor: int
+    rollout_len: int
+    cores: int  # CPU cores the actors get
+    env_step_s: float  # one vector step of an actor's envs on a core, resets included
+    act_s: list[float]  # central: one inference batch of b actors (index b); local: [0, one act]
+    learn_step_s: float  # one minibatch step on the learner's device
+    minibatch: int
+    epochs: int
+    handoff_s: float  # the learner receiving one rollout (on its CPU core)
+    sync_s: float  # one parameter send
+    inference_on_learner_gpu: bool  # inference batches queue with the learner's steps
+
+
+def unit_costs(m: Machine) -> UnitCosts:
+    """Mean costs of program(m)'s work units on machine m (see UnitCosts)."""
+    s = _Sim(m)
+    act = s.fwd if s.central else [0.0, float(np.mean([c.mean_s for c in s.act_c]))]
+    on_gpu0 = s.place.learn == "gpu" and s.place.act == "gpu"  # gpu0 serves inference too
+    return UnitCosts(
+        actors=s.N, envs_per_actor=s.E, rollout_len=s.T, cores=s.C,
+        env_step_s=float(np.mean(s.env_per_vstep)) + s.reset_per_vstep,
+        act_s=[float(a) for a in act], learn_step_s=s.learn_c.mean_s, minibatch=s.mb,
+        epochs=s.epochs, handoff_s=s.recv_c.mean_s, sync_s=s.send_c.mean_s,
+        inference_on_learner_gpu=on_gpu0)
+
+
 def _gpu_memory(s: _Sim) -> GpuMemory:
     """Buffers per GPU (program docstring); the learner's GPU is gpu0."""
     if s.gpu is None:
@@ -1116,9 +1145,9 @@ def _gpu_memory(s: _Sim) -> GpuMemory:
     if place.learn == "gpu":
         gpu0 = {
             "parameters, gradients, Adam m and v": 4 * F32 * s.params,
-            "rollout observations": s.S * s.obs_bytes,
+            "rollout observations": s.S_res * s.obs_bytes,
             "bootstrap observations": s.N * s.E * s.obs_bytes,
-            "rollout scalars": s.S * _PER_TRANSITION_SCALARS * F32,
+            "rollout scalars": s.S_res * _PER_TRANSITION_SCALARS * F32,
             "minibatch copy": s.mb * (s.obs_bytes + _MINIBATCH_SCALARS * F32),
             "minibatch activations and their gradients": 2 * s.mb * widths * F32,
         }

@@ -6,11 +6,13 @@ import platform
 from collections.abc import Callable
 from functools import lru_cache
 from importlib import metadata
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+import gymnasium as gym
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from rldse.errors import RldseError
 from rldse.host import HostFingerprint
 from rldse.host import measure as measure_host
 from rldse.trace import Trace, TraceMeta
@@ -40,6 +42,56 @@ class CaptureConfig(BaseModel):
     agents: int = Field(default=1, ge=1, description="tabular offline: chunks/agents")
     dtype: Literal["fp32", "int32"] = "fp32"
     options: dict[str, Any] = Field(default_factory=dict, description="workload-specific knobs")
+
+
+ConfigT = TypeVar("ConfigT", bound=BaseModel)
+
+#: What make_env's ``action`` kinds require, as its error message says it.
+_SPACE_NEEDS = {
+    "discrete": "a flat Box observation and Discrete actions",
+    "box": "flat Box observations and Box actions",
+}
+
+
+def workload_config(model: type[ConfigT], workload: str, cfg: CaptureConfig,
+                    fixed: tuple[str, ...], defaults: dict[str, Any] | None = None,
+                    **extra: Any) -> ConfigT:
+    """``model`` from ``defaults``, then the capture request (env, seed, ``extra``, steps),
+    then its options; one shared path so that every workload rejects options the capture
+    sets itself (``fixed``) and reports a bad option as the same one-line RldseError."""
+    taken = set(cfg.options) & set(fixed)
+    if taken:
+        raise RldseError(f"{workload} option '{sorted(taken)[0]}' is set by the capture "
+                         "itself, not by options")
+    values: dict[str, Any] = dict(defaults or {})
+    values.update(env_id=cfg.env_id, seed=cfg.seed, **extra)
+    values.update(cfg.options)
+    if cfg.steps is not None:
+        values["steps"] = cfg.steps
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise RldseError(f"{workload} option '{loc}': {err['msg']}") from None
+
+
+def make_env(env_id: str, workload: str, action: Literal["discrete", "box"]) -> gym.Env:
+    """A gymnasium env with a flat Box observation and ``action``-kind actions (a 1-D Box
+    for "box"), or a one-line RldseError: the numpy MLP workloads handle nothing else, and
+    a bad env id or space should fail before any capture starts."""
+    try:
+        env = gym.make(env_id)
+    except gym.error.Error as exc:
+        raise RldseError(f"env '{env_id}': {exc}") from None
+    obs, act = env.observation_space, env.action_space
+    act_ok = (isinstance(act, gym.spaces.Discrete) if action == "discrete"
+              else isinstance(act, gym.spaces.Box) and len(act.shape) == 1)
+    if not (isinstance(obs, gym.spaces.Box) and len(obs.shape) == 1 and act_ok):
+        env.close()
+        raise RldseError(f"env '{env_id}': {workload} needs {_SPACE_NEEDS[action]}, "
+                         f"found {obs} and {act}")
+    return env
 
 
 @lru_cache(maxsize=1)

@@ -21,12 +21,12 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from rldse.errors import RldseError
 from rldse.sim.machine import Machine, Outcome
 from rldse.trace import Trace
-from rldse.workloads import offpolicy
+from rldse.workloads import base, offpolicy
 from rldse.workloads.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.mlp import (
     F32,
@@ -72,33 +72,13 @@ _FIXED = ("env_id", "steps", "seed")  # set by CaptureConfig, not by options
 
 def config_for(cfg: CaptureConfig) -> DDPGConfig:
     """Defaults, then the capture request, then its options. RldseError on bad input."""
-    fixed = set(cfg.options) & set(_FIXED)
-    if fixed:
-        raise RldseError(f"ddpg option '{sorted(fixed)[0]}' is set by the capture itself, "
-                         "not by options")
-    values: dict[str, Any] = dict(env_id=cfg.env_id, seed=cfg.seed, **cfg.options)
-    if cfg.steps is not None:
-        values["steps"] = cfg.steps
-    try:
-        return DDPGConfig(**values)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"ddpg option '{loc}': {err['msg']}") from None
+    return base.workload_config(DDPGConfig, "ddpg", cfg, _FIXED)
 
 
 def make_env(env_id: str) -> gym.Env:
     """A gymnasium env with flat Box observations and one symmetric Box action bound."""
-    try:
-        env = gym.make(env_id)
-    except gym.error.Error as exc:
-        raise RldseError(f"env '{env_id}': {exc}") from None
-    obs, act = env.observation_space, env.action_space
-    if not (isinstance(obs, gym.spaces.Box) and len(obs.shape) == 1
-            and isinstance(act, gym.spaces.Box) and len(act.shape) == 1):
-        env.close()
-        raise RldseError(f"env '{env_id}': ddpg needs flat Box observations and Box actions, "
-                         f"found {obs} and {act}")
+    env = base.make_env(env_id, "ddpg", "box")
+    act = env.action_space
     high = np.asarray(act.high, np.float64)
     if not (np.all(np.isfinite(high)) and np.allclose(high, high[0])
             and np.allclose(act.low, -high)):
@@ -323,13 +303,13 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
 
 def program(m: Machine) -> Outcome:
     """DDPG on a simulated machine: the shared off-policy loop with DDPG's shapes."""
-    info = m.trace.meta.workload_info
-    actor, critic = info["actor_sizes"], info["critic_sizes"]
+    actor, critic = m.info("actor_sizes"), m.info("critic_sizes")
     shape = offpolicy.Shape(
-        batch=info["batch_size"], learn_every=info["learn_every"],
-        capacity=info["replay_capacity"], transition_bytes=info["transition_bytes"],
-        act_params=info["actor_n_params"],
-        learn_params=info["actor_n_params"] + info["critic_n_params"],
-        target_sync=1, prioritized=False, learning_starts=info["warmup_steps"],
+        batch=m.info("batch_size"), learn_every=m.info("learn_every"),
+        capacity=m.info("replay_capacity"), transition_bytes=m.info("transition_bytes"),
+        obs_bytes=4 * m.info("obs_dim"), act_layers=len(actor) - 1,
+        learn_layers=len(actor) - 1 + len(critic) - 1, act_params=m.info("actor_n_params"),
+        learn_params=m.info("actor_n_params") + m.info("critic_n_params"),
+        target_sync=1, prioritized=False, learning_starts=m.info("warmup_steps"),
         learn_work=lambda batch: learn_work(actor, critic, batch))
     return offpolicy.program(m, shape)

@@ -23,12 +23,11 @@ from typing import Any, Literal
 
 import gymnasium as gym
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from rldse.errors import RldseError
 from rldse.sim.machine import Machine, Outcome
 from rldse.trace import Trace
-from rldse.workloads import offpolicy
+from rldse.workloads import base, offpolicy
 from rldse.workloads.amper import AmperReplay
 from rldse.workloads.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.mlp import (
@@ -98,35 +97,13 @@ _FIXED = ("env_id", "steps", "seed", "replay")  # set by CaptureConfig, not by o
 
 def config_for(cfg: CaptureConfig) -> DQNConfig:
     """Per-env defaults, then the capture request, then its options. RldseError on bad input."""
-    fixed = set(cfg.options) & set(_FIXED)
-    if fixed:
-        raise RldseError(f"dqn option '{sorted(fixed)[0]}' is set by the capture itself, "
-                         "not by options")
-    values = dict(ENV_DEFAULTS.get(cfg.env_id, GENERIC_DEFAULTS))
-    values.update(env_id=cfg.env_id, seed=cfg.seed, replay=cfg.replay, **cfg.options)
-    if cfg.steps is not None:
-        values["steps"] = cfg.steps
-    try:
-        return DQNConfig(**values)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"dqn option '{loc}': {err['msg']}") from None
+    return base.workload_config(DQNConfig, "dqn", cfg, _FIXED,
+                           ENV_DEFAULTS.get(cfg.env_id, GENERIC_DEFAULTS), replay=cfg.replay)
 
 
 def make_env(env_id: str) -> gym.Env:
     """A gymnasium env with a flat Box observation and Discrete actions, or RldseError."""
-    try:
-        env = gym.make(env_id)
-    except gym.error.Error as exc:
-        raise RldseError(f"env '{env_id}': {exc}") from None
-    obs, act = env.observation_space, env.action_space
-    if not (isinstance(obs, gym.spaces.Box) and len(obs.shape) == 1
-            and isinstance(act, gym.spaces.Discrete)):
-        env.close()
-        raise RldseError(f"env '{env_id}': dqn needs a flat Box observation and Discrete "
-                         f"actions, found {obs} and {act}")
-    return env
+    return base.make_env(env_id, "dqn", "discrete")
 
 
 class DQNAgent:
@@ -353,15 +330,18 @@ def capture_config(dcfg: DQNConfig, progress: Progress = no_progress) -> Trace:
 
 def program(m: Machine) -> Outcome:
     """DQN on a simulated machine: the shared off-policy loop with DQN's shapes."""
-    info = m.trace.meta.workload_info
-    sizes, double = info["layer_sizes"], info["double"]
+    sizes, double = m.info("layer_sizes"), m.info("double")
+    learn_every = m.info("learn_every")
     shape = offpolicy.Shape(
-        batch=info["batch_size"], learn_every=info["learn_every"],
-        capacity=info["replay_capacity"], transition_bytes=info["transition_bytes"],
-        act_params=info["n_params"], learn_params=info["n_params"],
-        target_sync=max(1, info["target_sync"] // info["learn_every"]),
-        prioritized=info["replay"] != "uniform", learning_starts=info["learning_starts"],
-        learn_work=lambda batch: learn_work(sizes, batch, double), **_am_work(info))
+        batch=m.info("batch_size"), learn_every=learn_every,
+        capacity=m.info("replay_capacity"), transition_bytes=m.info("transition_bytes"),
+        obs_bytes=4 * m.info("obs_dim"), act_layers=len(sizes) - 1,
+        learn_layers=len(sizes) - 1, act_params=m.info("n_params"),
+        learn_params=m.info("n_params"),
+        target_sync=max(1, m.info("target_sync") // learn_every),
+        prioritized=m.info("replay") != "uniform", learning_starts=m.info("learning_starts"),
+        learn_work=lambda batch: learn_work(sizes, batch, double),
+        **_am_work(m.trace.meta.workload_info))
     return offpolicy.program(m, shape)
 
 

@@ -4,17 +4,19 @@ Actors step environments, choose actions and insert transitions; a learner sampl
 batch, learns, and updates priorities; parameters go back to the actors. Placement
 (SystemSpec.placement) puts `act`, `replay` and `learn` on CPU, GPU or TCAM (replay).
 
-Per learner update the replay manager (RM) and learner (L) follow PEARL's protocol
-(Meng et al., arXiv 2311.09445): sample on RM, then the priority update and the inserts
-of the transitions gathered since the last update on RM *overlap* the gradient step on
-L, so an iteration costs T_sample + max(T_update + T_insert, T_learn) when nothing else
-contends. With replay on the CPU the inserts are the actors' own work (they run on the
-actors' cores, as in the real loop); on a GPU or TCAM they go to that device.
+`learner: sync` is the real loop: every actor runs a chunk of steps, then the learner
+does, one after another, the updates that keep the trace's update-to-data ratio
+(sample, learn, priority update, inserts), while actors wait.
 
-`learner: sync` alternates: every actor runs a chunk of steps, then the learner does the
-updates that keep the trace's update-to-data ratio, while actors wait (the real loop).
-`learner: async` lets actors run freely; the learner updates whenever enough new data
-has arrived (it never gets ahead of the data: updates ≤ steps / learn_every).
+`learner: async` lets actors run freely on `workload.cores` cores, and a replay manager
+(RM) and learner (L) follow PEARL's protocol (Meng et al., arXiv 2311.09445): sample on
+RM, then the priority update and the inserts gathered since the last update on RM
+*overlap* the gradient step on L, so an iteration costs
+T_sample + max(T_update + T_insert, T_learn) when nothing else contends. The learner
+never gets ahead of the data: it counts only transitions whose steps have finished.
+
+With replay on the CPU the inserts are the actors' own work (on their cores, as in the
+real loop); on a GPU or TCAM the RM inserts each batch of new transitions at once.
 
 Merged events: an actor's chunk of steps is booked as one job per device it uses (its
 core for env steps, and the GPU for its batch-1 inferences when `act: gpu`), so events
@@ -33,10 +35,13 @@ from rldse.errors import RldseError
 from rldse.models import OpColumns
 from rldse.models.cpu import roofline_seconds
 from rldse.sim.device import Device
+from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Cycle, Machine, Outcome
 from rldse.workloads.mlp import F32, Work
 
-F32_BYTES = F32
+#: knobs that describe other workloads; setting them for an off-policy trace is an error
+UNUSED_KNOBS = ("envs_per_actor", "rollout_len", "transitions", "agents", "passes", "dtype",
+                "tasklets", "obs_bytes")
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,9 @@ class Shape:
     learn_every: int
     capacity: int
     transition_bytes: int
+    obs_bytes: int  # one observation, host to device when actors infer on a GPU
+    act_layers: int  # layers of the network actors run (GPU kernels per layer)
+    learn_layers: int  # layers the learner's forward/backward passes go through
     act_params: int  # parameters an actor needs for inference (sent on sync)
     learn_params: int  # parameters the learner trains (plus Adam state on its device)
     target_sync: int  # updates between target-network syncs (1: Polyak every update)
@@ -90,10 +98,16 @@ class _Costs:
 
     def cycle(self, phase: str, kind: str, work: Work | None = None) -> Cycle:
         ops = self._rescaled(phase, work)
-        if kind == "gpu":
-            costs = self.gpu.op_seconds(ops, layers=self.m.layers)
-        else:
+        if kind != "gpu":
             costs = self.m.model(kind).op_seconds(ops)
+        elif phase == "act":
+            # greedy steps run the network on the GPU, with the observation in and the
+            # action out; exploring steps (no flops: no network) stay on the actor's core
+            on_gpu = self.gpu.op_seconds(ops, layers=self.shape.act_layers) + self.copy_s(
+                self.shape.obs_bytes) + self.copy_s(F32)
+            costs = np.where(ops.flops > 0, on_gpu, self.m.model("cpu").op_seconds(ops))
+        else:
+            costs = self.gpu.op_seconds(ops, layers=self.shape.learn_layers)
         return Cycle(np.asarray(costs), start=int(self.m.rng.integers(len(ops))))
 
     def copy_s(self, nbytes: float) -> float:
@@ -131,8 +145,7 @@ class _LearnerCosts:
     learn: _Fixed | Cycle
     sync: Cycle | None  # target-network sync, every shape.target_sync updates
     actors_insert: bool  # replay in host memory: actors pay their own inserts
-    insert_per_transition_s: float = 0.0  # device-resident replay: RM cost per insert
-    insert_per_update_s: float = 0.0  # PEARL tables: one insert primitive per iteration
+    insert: Callable[[int], float] = lambda n: 0.0  # RM cost of inserting n new transitions
     batch_copy_s: float = 0.0  # host replay -> GPU learner
     td_copy_s: float = 0.0  # GPU learner -> host replay, for priorities
     param_copy_s: float = 0.0  # learner -> actors on another device
@@ -146,12 +159,13 @@ def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
         # PEARL's protocol on measured tables: one sample, update, insert and learn per
         # iteration, at the table's latencies; links and target syncs are not in its model
         t = m.spec.table
+        insert_s = m.table_seconds(t.replay, "replay_add")  # one primitive per iteration
         return _LearnerCosts(
             rm=m.device(f"table:{t.replay}"), learner=m.device(f"table:{t.learn}"),
             sample=_Fixed(m.table_seconds(t.replay, "replay_sample")),
             update=_Fixed(m.table_seconds(t.replay, "replay_update")),
             learn=_Fixed(m.table_seconds(t.learn, "learn")), sync=None, actors_insert=False,
-            insert_per_update_s=m.table_seconds(t.replay, "replay_add"))
+            insert=lambda n: insert_s)
     learner = m.device("cpu") if place.learn == "cpu" else m.gpus[0]
     lc = _LearnerCosts(
         rm=m.device("cpu"), learner=learner, sample=_Fixed(0.0), update=None,
@@ -168,21 +182,23 @@ def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
                            else float(gm.kernel_seconds(2, 0, bytes_batch)))
         lc.update = _Fixed(float(gm.sumtree_seconds(batch, capacity))) if shape.prioritized \
             else None
-        lc.insert_per_transition_s = costs.copy_s(shape.transition_bytes) + float(
-            gm.kernel_seconds(1, 0, shape.transition_bytes))
+        tb = shape.transition_bytes
+        lc.insert = lambda n: (costs.copy_s(n * tb) + float(gm.kernel_seconds(1, 0, n * tb))
+                               if n else 0.0)
     else:  # am: one nearest-priority search per sampled item; rows rewritten on update
         amm = m.model("am")
         lc.rm = m.device("am")
         gather_s = float(roofline_seconds(m.model("cpu").spec, 0, bytes_batch, batch))
         lc.sample = _Fixed(float(amm.search_seconds(batch * shape.am_searches_per_item))
                            + gather_s)
-        lc.update = _Fixed(float(amm.write_seconds(batch * shape.am_writes_per_update_item)))
-        lc.insert_per_transition_s = float(amm.write_seconds(1))
+        if shape.prioritized:
+            lc.update = _Fixed(float(amm.write_seconds(batch * shape.am_writes_per_update_item)))
+        lc.insert = lambda n: float(amm.write_seconds(n))
     if place.learn == "gpu" and place.replay != "gpu":
         lc.batch_copy_s = costs.copy_s(bytes_batch)
-        lc.td_copy_s = costs.copy_s(batch * F32_BYTES) if lc.update is not None else 0.0
+        lc.td_copy_s = costs.copy_s(batch * F32) if lc.update is not None else 0.0
     if place.learn != place.act:
-        lc.param_copy_s = costs.copy_s(shape.act_params * F32_BYTES)
+        lc.param_copy_s = costs.copy_s(shape.act_params * F32)
     return lc
 
 
@@ -205,6 +221,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
         raise RldseError("workload.inference: 'central' batched inference is modelled for "
                          "actor_learner traces; off-policy actors run their own policy "
                          "('local')")
+    m.require_default(UNUSED_KNOBS, "off-policy (dqn, ddpg)")
     batch = k.batch_size or shape.batch
     learn_every = k.learn_every or shape.learn_every
     capacity = k.replay_capacity or shape.capacity
@@ -214,20 +231,21 @@ def program(m: Machine, shape: Shape) -> Outcome:
     place = m.spec.placement
     cpu = m.device("cpu")
     gpu = m.gpus[0] if m.gpus else None
+    cores = Lanes(min(k.cores or cpu.lanes, cpu.lanes))  # the actors' cores
+    rm_overlaps = k.learner == "async"
 
     # ---- per-operation costs -------------------------------------------------------
     step_c = [m.cycle("env_step", "cpu") for _ in range(actors)]
     reset_s_per_step = _reset_s_per_step(m)
     act_c = [costs.cycle("act", place.act) for _ in range(actors)]
-    act_copy_s = costs.copy_s(shape.transition_bytes / 2) * 2 if place.act == "gpu" else 0.0
     add_cpu = [m.cycle("replay_add", "cpu") for _ in range(actors)]
     lc = _learner_costs(m, shape, costs, batch, capacity)
     rm, learner_dev = lc.rm, lc.learner
 
-    # ---- GPU memory ----------------------------------------------------------------
+    # ---- capacities ----------------------------------------------------------------
     need = 0
     if place.learn == "gpu":
-        need += 4 * shape.learn_params * F32_BYTES  # params, grads, Adam m and v
+        need += 4 * shape.learn_params * F32  # params, grads, Adam m and v
         need += 4 * batch * shape.transition_bytes  # batch and activations (first order)
     if place.replay == "gpu":
         need += capacity * shape.transition_bytes
@@ -236,12 +254,14 @@ def program(m: Machine, shape: Shape) -> Outcome:
     if not gpu_ok and k.gpu_swap and place.replay == "gpu":
         swapped = capacity * shape.transition_bytes
         lc.sample = _Plus(lc.sample, costs.copy_s(batch * shape.transition_bytes))
+    am_ok = place.replay != "am" or capacity <= m.model("am").spec.capacity_rows
 
     # ---- processes -----------------------------------------------------------------
     env, clock = m.env, m.clock
-    clock.instances.update(actor=actors, learner=1)
-    state = {"steps": 0, "updates": 0, "pending_inserts": 0, "first_update_s": None,
-             "last_update_end_s": 0.0}
+    rm_worker = "replay_manager" if rm_overlaps else "learner"
+    clock.instances.update(actor=actors, learner=1, replay_manager=1)
+    state = {"booked": 0, "steps": 0, "updates": 0, "pending_inserts": 0,
+             "first_update_s": None, "last_update_end_s": 0.0}
     data_ready = [env.event()]
 
     def due_updates() -> int:
@@ -249,60 +269,64 @@ def program(m: Machine, shape: Shape) -> Outcome:
         return max(0, state["steps"] - shape.learning_starts) // learn_every - state["updates"]
 
     def actor_chunk(a: int, n: int) -> float:
-        """Book actor a's next n steps from now; return when they end."""
+        """Book actor a's next n steps on a core (and the GPU if it infers there) from now;
+        return when they end."""
         t0 = env.now
-        state["steps"] += n
-        state["pending_inserts"] += n
         s_reset = n * reset_s_per_step
         s_env, s_act = step_c[a].take(n) + s_reset, act_c[a].take(n)
         s_add = add_cpu[a].take(n) if lc.actors_insert else 0.0
-        if place.act == "cpu":
-            end = cpu.book(t0, s_env + s_act + s_add, "env_step")
-            busy = s_env + s_act + s_add
-        else:
-            t1 = cpu.book(t0, s_env + s_add, "env_step")
-            end = gpu.book(t1, s_act + n * act_copy_s, "act")
-            busy = s_env + s_add + s_act + n * act_copy_s
+        on_core = s_env + s_add + (s_act if place.act == "cpu" else 0.0)
+        end = cpu.book_on(cores, t0, on_core, "env_step")
+        if place.act == "gpu":
+            end = gpu.book(end, s_act, "act")
         clock.spend("actor", "env_step", "cpu", s_env - s_reset, n)
         if s_reset:
             clock.spend("actor", "env_reset", "cpu", s_reset, 0)
-        clock.spend("actor", "act", place.act, busy - s_env - s_add, n)
+        clock.spend("actor", "act", place.act, s_act, n)
         if s_add:
             clock.spend("actor", "replay_add", "cpu", s_add, n)
-        clock.spend("actor", "wait:device", "any", max(0.0, end - t0 - busy), 0)
+        clock.spend("actor", "wait:device", "any", max(0.0, end - t0 - on_core -
+                                                       (s_act if place.act == "gpu" else 0)), 0)
         return end
 
     def update(t: float) -> float:
-        """One learner update from time t (PEARL protocol); returns its end time."""
+        """One learner update from time t; returns its end time. Sync: every step one after
+        another, as the real loop does. Async: PEARL's overlap of RM and learner."""
         if state["first_update_s"] is None:
             state["first_update_s"] = t
         s_sample = lc.sample.take(1)
         t_s = rm.book(t, s_sample, "replay_sample")
-        clock.spend("learner", "replay_sample", place.replay, s_sample)
+        clock.spend(rm_worker, "replay_sample", place.replay, s_sample)
         # learner branch: batch copy, gradient step, target sync, parameters to actors
         s_learn = lc.batch_copy_s + lc.learn.take(1)
         t_l = learner_dev.book(t_s, s_learn, "learn")
-        clock.spend("learner", "learn", place.learn, s_learn)
+        own_s = s_learn
         state["updates"] += 1
         if lc.sync is not None and state["updates"] % shape.target_sync == 0:
             s_sync = lc.sync.take(1)
             t_l = learner_dev.book(t_l, s_sync, "sync")
             clock.spend("learner", "sync", place.learn, s_sync)
+            own_s += s_sync
         if lc.param_copy_s and state["updates"] % k.sync_interval == 0:
             t_l = learner_dev.book(t_l, lc.param_copy_s, "sync")
             clock.spend("learner", "sync", place.learn, lc.param_copy_s)
-        # RM branch, overlapping the learner: priority update, then pending inserts
-        t_r = t_s
+            own_s += lc.param_copy_s
+        clock.spend("learner", "learn", place.learn, s_learn)
+        # RM branch: priority update, then the inserts gathered since the last update
+        t_r = t_s if rm_overlaps else t_l
         if lc.update is not None:
             s_upd = lc.td_copy_s + lc.update.take(1)
-            t_r = rm.book(t_s, s_upd, "replay_update")
-            clock.spend("learner", "replay_update", place.replay, s_upd)
+            t_r = rm.book(t_r, s_upd, "replay_update")
+            clock.spend(rm_worker, "replay_update", place.replay, s_upd)
         n_ins, state["pending_inserts"] = state["pending_inserts"], 0
-        s_ins = n_ins * lc.insert_per_transition_s + lc.insert_per_update_s
+        s_ins = lc.insert(n_ins)
         if s_ins:
             t_r = rm.book(t_r, s_ins, "replay_add")
-            clock.spend("learner", "replay_add", place.replay, s_ins, n_ins)
-        state["last_update_end_s"] = end = max(t_l, t_r)
+            clock.spend(rm_worker, "replay_add", place.replay, s_ins, n_ins)
+        end = max(t_l, t_r)
+        if rm_overlaps:  # the learner's own time beyond its work is waiting on others
+            clock.spend("learner", "wait:device", "any", max(0.0, end - t - own_s), 0)
+        state["last_update_end_s"] = end
         return end
 
     def sync_loop():
@@ -310,8 +334,14 @@ def program(m: Machine, shape: Shape) -> Outcome:
         chunk = max(1, round(learn_every / actors))
         while state["steps"] < total_steps:
             t0 = env.now
-            ends = [actor_chunk(a, min(chunk, total_steps - state["steps"]))
-                    for a in range(actors) if state["steps"] < total_steps]
+            ends = []
+            for a in range(actors):
+                n = min(chunk, total_steps - state["steps"])
+                if n <= 0:
+                    break
+                ends.append(actor_chunk(a, n))
+                state["steps"] += n
+                state["pending_inserts"] += n
             t_round = max(ends)
             t = t_round
             for _ in range(due_updates()):
@@ -321,9 +351,13 @@ def program(m: Machine, shape: Shape) -> Outcome:
             clock.spend("learner", "wait:actors", "any", t_round - t0, 0)
 
     def async_actor(a: int):
-        while state["steps"] < total_steps:
-            end = actor_chunk(a, min(learn_every, total_steps - state["steps"]))
+        while state["booked"] < total_steps:
+            n = min(learn_every, total_steps - state["booked"])
+            state["booked"] += n
+            end = actor_chunk(a, n)
             yield env.timeout(end - env.now)
+            state["steps"] += n  # the learner sees these transitions only now
+            state["pending_inserts"] += n
             ev, data_ready[0] = data_ready[0], env.event()
             ev.succeed()
 
@@ -351,12 +385,15 @@ def program(m: Machine, shape: Shape) -> Outcome:
         amm, am_dev = m.model("am"), m.device("am")
         searches = state["updates"] * batch * shape.am_searches_per_item
         am_dev.add_action_energy("search", float(amm.search_joules(searches)))
-        writes = state["updates"] * batch * shape.am_writes_per_update_item + state["steps"]
-        am_dev.add_action_energy("write", float(amm.write_joules(writes)))
+        inserted = state["steps"] - state["pending_inserts"]
+        rewrites = state["updates"] * batch * shape.am_writes_per_update_item \
+            if shape.prioritized else 0
+        am_dev.add_action_energy("write", float(amm.write_joules(rewrites + inserted)))
     breakdown = {}
     if state["updates"]:
         breakdown["iteration_s"] = ((state["last_update_end_s"] - state["first_update_s"])
                                     / state["updates"])
     return Outcome(env_steps=state["steps"], updates=state["updates"], breakdown_s=breakdown,
-                   gpu_memory_peak_bytes=int(need), gpu_memory_ok=gpu_ok or bool(swapped),
-                   swapped_bytes=int(swapped))
+                   gpu_memory_peak_bytes=int(need - swapped),
+                   gpu_memory_ok=gpu_ok or bool(swapped), swapped_bytes=int(swapped),
+                   am_capacity_ok=am_ok)

@@ -90,3 +90,14 @@ def test_unknown_host_clock_uses_a_stated_assumption(host_fp):
 
 def test_host_preset_overrides(host_fp):
     assert cpu_from_host(host_fp, sockets=2).lanes == 2 * host_fp.cores
+
+
+def test_roofline_adds_compute_and_memory_time():
+    """An operation's numpy kernels run one after another, so its compute time and its
+    memory time add (cpu.py's docstring): flops and bytes together take the sum."""
+    s = load_part("cpu", "xeon-silver-4215")
+    both = roofline_seconds(s, flops=[8e9], bytes_=[1.08e9], touches=[0])
+    np.testing.assert_allclose(both, [8e9 / 40e9 + 1.08e9 / 10.8e9])
+    alone = (roofline_seconds(s, flops=[8e9], bytes_=[0], touches=[0])
+             + roofline_seconds(s, flops=[0], bytes_=[1.08e9], touches=[0]))
+    assert both == pytest.approx(alone, rel=1e-12)

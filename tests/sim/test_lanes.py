@@ -1,8 +1,8 @@
 """Engine primitives against queueing closed forms (issue 4: within 3 % on long runs).
 
 A long-lived SimPy source process generates arrivals; each job is booked on analytic
-lanes at its arrival, so its wait is start - arrival. FCFS with c lanes is M/M/c; with
-deterministic service, M/D/1.
+lanes (the primitive every engine Device books through) at its arrival, so its wait is
+start - arrival. FCFS with c lanes is M/M/c; with deterministic service, M/D/1.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _mean_wait(lam: float, service, lanes: int, jobs: int, seed: int) -> float:
     def source():
         for k in range(jobs):
             yield env.timeout(gaps[k])
-            start, _ = server.reserve(env.now, services[k])
+            start, _, _ = server.reserve(env.now, services[k])
             waits[k] = start - env.now
 
     env.process(source())
@@ -70,8 +70,13 @@ def test_md1():
 
 def test_reserve_all_and_accounting():
     lanes = Lanes(3)
-    assert lanes.reserve(0.0, 1.0) == (0.0, 1.0)
-    assert lanes.reserve(0.5, 2.0) == (0.5, 2.5)
+    assert lanes.reserve(0.0, 1.0) == (0.0, 1.0, 0)
+    assert lanes.reserve(0.5, 2.0) == (0.5, 2.5, 1)
+    assert lanes.reserve_all(0.0, 1.0) == (2.5, 3.5)
+    assert lanes.reserve(0.0, 1.0)[:2] == (3.5, 4.5)  # every lane waits for the floor
+    lanes = Lanes(3)
+    lanes.reserve(0.0, 1.0)
+    lanes.reserve(0.5, 2.0)
     assert lanes.reserve_all(0.0, 1.0) == (2.5, 3.5)
     assert lanes.busy_s == pytest.approx(6.0)
     assert lanes.utilisation(3.5) == pytest.approx(6.0 / (3 * 3.5))
