@@ -78,7 +78,7 @@ class Knobs(BaseModel):
     env_steps: int | None = Field(default=None, ge=1, le=10**10,
                                   description="environment steps to simulate")
     actors: int = Field(default=1, ge=1, le=65_536)
-    envs_per_actor: int = Field(default=1, ge=1, le=65_536)
+    envs_per_actor: int | None = Field(default=None, ge=1, le=65_536)
     cores: int | None = Field(default=None, ge=1, le=65_536,
                               description="CPU cores given to actors (default: all)")
     inference: Literal["local", "central"] = Field(

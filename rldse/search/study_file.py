@@ -287,7 +287,8 @@ def _load_trace(study: StudyFile, where: str) -> Trace:
 
 
 def _base_raw(study: StudyFile, where: str) -> dict[str, Any]:
-    """The base spec, validated, as a full mapping (defaults included) to set paths on."""
+    """The base spec, validated, as the mapping the user wrote (unset knobs stay unset, so
+    'as in the trace' survives) to set paths on."""
     try:
         if isinstance(study.base, str):
             spec = load_spec(study.file.parent / study.base)
@@ -301,7 +302,7 @@ def _base_raw(study: StudyFile, where: str) -> dict[str, Any]:
         spec.parts(study.loaded_trace.meta.host)
     except RldseError as exc:
         raise RldseError(f"{where}: base: {str(exc).removeprefix('base: ')}") from None
-    return spec.model_dump(mode="json")
+    return spec.model_dump(mode="json", exclude_unset=True)
 
 
 def _space(study: StudyFile, base_raw: dict[str, Any], where: str) -> Space:

@@ -646,7 +646,7 @@ class _Sim:
         self.t_T = int(info["rollout_len"])
         self.N = k.actors
         # envs per actor as in the trace unless the spec sets it (its default, 1, is no choice)
-        self.E = k.envs_per_actor if "envs_per_actor" in k.model_fields_set else self.t_envs
+        self.E = k.envs_per_actor or self.t_envs
         self.T = k.rollout_len or self.t_T
         self.epochs = k.epochs or int(info["epochs"])
         t_obs_dim = int(info["obs_dim"])

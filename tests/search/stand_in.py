@@ -60,7 +60,7 @@ def program(machine: Machine) -> Outcome:
     knobs, placement = machine.knobs, machine.spec.placement
     cpu = machine.device("cpu")
     cores = min(knobs.cores or cpu.lanes, cpu.lanes)
-    actors, envs = knobs.actors, knobs.envs_per_actor
+    actors, envs = knobs.actors, knobs.envs_per_actor or 1
     steps_per_iter = actors * envs * ROLLOUT
     total = knobs.env_steps or int(machine.trace.ops["phase"].eq("env_step").sum())
     iterations = math.ceil(total / steps_per_iter)
