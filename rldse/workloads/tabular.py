@@ -635,7 +635,15 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
 
 
 def _capture_offline(cfg: CaptureConfig, algorithm: str, progress: Progress) -> Trace:
-    data = read_swiftrl(cfg.dataset)
+    return capture_dataset(cfg, read_swiftrl(cfg.dataset), algorithm, progress)[0]
+
+
+def capture_dataset(cfg: CaptureConfig, data: pd.DataFrame, algorithm: str = "q_learning",
+                    progress: Progress = no_progress) -> tuple[Trace, OfflineRun]:
+    """Offline training on a dataset already in memory (columns as ``read_swiftrl``'s),
+    recorded: the trace, and the run with the learned table. ``cfg.dataset`` names the data
+    (the trace's ``workload_info['dataset']``); give ``cfg.env_id`` when it is no file name."""
+    _check_algorithm(algorithm)
     env_id, n_states, n_actions = _dataset_env(cfg, data)
     params = resolve_params(env_id, cfg.options, online=False)
     rec = Recorder("host")
@@ -648,10 +656,11 @@ def _capture_offline(cfg: CaptureConfig, algorithm: str, progress: Progress) -> 
     info = _workload_info(n_states, n_actions, "offline", cfg.dtype, cfg.agents, params,
                           len(data), run.scale_bits, OFFLINE_TRANSITION_BYTES)
     info["dataset"] = Path(cfg.dataset).name
-    return build_trace(workload="tabular", algorithm=algorithm, env_id=env_id, seed=cfg.seed,
-                       hyperparameters=params.model_dump(), workload_info=info,
-                       episode_returns=[], wall_time_s=wall_s, recorders=[rec],
-                       transitions=data)
+    trace = build_trace(workload="tabular", algorithm=algorithm, env_id=env_id, seed=cfg.seed,
+                        hyperparameters=params.model_dump(), workload_info=info,
+                        episode_returns=[], wall_time_s=wall_s, recorders=[rec],
+                        transitions=data)
+    return trace, run
 
 
 def _dataset_env(cfg: CaptureConfig, data: pd.DataFrame) -> tuple[str, int, int]:

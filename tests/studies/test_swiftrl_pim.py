@@ -1,0 +1,131 @@
+"""The SwiftRL study runs end to end on a quick copy of its parameters (small learned
+datasets; the simulated scaling keeps SwiftRL's 1M transitions and every DPU count) and
+reports the scaling, INT32/FP32, device and learning claims; its data generator and
+exact policy evaluation agree with Gymnasium."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+from rldse.studies import run_study
+from rldse.studies.swiftrl_pim import SPLIT, EnvModel, _dataset
+from rldse.workloads.swiftrl_format import read_swiftrl, write_swiftrl
+from rldse.workloads.tabular import evaluate_greedy
+
+ROOT = Path(__file__).resolve().parents[2]
+SWIFTRL = Path("/work/shared/data/swiftrl")
+
+
+def quick_copy(tmp_path: Path) -> Path:
+    """studies/swiftrl_pim with the quick setting the README documents."""
+    dst = tmp_path / "studies" / "swiftrl_pim"
+    shutil.copytree(ROOT / "studies" / "swiftrl_pim", dst, ignore=shutil.ignore_patterns("out"))
+    params = yaml.safe_load((dst / "study.yaml").read_text())
+    params["data"]["transitions"] = 20_000
+    params["learning"]["dpus"] = [125]
+    params["multi_agent"].update(transitions=2_000, agents=200)
+    (dst / "study.yaml").write_text(yaml.safe_dump(params))
+    return dst
+
+
+def test_swiftrl_study_quick(tmp_path):
+    quick_copy(tmp_path)
+    report = run_study("swiftrl_pim", root=tmp_path / "studies", progress=False)
+    text = report.read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    kernel = next(r for r in rows if r.startswith("| DPU kernel time scales near-linearly"))
+    assert kernel.endswith("| reproduced |")
+    verdicts = ("| reproduced |", "| partly reproduced |", "| not reproduced |",
+                "| not comparable |")
+    claims = [r for r in rows if any(r.endswith(v) for v in verdicts)]
+    assert len(claims) == 10
+    for start in ("| total training time", "| INT32 fixed point is faster",
+                  "| PIM (INT32) faster than the 8-core", "| PIM (FP32) faster than the a100",
+                  "| multi-agent reference", "| INT32 fixed point learns the same",
+                  "| the policies learned"):
+        assert any(r.startswith(start) for r in claims), start
+
+    out = report.parent
+    res = pd.read_csv(out / "results.csv")
+    # 2 envs x 2 algorithms x 2 dtypes x 2 pass counts x 5 DPU counts x 3 devices, plus the
+    # multi-agent reference: 2 algorithms x 2 dtypes x 2 passes per round x 3 devices
+    assert len(res) == 2 * 2 * 2 * 2 * 5 * 3 + 2 * 2 * 2 * 3
+    pim = res[(res.device == "pim") & (res.part == "scaling")]
+    assert (pim.transitions == 1_000_000).all()
+    # SwiftRL's split adds up to the total
+    assert np.allclose(pim[list(SPLIT)].sum(axis=1), pim.total_s, rtol=1e-9)
+    key = ["env", "algorithm", "dtype", "passes"]
+    k = pim.pivot_table(index=key, columns="dpus", values="kernel_s")
+    assert (k[125] / k[2000] >= 12).all()  # near-linear: 16x fewer transitions per DPU
+    assert (k.diff(axis=1).iloc[:, 1:] < 0).all().all()
+    fx = pim[pim["dtype"] == "int32"].set_index(["env", "algorithm", "dpus", "passes"])
+    fp = pim[pim["dtype"] == "fp32"].set_index(["env", "algorithm", "dpus", "passes"])
+    assert (fp.kernel_s > 3 * fx.kernel_s).all() and (fp.total_s > fx.total_s).all()
+    # Taxi's 12 KB tables: the host's average grows with DPUs until it dominates
+    taxi = fx.loc["Taxi-v4"].xs(1, level="passes")
+    assert taxi.inter_dpu_s.loc[("q_learning", 2000)] > taxi.kernel_s.loc[("q_learning", 2000)]
+    assert "Taxi-v4" in text and "total_stops_scaling" in text and "→" in text
+
+    learn = pd.read_csv(out / "learning.csv")
+    assert learn.success_rate.between(0, 1).all()
+    assert set(learn.part) == {"scaling", "multi_agent"}
+    assert set(learn.agents) == {1, 125, 200}
+    for name in ("strong_scaling", "time_split", "int32_vs_fp32", "pim_cpu_gpu", "learning"):
+        assert (out / f"{name}.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("env_id", ["FrozenLake-v1", "Taxi-v4"])
+def test_generated_data_follow_the_env(env_id):
+    """Every generated transition is possible under the env's model, each stream starts
+    from the initial distribution and restarts there after a terminal step."""
+    model = EnvModel(env_id)
+    data = model.generate(20_000, seed=3)
+    s, a, sp = (data[c].to_numpy() for c in ("state", "action", "next_state"))
+    possible = (model.next[s, a] == sp[:, None]) & (model.prob[s, a] > 0)
+    assert possible.any(axis=1).all()
+    assert set(np.unique(a)) == set(range(model.n_actions))
+    k = possible.argmax(axis=1)
+    ended = model.term[s, a, k][:-1]
+    after = s[1:][ended]
+    assert len(after) > 0 and (model.init[after] > 0).all()
+    assert data.equals(model.generate(20_000, seed=3))
+
+
+def test_generated_frozenlake_matches_swiftrl_rate():
+    """A random policy on slippery 4x4 FrozenLake reaches the goal about 1.8 times per
+    1,000 transitions (SwiftRL's 1M file: 1,826)."""
+    data = EnvModel("FrozenLake-v1").generate(200_000, seed=0)
+    rate = float((data.reward > 0).mean())
+    assert 0.0014 < rate < 0.0023
+    if (SWIFTRL / "FrozenLake_trajectories_100k.txt").is_file():
+        theirs = read_swiftrl(SWIFTRL / "FrozenLake_trajectories_100k.txt")
+        assert abs(rate - float((theirs.reward > 0).mean())) < 0.0006
+
+
+def test_exact_evaluation_matches_sampled_episodes():
+    model = EnvModel("FrozenLake-v1")
+    policy = model.optimal_policy(0.95)
+    success, ret = model.evaluate(policy)
+    q = np.eye(model.n_actions)[policy]
+    sampled = evaluate_greedy("FrozenLake-v1", q, episodes=3000, seed=1)
+    se = (success * (1 - success) / 3000) ** 0.5
+    assert abs(sampled.success_rate - success) < 4 * se
+    assert ret == pytest.approx(success)  # FrozenLake pays 1 at the goal only
+    assert 0.7 < success < 0.76
+
+
+def test_swiftrl_files_are_read_by_path(tmp_path):
+    """data.files / multi_agent.file: a path relative to the study folder, or absolute."""
+    model = EnvModel("Taxi-v4")
+    data = model.generate(1_000, seed=0)
+    write_swiftrl(data, tmp_path / "Taxi_trajectories_1k.txt")
+    for path in ("Taxi_trajectories_1k.txt", str(tmp_path / "Taxi_trajectories_1k.txt")):
+        got, name = _dataset(tmp_path, path, model, 10, 0)
+        assert name == "Taxi_trajectories_1k.txt" and len(got) == 1_000
+        assert got.equals(data)
