@@ -136,6 +136,9 @@ def _print_result(result) -> None:
     if not result.gpu_memory_ok:
         print(f"GPU OUT OF MEMORY: needs {result.gpu_memory_peak_bytes:,} bytes "
               "(set workload.gpu_swap: true to swap to host memory)")
+    if not result.am_capacity_ok:
+        print("TCAM CAPACITY EXCEEDED: the replay buffer has more entries than the arrays "
+              "have rows (raise am.arrays or lower workload.replay_capacity)")
     if result.swapped_bytes:
         print(f"swapped {result.swapped_bytes:,} bytes to host memory")
     for key, value in result.breakdown_s.items():
