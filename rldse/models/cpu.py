@@ -40,12 +40,12 @@ interpreted code runs ``ipc_factor`` times the host's instructions per cycle.
 from __future__ import annotations
 
 import numpy as np
-from pydantic import ValidationInfo, field_validator
+from pydantic import field_validator
 
 from rldse.host import HostFingerprint
 from rldse.models.ops import ArrayLike, OpColumns
 from rldse.models.power import UTILISATION, EnergyEstimate, dram_joules, utilisation_joules
-from rldse.models.spec import Param, PartSpec, quantity
+from rldse.models.spec import Param, PartSpec, idle_at_most_max, quantity
 
 
 class CpuSpec(PartSpec):
@@ -77,13 +77,7 @@ class CpuSpec(PartSpec):
     socket_price_usd: float = quantity("USD", "price of one socket's processor", ge=0, le=1e6)
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
 
-    @field_validator("idle_w")
-    @classmethod
-    def _idle_at_most_max(cls, v: float, info: ValidationInfo) -> float:
-        top = info.data.get("max_w")
-        if top is not None and v > top:
-            raise ValueError(f"idle_w must not exceed max_w ({top:g} W)")
-        return v
+    _idle_at_most_max = field_validator("idle_w")(idle_at_most_max)
 
     @property
     def lanes(self) -> int:

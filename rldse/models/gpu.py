@@ -20,13 +20,13 @@ from __future__ import annotations
 from typing import Annotated
 
 import numpy as np
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, field_validator
 
 from rldse.errors import RldseError
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, ArrayLike, OpColumns, Phase, per_phase
-from rldse.models.power import UTILISATION, EnergyEstimate, utilisation_joules
-from rldse.models.spec import PartSpec, quantity
+from rldse.models.power import UtilisationPower
+from rldse.models.spec import PartSpec, idle_at_most_max, quantity
 
 KernelCounts = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
 
@@ -58,13 +58,7 @@ class GpuSpec(PartSpec):
     price_usd: float = quantity("USD", "price of one GPU", ge=0, le=1e7)
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
 
-    @field_validator("idle_w")
-    @classmethod
-    def _idle_at_most_max(cls, v: float, info: ValidationInfo) -> float:
-        top = info.data.get("max_w")
-        if top is not None and v > top:
-            raise ValueError(f"idle_w must not exceed max_w ({top:g} W)")
-        return v
+    _idle_at_most_max = field_validator("idle_w")(idle_at_most_max)
 
     @property
     def knee_flop_per_byte(self) -> float:
@@ -72,8 +66,10 @@ class GpuSpec(PartSpec):
         return self.fp32_tflops * 1e12 / (self.mem_bw_gbs * 1e9)
 
 
-class GpuModel:
-    """One GPU and the link that connects it to the host."""
+class GpuModel(UtilisationPower):
+    """One GPU and the link that connects it to the host. Energy: the utilisation model
+    with busy = seconds with a kernel running; HBM/GDDR energy is inside board power, so
+    no per-bit term is added."""
 
     def __init__(self, spec: GpuSpec, link: LinkSpec) -> None:
         self.spec = spec
@@ -129,24 +125,3 @@ class GpuModel:
         """Whether this many bytes fit in device memory (False: the run is out of memory)."""
         return np.asarray(bytes_, dtype=np.float64) <= self.spec.mem_bytes
 
-    # ---- power (see rldse.models.power) -------------------------------------------------
-    method = UTILISATION
-    lanes = 1
-
-    @property
-    def idle_w(self) -> float:
-        return self.spec.idle_w
-
-    @property
-    def max_w(self) -> float:
-        return self.spec.max_w
-
-    @property
-    def claimed_accuracy(self) -> str:
-        return self.spec.energy_accuracy
-
-    def energy(self, busy_s: ArrayLike, wall_s: ArrayLike) -> EnergyEstimate:
-        """Utilisation model; busy = seconds with a kernel running. HBM/GDDR energy is
-        inside board power, so no per-bit term is added."""
-        return EnergyEstimate(utilisation_joules(self.spec.idle_w, self.spec.max_w, busy_s, wall_s),
-                              UTILISATION, self.spec.energy_accuracy)

@@ -14,6 +14,7 @@ Every estimate carries the method that produced it and the accuracy its source c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -60,3 +61,29 @@ def action_joules(count: ArrayLike, pj_per_action: float) -> np.ndarray:
 def dram_joules(bytes_: ArrayLike, pj_per_bit: float) -> np.ndarray:
     """DRAM access energy: 8 bits per byte × energy per bit (Accelergy's CACTI table)."""
     return action_joules(8.0 * np.asarray(bytes_, dtype=np.float64), pj_per_bit)
+
+
+class UtilisationPower:
+    """The engine's power view of a part whose spec has `idle_w`, `max_w` and
+    `energy_accuracy` and whose energy follows the utilisation model (GPUs, table parts).
+    A model mixes this in and sets `spec`; `lanes` defaults to one."""
+
+    spec: Any
+    method = UTILISATION
+    lanes = 1
+
+    @property
+    def idle_w(self) -> float:
+        return self.spec.idle_w
+
+    @property
+    def max_w(self) -> float:
+        return self.spec.max_w
+
+    @property
+    def claimed_accuracy(self) -> str:
+        return self.spec.energy_accuracy
+
+    def energy(self, busy_s: ArrayLike, wall_s: ArrayLike) -> EnergyEstimate:
+        return EnergyEstimate(utilisation_joules(self.spec.idle_w, self.spec.max_w, busy_s,
+                                                 wall_s), UTILISATION, self.spec.energy_accuracy)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import annotated_types as at
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
 
 from rldse.errors import RldseError
 
@@ -113,3 +113,12 @@ def build(model: type[S], values: Mapping[str, Any], where: str) -> S:
         return model.model_validate(dict(values))
     except ValidationError as exc:
         raise RldseError(validation_message(exc, model, where)) from None
+
+
+def idle_at_most_max(value: float, info: ValidationInfo) -> float:
+    """A part's idle power cannot exceed its full-load power (reused as a field validator
+    on every spec with `max_w` declared before `idle_w`)."""
+    top = info.data.get("max_w")
+    if top is not None and value > top:
+        raise ValueError(f"idle_w must not exceed max_w ({top:g} W)")
+    return value

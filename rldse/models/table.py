@@ -23,13 +23,13 @@ from pathlib import Path
 from typing import Annotated
 
 import numpy as np
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, field_validator
 
 from rldse.errors import RldseError
 from rldse.models.link import LinkSpec
 from rldse.models.ops import PHASE_NAMES, OpColumns, Phase, per_phase
-from rldse.models.power import UTILISATION, EnergyEstimate, utilisation_joules
-from rldse.models.spec import PartSpec, build, quantity
+from rldse.models.power import UtilisationPower
+from rldse.models.spec import PartSpec, build, idle_at_most_max, quantity
 
 #: PEARL's primitive names -> rldse phases.
 PEARL_PHASES = {"RP-update": "replay_update", "RP-insert": "replay_add",
@@ -51,16 +51,10 @@ class TableSpec(PartSpec):
     idle_w: float = quantity("W", "power when idle (≤ max_w); 0 if not measured", ge=0, le=1e5)
     energy_accuracy: str = quantity("", "how the power numbers were obtained")
 
-    @field_validator("idle_w")
-    @classmethod
-    def _idle_at_most_max(cls, v: float, info: ValidationInfo) -> float:
-        top = info.data.get("max_w")
-        if top is not None and v > top:
-            raise ValueError(f"idle_w must not exceed max_w ({top:g} W)")
-        return v
+    _idle_at_most_max = field_validator("idle_w")(idle_at_most_max)
 
 
-class TableModel:
+class TableModel(UtilisationPower):
     """Costs operations by looking their phase up in a measured table."""
 
     def __init__(self, spec: TableSpec) -> None:
@@ -79,25 +73,6 @@ class TableModel:
                              f"'{phase}' (it has: {have})")
         return out
 
-    # ---- power (see rldse.models.power) -------------------------------------------------
-    method = UTILISATION
-    lanes = 1
-
-    @property
-    def idle_w(self) -> float:
-        return self.spec.idle_w
-
-    @property
-    def max_w(self) -> float:
-        return self.spec.max_w
-
-    @property
-    def claimed_accuracy(self) -> str:
-        return self.spec.energy_accuracy
-
-    def energy(self, busy_s: float | np.ndarray, wall_s: float | np.ndarray) -> EnergyEstimate:
-        return EnergyEstimate(utilisation_joules(self.spec.idle_w, self.spec.max_w, busy_s, wall_s),
-                              UTILISATION, self.spec.energy_accuracy)
 
 
 def load_table_part(path: str | Path, device: str, *, unit: str = "ms", max_w: float = 0.0,

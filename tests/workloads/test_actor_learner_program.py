@@ -252,8 +252,10 @@ def test_second_gpu_never_lowers_throughput(one_actor, actors, cores, learn):
     copy = float(m.model("gpu").copy_seconds(4 * m.trace.meta.workload_info["n_params"]))
     iterations = math.ceil(one.env_steps / (actors * 512))
     assert two.sim_time_s <= one.sim_time_s * (1 + 1e-3) + iterations * 2 * copy
-    if actors >= 32 and cores >= 32:  # the GPU is the bottleneck: a second one helps
-        assert two.env_steps_per_s > one.env_steps_per_s
+    if actors >= 32 and cores >= 32 and "act on gpu" in one.bottleneck:
+        # inference paces the 1-GPU run, so a second inference server must help; when the
+        # captured trace makes the learner (on gpu0 either way) the pacer, it cannot
+        assert two.env_steps_per_s > one.env_steps_per_s, one.bottleneck
 
 
 def test_central_inference_batches(one_actor):
