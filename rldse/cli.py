@@ -141,6 +141,8 @@ def _print_result(result) -> None:
               "have rows (raise am.arrays or lower workload.replay_capacity)")
     if result.swapped_bytes:
         print(f"swapped {result.swapped_bytes:,} bytes to host memory")
+    for warning in result.warnings:
+        print(f"note: {warning}")
     for key, value in result.breakdown_s.items():
         print(f"  {key}: {value:.6g} s")
     cols = ["name", "preset", "lanes", "utilisation", "energy_j", "avg_power_w", "estimator"]

@@ -185,6 +185,8 @@ class Machine:
         gpu_count = self.spec.gpu.count if self.spec.gpu else 0
         cost = sum(float(p.price_usd) * (gpu_count if k == "gpu" else 1)
                    for k, p in self.parts.items())
+        warnings = [f"{d.name} did no work: it adds only idle power ({d.avg_power_w:.3g} W) "
+                    "and its cost" for d in devices if d.busy_s == 0]
         return Result(
             sim_time_s=t, env_steps=outcome.env_steps,
             env_steps_per_s=outcome.env_steps / t if t > 0 else 0.0,
@@ -195,5 +197,5 @@ class Machine:
             gpu_memory_peak_bytes=outcome.gpu_memory_peak_bytes,
             gpu_memory_ok=outcome.gpu_memory_ok, swapped_bytes=outcome.swapped_bytes,
             am_capacity_ok=outcome.am_capacity_ok,
-            breakdown_s=outcome.breakdown_s, devices=devices, phases=phases,
+            breakdown_s=outcome.breakdown_s, warnings=warnings, devices=devices, phases=phases,
             trace_digest=self.trace.digest, spec_digest=self.spec.digest, seed=self.seed)

@@ -63,6 +63,8 @@ class Result(BaseModel):
                                  "arrays' rows")
     breakdown_s: dict[str, float] = Field(default_factory=dict,
                                           description="program-specific time split")
+    warnings: list[str] = Field(default_factory=list,
+                                description="things in the spec that did not do what it implies")
     devices: list[DeviceStats]
     phases: list[PhaseStats]
     trace_digest: str
@@ -71,7 +73,8 @@ class Result(BaseModel):
 
     def metrics(self) -> dict[str, float]:
         """Scalar metrics by name (what objectives and constraints refer to)."""
-        skip = {"devices", "phases", "breakdown_s", "bottleneck", "trace_digest", "spec_digest"}
+        skip = {"devices", "phases", "breakdown_s", "bottleneck", "trace_digest", "spec_digest",
+                "warnings"}
         out = {k: v for k, v in self.model_dump().items() if k not in skip}
         out.update({f"breakdown.{k}": v for k, v in self.breakdown_s.items()})
         for d in self.devices:

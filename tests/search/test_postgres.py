@@ -28,12 +28,20 @@ from rldse.search import run_study
 ROOT = Path(__file__).parents[2]
 BUDGET = 16
 
+# Each worker imports everything, then waits at a file barrier until both are ready: the
+# stand-in's trials take milliseconds, and without it one worker could finish the whole
+# budget while the other is still importing Optuna (seen under load).
 WORKER = """
-import sys
+import sys, time
+from pathlib import Path
 sys.path.insert(0, {root!r})
 from tests.search import stand_in
 stand_in.register()
 from rldse.search import run_study
+barrier = Path({barrier!r})
+(barrier / str({k})).touch()
+while len(list(barrier.iterdir())) < 2:
+    time.sleep(0.01)
 report = run_study({path!r}, storage={url!r}, resume=True, progress=False)
 print(report.finished_now)
 """
@@ -81,11 +89,14 @@ def postgres_url():
         shutil.rmtree(home, ignore_errors=True)
 
 
-def test_two_processes_share_one_study(write_study, postgres_url):
+def test_two_processes_share_one_study(write_study, postgres_url, tmp_path):
     path = write_study(trials=BUDGET, sampler="random")
-    script = WORKER.format(root=str(ROOT), path=str(path), url=postgres_url)
-    procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    procs = [subprocess.Popen(
+        [sys.executable, "-c", WORKER.format(root=str(ROOT), path=str(path), url=postgres_url,
+                                             barrier=str(barrier), k=k)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(2)]
     for p in procs:
         out, err = p.communicate(timeout=180)
         assert p.returncode == 0, err

@@ -79,3 +79,9 @@ def test_bad_yaml_file(tmp_path, capsys):
     bad.write_text("cpu: {preset: host\nworkload: [")
     code, _, err = _run(["simulate", TRACE, "--system", str(bad)], capsys)
     assert code == 2 and "not valid YAML" in err and err.count("\n") == 1
+
+
+def test_unused_part_is_named(capsys):
+    code, out, _ = _run(["simulate", TRACE, "--system", SPEC, "--set", "gpu.count=2", "--set",
+                         "workload.env_steps=2000"], capsys)
+    assert code == 0 and "note: gpu1 did no work" in out
