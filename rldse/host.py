@@ -27,7 +27,10 @@ class HostFingerprint(BaseModel):
 
     cpu_model: str = Field(description="/proc/cpuinfo 'model name', or platform.processor()")
     cores: int = Field(gt=0, description="logical CPUs visible to this process")
-    clock_mhz: float = Field(ge=0, description="nominal clock from /proc/cpuinfo; 0 if unknown")
+    clock_mhz: float = Field(
+        ge=0, description="a busy core's clock: cpufreq's cpuinfo_max_freq where the kernel "
+        "exposes it, else /proc/cpuinfo 'cpu MHz' (the current clock; on VMs usually the "
+        "host's nominal one); 0 if unknown")
     matmul_gflops: float = Field(
         gt=0, description="float32 128x128x128 numpy matmul on one BLAS thread, GFLOP/s "
         "(2*n^3 flops per product)"
@@ -60,6 +63,11 @@ def _cpu_model_and_clock() -> tuple[str, float]:
                 elif key == "cpu MHz" and mhz == 0.0:
                     mhz = float(value)
     except OSError:
+        pass
+    try:  # the clock a busy core reaches, rather than whatever it idles at now
+        with open("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", encoding="utf-8") as f:
+            mhz = int(f.read().strip()) / 1000.0
+    except (OSError, ValueError):
         pass
     return model or "unknown", mhz
 

@@ -194,7 +194,7 @@ def host_params(fp: HostFingerprint) -> dict[str, Param]:
     ``host`` gives scale factors of 1. Assumes the fingerprint's matmul ran on one core.
     """
     if fp.clock_mhz > 0:
-        clock = Param(fp.clock_mhz, "MHz", "fingerprint: clock from /proc/cpuinfo")
+        clock = Param(fp.clock_mhz, "MHz", "fingerprint: cpufreq max or /proc/cpuinfo clock")
     else:
         clock = HOST_CLOCK_MHZ
     n = fp.cores
