@@ -310,6 +310,6 @@ def program(m: Machine) -> Outcome:
         obs_bytes=4 * m.info("obs_dim"), act_layers=len(actor) - 1,
         learn_layers=len(actor) - 1 + len(critic) - 1, act_params=m.info("actor_n_params"),
         learn_params=m.info("actor_n_params") + m.info("critic_n_params"),
-        target_sync=1, prioritized=False, learning_starts=m.info("warmup_steps"),
+        target_sync_steps=None, prioritized=False, learning_starts=m.info("warmup_steps"),
         learn_work=lambda batch: learn_work(actor, critic, batch))
     return offpolicy.program(m, shape)

@@ -338,7 +338,7 @@ def program(m: Machine) -> Outcome:
         obs_bytes=4 * m.info("obs_dim"), act_layers=len(sizes) - 1,
         learn_layers=len(sizes) - 1, act_params=m.info("n_params"),
         learn_params=m.info("n_params"),
-        target_sync=max(1, m.info("target_sync") // learn_every),
+        target_sync_steps=m.info("target_sync"),
         prioritized=m.info("replay") != "uniform", learning_starts=m.info("learning_starts"),
         learn_work=lambda batch: learn_work(sizes, batch, double),
         **_am_work(m.trace.meta.workload_info))

@@ -57,7 +57,8 @@ class Shape:
     learn_layers: int  # layers the learner's forward/backward passes go through
     act_params: int  # parameters an actor needs for inference (sent on sync)
     learn_params: int  # parameters the learner trains (plus Adam state on its device)
-    target_sync: int  # updates between target-network syncs (1: Polyak every update)
+    target_sync_steps: int | None  # env steps between hard target copies (DQN's schedule,
+    # warm-up included); None: a Polyak update after every learner update (DDPG)
     prioritized: bool
     learning_starts: int  # env steps before the first update (random warm-up)
     learn_work: Callable[[int], Work]  # analytic work of one update at a batch size
@@ -143,7 +144,7 @@ class _LearnerCosts:
     sample: _Fixed | Cycle
     update: _Fixed | Cycle | None  # None: uniform replay, no priority update
     learn: _Fixed | Cycle
-    sync: Cycle | None  # target-network sync, every shape.target_sync updates
+    sync: Cycle | None  # target-network sync (schedule: Shape.target_sync_steps)
     actors_insert: bool  # replay in host memory: actors pay their own inserts
     insert: Callable[[int], float] = lambda n: 0.0  # RM cost of inserting n new transitions
     batch_copy_s: float = 0.0  # host replay -> GPU learner
@@ -260,13 +261,23 @@ def program(m: Machine, shape: Shape) -> Outcome:
     env, clock = m.env, m.clock
     rm_worker = "replay_manager" if rm_overlaps else "learner"
     clock.instances.update(actor=actors, learner=1, replay_manager=1)
-    state = {"booked": 0, "steps": 0, "updates": 0, "pending_inserts": 0,
+    state = {"booked": 0, "steps": 0, "updates": 0, "pending_inserts": 0, "syncs": 0,
              "first_update_s": None, "last_update_end_s": 0.0}
     data_ready = [env.event()]
 
     def due_updates() -> int:
         """Updates the data allows now: one per learn_every steps after the warm-up."""
         return max(0, state["steps"] - shape.learning_starts) // learn_every - state["updates"]
+
+    def due_syncs() -> int:
+        """Target syncs owed at this update: one per update (Polyak), or one per
+        target_sync_steps env steps so far (those due in the warm-up are done at the first
+        update, as their total cost is what matters)."""
+        if lc.sync is None:
+            return 0
+        if shape.target_sync_steps is None:
+            return 1
+        return state["steps"] // shape.target_sync_steps - state["syncs"]
 
     def actor_chunk(a: int, n: int) -> float:
         """Book actor a's next n steps on a core (and the GPU if it infers there) from now;
@@ -302,10 +313,12 @@ def program(m: Machine, shape: Shape) -> Outcome:
         t_l = learner_dev.book(t_s, s_learn, "learn")
         own_s = s_learn
         state["updates"] += 1
-        if lc.sync is not None and state["updates"] % shape.target_sync == 0:
-            s_sync = lc.sync.take(1)
+        syncs = due_syncs()
+        if syncs:
+            s_sync = lc.sync.take(syncs)
+            state["syncs"] += syncs
             t_l = learner_dev.book(t_l, s_sync, "sync")
-            clock.spend("learner", "sync", place.learn, s_sync)
+            clock.spend("learner", "sync", place.learn, s_sync, syncs)
             own_s += s_sync
         if lc.param_copy_s and state["updates"] % k.sync_interval == 0:
             t_l = learner_dev.book(t_l, lc.param_copy_s, "sync")

@@ -38,7 +38,7 @@ def _table(text: str) -> dict[str, dict[str, float]]:
 def _shape(**kw) -> offpolicy.Shape:
     base = dict(batch=64, learn_every=1, capacity=10_000, transition_bytes=41, obs_bytes=16,
                 act_layers=3, learn_layers=3, act_params=4610,
-                learn_params=4610, target_sync=100, prioritized=True, learning_starts=0,
+                learn_params=4610, target_sync_steps=100, prioritized=True, learning_starts=0,
                 learn_work=lambda b: Work(1000 * b, 100 * b))
     return offpolicy.Shape(**(base | kw))
 
