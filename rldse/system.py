@@ -25,6 +25,7 @@ from rldse.errors import RldseError
 from rldse.host import HostFingerprint
 from rldse.models.registry import load_part
 from rldse.models.spec import PartSpec
+from rldse.yamlfile import read_mapping
 
 
 class PartRef(BaseModel):
@@ -205,18 +206,7 @@ def _raise(msg: str) -> SystemSpec:
 def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> SystemSpec:
     """Read a SystemSpec YAML file, apply `--set` overrides, validate."""
     path = Path(path)
-    if not path.is_file():
-        raise RldseError(f"{path}: no such file")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except UnicodeDecodeError as exc:
-        raise RldseError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f"line {mark.line + 1}: " if mark else ""
-        raise RldseError(f"{path}: {line}not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    if not isinstance(raw, dict):
-        raise RldseError(f"{path}: expected a mapping of sections (cpu, gpu, placement, ...)")
+    raw = read_mapping(path, "sections cpu, gpu, pim, am, table, placement, workload")
     for dotted, value in (sets or {}).items():
         set_path(raw, dotted, value)
     table = raw.get("table")

@@ -33,7 +33,6 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -53,6 +52,7 @@ from rldse.search.samplers import check_sampler
 from rldse.search.space import Dimension, Scalar, Space
 from rldse.system import GpuRef, PartRef, SystemSpec, load_spec, parse_spec, set_path
 from rldse.trace import Trace, load_trace
+from rldse.yamlfile import read_mapping
 
 DIRECTIONS = ("maximize", "minimize")
 
@@ -243,17 +243,7 @@ def load_study_file(path: str | Path) -> StudyFile:
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        raise RldseError(f"{path}: no such file")
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f"line {mark.line + 1}: " if mark else ""
-        raise RldseError(f"{path}: {line}not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    if not isinstance(raw, dict):
-        raise RldseError(f"{path}: expected a mapping (trace, base, space, objectives, ...)")
-    return raw
+    return read_mapping(path, "trace, base, space, objectives, ...")
 
 
 def _pydantic_message(exc: ValidationError) -> str:

@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import TypeVar
 
 import matplotlib.pyplot as plt
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from rldse.errors import RldseError
+from rldse.yamlfile import read_mapping
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -17,10 +17,7 @@ P = TypeVar("P", bound=BaseModel)
 def load_params(study_dir: Path, model: type[P]) -> P:
     """study.yaml validated by the study's pydantic model; errors name the key."""
     path = study_dir / "study.yaml"
-    try:
-        raw = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise RldseError(f"{path}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    raw = read_mapping(path, f"the parameters of study '{study_dir.name}'")
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
