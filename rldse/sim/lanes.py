@@ -18,7 +18,7 @@ import heapq
 class Lanes:
     """n identical FIFO lanes; `reserve` books the earliest-free lane."""
 
-    __slots__ = ("n", "_free", "_floor", "_latest", "busy_s", "jobs")
+    __slots__ = ("n", "_free", "_floor", "_latest", "busy_s")
 
     def __init__(self, n: int) -> None:
         if n < 1:
@@ -30,7 +30,6 @@ class Lanes:
         self._floor = 0.0
         self._latest = 0.0  # the latest end of any booking
         self.busy_s = 0.0
-        self.jobs = 0
 
     def reserve(self, now_s: float, dur_s: float) -> tuple[float, float, int]:
         """Book `dur_s` of work arriving at `now_s`; return (start_s, end_s, lane)."""
@@ -43,7 +42,6 @@ class Lanes:
         if end > self._latest:
             self._latest = end
         self.busy_s += dur_s
-        self.jobs += 1
         return start, end, lane
 
     def reserve_all(self, now_s: float, dur_s: float) -> tuple[float, float]:
@@ -52,7 +50,6 @@ class Lanes:
         end = start + dur_s
         self._floor = self._latest = end
         self.busy_s += dur_s * self.n
-        self.jobs += 1
         return start, end
 
     def utilisation(self, horizon_s: float) -> float:

@@ -76,8 +76,6 @@ class _Costs:
 
     def __init__(self, m: Machine, shape: Shape, batch: int) -> None:
         self.m, self.shape, self.batch = m, shape, batch
-        place = m.spec.placement
-        self.act_kind, self.replay_kind, self.learn_kind = place.act, place.replay, place.learn
         self.gpu = m.model("gpu") if "gpu" in m.models else None
 
     # -- trace rows of a phase, with batch-dependent work rescaled to this batch --------
