@@ -1,19 +1,23 @@
 """The part library: what each kind of hardware costs, in seconds and joules, per operation.
 
-One module per kind of part (``cpu``, ``gpu``, ``pim``, ``am``, ``link``, and ``table``
-for parts measured by the user), each a pydantic spec plus a cost model whose functions
+One module per kind of part, each a pydantic spec plus a cost model whose functions
 take whole numpy columns of operations (``OpColumns``). ``power`` holds the energy
 estimators; ``registry`` the presets in ``presets/*.yaml``, every number with its source.
 """
 
-from rldse.models.am import AmModel, AmSpec
-from rldse.models.cpu import CpuModel, CpuSpec
-from rldse.models.gpu import GpuModel, GpuSpec
-from rldse.models.link import LinkModel, LinkSpec
-from rldse.models.ops import OpColumns
-from rldse.models.pim import OpMix, PimModel, PimSpec
-from rldse.models.power import EnergyEstimate
-from rldse.models.registry import (
+# Part kinds: importing a kind's module registers it (``kinds.register``), one line each.
+from rldse.models import cpu  # noqa: F401, E402  (first: other kinds' presets name no CPU)
+from rldse.models import link  # noqa: F401, E402
+from rldse.models import gpu  # noqa: F401, E402
+from rldse.models import pim  # noqa: F401, E402
+from rldse.models import am  # noqa: F401, E402
+from rldse.models import table  # noqa: F401, E402
+
+from rldse.models.kinds import PART_KINDS, ROLES, PartKind, PartRef  # noqa: E402
+from rldse.models.ops import OpColumns  # noqa: E402
+from rldse.models.pim import OpMix  # noqa: E402
+from rldse.models.power import EnergyEstimate  # noqa: E402
+from rldse.models.registry import (  # noqa: E402
     cpu_from_host,
     get_preset,
     list_presets,
@@ -21,11 +25,10 @@ from rldse.models.registry import (
     make_model,
     show_preset,
 )
-from rldse.models.table import LinkTable, TableModel, TableSpec, load_link_table, load_table_part
+from rldse.models.table import LinkTable, load_link_table, load_table_part  # noqa: E402
 
 __all__ = [
-    "AmModel", "AmSpec", "CpuModel", "CpuSpec", "EnergyEstimate", "GpuModel", "GpuSpec",
-    "LinkModel", "LinkSpec", "LinkTable", "OpColumns", "OpMix", "PimModel", "PimSpec",
-    "TableModel", "TableSpec", "cpu_from_host", "get_preset", "list_presets", "load_link_table",
-    "load_part", "load_table_part", "make_model", "show_preset",
+    "PART_KINDS", "ROLES", "EnergyEstimate", "LinkTable", "OpColumns", "OpMix", "PartKind",
+    "PartRef", "cpu_from_host", "get_preset", "list_presets", "load_link_table", "load_part",
+    "load_table_part", "make_model", "show_preset",
 ]

@@ -15,6 +15,7 @@ import numpy as np
 
 from rldse.models.ops import ArrayLike
 from rldse.models.power import IDLE_PLUS_ACTIONS, EnergyEstimate, action_joules
+from rldse.models.kinds import Check, PartKind, ReplayJob, register
 from rldse.models.spec import PartSpec, quantity
 
 
@@ -68,6 +69,22 @@ class AmModel:
     def write_joules(self, rows: ArrayLike) -> np.ndarray:
         return action_joules(rows, self.spec.write_pj)
 
+    # ---- the replay role: priorities in the arrays, transitions in host memory ----------
+    def replay_seconds(self, job: ReplayJob, op: str, n: int) -> float:
+        """A sample is searches_per_item nearest-priority searches per item plus the host's
+        gather of the batch; an update rewrites rows; an insert writes one row each."""
+        if op == "sample":
+            return n * (float(self.search_seconds(job.batch * job.searches_per_item))
+                        + job.host_gather_s)
+        rows = n * job.batch * job.writes_per_update_item if op == "update" else n
+        return float(self.write_seconds(rows))
+
+    def replay_joules(self, job: ReplayJob, op: str, n: int) -> dict[str, float]:
+        if op == "sample":
+            return {"search": float(self.search_joules(n * job.batch * job.searches_per_item))}
+        rows = n * job.batch * job.writes_per_update_item if op == "update" else n
+        return {"write": float(self.write_joules(rows))}
+
     # ---- power (see rldse.models.power) -------------------------------------------------
     method = IDLE_PLUS_ACTIONS
     lanes = 1  # a search occupies every array at once
@@ -92,3 +109,9 @@ class AmModel:
         joules = (self.search_joules(n_searches) + self.write_joules(rows_written)
                   + self.idle_w * np.asarray(wall_s, dtype=np.float64))
         return EnergyEstimate(joules, IDLE_PLUS_ACTIONS, self.spec.energy_accuracy)
+
+
+register(PartKind(
+    name="am", spec=AmSpec, model=lambda spec, ctx: AmModel(spec),
+    description="associative-memory (TCAM) arrays", roles=frozenset({"replay"}),
+    checks=(Check("am_capacity", "the replay buffer's entries fit the arrays' rows"),)))

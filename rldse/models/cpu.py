@@ -45,6 +45,7 @@ from pydantic import field_validator
 from rldse.host import HostFingerprint
 from rldse.models.ops import ArrayLike, OpColumns
 from rldse.models.power import UTILISATION, EnergyEstimate, dram_joules, utilisation_joules
+from rldse.models.kinds import PartKind, register
 from rldse.models.spec import Param, PartSpec, idle_at_most_max, quantity
 
 
@@ -229,3 +230,9 @@ def host_params(fp: HostFingerprint) -> dict[str, Param]:
                                   f"({HOST_USD_PER_CPU.source})", ranges["usd"]),
     }
 
+
+
+register(PartKind(
+    name="cpu", spec=CpuSpec, model=lambda spec, ctx: CpuModel(spec, ctx.host),
+    description="CPU sockets: cores run env steps and any placed phase",
+    roles=frozenset({"act", "learn", "replay", "q_update"})))

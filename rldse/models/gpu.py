@@ -26,6 +26,7 @@ from rldse.errors import RldseError
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, ArrayLike, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower
+from rldse.models.kinds import Check, PartKind, ReplayJob, register
 from rldse.models.spec import PartSpec, idle_at_most_max, quantity
 
 KernelCounts = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
@@ -121,7 +122,31 @@ class GpuModel(UtilisationPower):
         traffic_s = b * depth * SECTOR_BYTES / (self.spec.mem_bw_gbs * 1e9)
         return self.spec.launch_s + np.maximum(depth * self.spec.mem_latency_ns * 1e-9, traffic_s)
 
+    def replay_seconds(self, job: ReplayJob, op: str, n: int) -> float:
+        """The replay role with buffer and sum tree in device memory: a prioritized sample or
+        update is a sum-tree pass; a uniform sample two kernels (indices, gather); an insert
+        of n transitions one copy in and one scatter kernel."""
+        if op == "insert":
+            nbytes = n * job.transition_bytes
+            return float(self.copy_seconds(nbytes) + self.kernel_seconds(1, 0, nbytes)) if n else 0.0
+        if job.prioritized:
+            return n * float(self.sumtree_seconds(job.batch, job.capacity))
+        return n * float(self.kernel_seconds(2, 0, job.batch * job.transition_bytes)) \
+            if op == "sample" else 0.0
+
+    def replay_joules(self, job: ReplayJob, op: str, n: int) -> dict[str, float]:
+        """Nothing beyond board power (the utilisation model)."""
+        return {}
+
     def fits(self, bytes_: ArrayLike) -> np.ndarray:
         """Whether this many bytes fit in device memory (False: the run is out of memory)."""
         return np.asarray(bytes_, dtype=np.float64) <= self.spec.mem_bytes
 
+
+
+register(PartKind(
+    name="gpu", spec=GpuSpec,
+    model=lambda spec, ctx: GpuModel(spec, ctx.load("link", spec.host_link, "gpu.host_link")),
+    description="GPUs behind a host link", roles=frozenset({"act", "learn", "replay", "q_update"}),
+    countable=True, preset_refs={"host_link": "link"},
+    checks=(Check("gpu_memory", "what the program keeps on the GPU fits its memory"),)))

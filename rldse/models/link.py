@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from rldse.models.ops import ArrayLike
+from rldse.models.kinds import PartKind, register
 from rldse.models.spec import PartSpec, quantity
 
 
@@ -29,3 +30,8 @@ class LinkModel:
         """latency + bytes / bandwidth, per transfer."""
         b = np.asarray(bytes_, dtype=np.float64)
         return self.spec.latency_s + b / (self.spec.bandwidth_gbs * 1e9)
+
+
+register(PartKind(name="link", spec=LinkSpec, model=lambda spec, ctx: LinkModel(spec),
+                  description="links between parts (named by other parts' presets)",
+                  in_system=False))

@@ -34,6 +34,7 @@ from pydantic import ValidationInfo, field_validator
 from rldse.errors import RldseError
 from rldse.models.ops import ArrayLike
 from rldse.models.power import IDLE_PLUS_ACTIONS, EnergyEstimate, action_joules
+from rldse.models.kinds import PartKind, register
 from rldse.models.spec import PartSpec, allowed_range, quantity
 
 #: PrIM measured parallel transfers to the 64 DPUs of one rank.
@@ -299,3 +300,8 @@ class PimModel:
         joules = (self.idle_w * np.asarray(wall_s, dtype=np.float64)
                   + self.instruction_joules(instructions))
         return EnergyEstimate(joules, IDLE_PLUS_ACTIONS, self.spec.energy_accuracy)
+
+
+register(PartKind(
+    name="pim", spec=PimSpec, model=lambda spec, ctx: PimModel(spec),
+    description="UPMEM processing-in-memory DIMMs (DPUs)", roles=frozenset({"q_update"})))

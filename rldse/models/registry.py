@@ -22,20 +22,10 @@ import yaml
 
 from rldse.errors import RldseError
 from rldse.host import HostFingerprint, measure
-from rldse.models.am import AmModel, AmSpec
-from rldse.models.cpu import CpuModel, CpuSpec, host_params
-from rldse.models.gpu import GpuModel, GpuSpec
-from rldse.models.link import LinkModel, LinkSpec
-from rldse.models.pim import PimModel, PimSpec
+from rldse.models.cpu import CpuSpec, host_params
+from rldse.models.kinds import PART_KINDS, ModelContext, part_kind
 from rldse.models.spec import Param, PartSpec, build, close_names, unit_of
-from rldse.models.table import TableModel, TableSpec
 
-#: Any part's cost model.
-PartModel = CpuModel | GpuModel | PimModel | AmModel | LinkModel | TableModel
-
-#: Kinds of part with presets, and their spec models.
-KINDS: dict[str, type[PartSpec]] = {"cpu": CpuSpec, "gpu": GpuSpec, "pim": PimSpec,
-                                    "am": AmSpec, "link": LinkSpec}
 HOST = "host"
 _HOST_DESCRIPTION = "the capture host, built from a trace's host fingerprint"
 _PARAM_KEYS = {"value", "unit", "source", "range"}
@@ -53,7 +43,7 @@ class Preset:
     def spec(self, where: str | None = None, **overrides: Any) -> PartSpec:
         """The validated spec, with ``overrides`` (field → value) applied."""
         where = where or self.kind
-        model = KINDS[self.kind]
+        model = PART_KINDS[self.kind].spec
         fields = [f for f in model.model_fields if f != "name"]
         for key in overrides:
             if key not in fields:
@@ -64,10 +54,12 @@ class Preset:
             old = values.get(key)
             values[key] = {**old, **new} if isinstance(old, dict) and isinstance(new, dict) else new
         spec = build(model, {**values, "name": self.name}, where)
-        if isinstance(spec, GpuSpec) and spec.host_link not in _presets_of("link"):
-            raise RldseError(f"{where}.host_link: unknown link preset '{spec.host_link}'"
-                             f"{close_names(spec.host_link, list(_presets_of('link')))} "
-                             f"(allowed: {', '.join(_presets_of('link'))})")
+        for field, kind in PART_KINDS[self.kind].preset_refs.items():
+            named, presets = getattr(spec, field), _presets_of(kind)
+            if named not in presets:
+                raise RldseError(f"{where}.{field}: unknown {kind} preset '{named}'"
+                                 f"{close_names(named, list(presets))} "
+                                 f"(allowed: {', '.join(presets)})")
         return spec
 
     def ranges(self) -> dict[str, tuple[float, float]]:
@@ -92,8 +84,7 @@ def cpu_from_host(fp: HostFingerprint, **overrides: Any) -> CpuSpec:
 
 def get_preset(kind: str, name: str, *, host: HostFingerprint | None = None) -> Preset:
     """The preset ``name`` of ``kind``; unknown names fail with the closest ones."""
-    if kind not in KINDS:
-        raise RldseError(f"part kind '{kind}' is unknown (allowed: {', '.join(KINDS)})")
+    part_kind(kind)
     if kind == "cpu" and name == HOST:
         if host is None:
             raise RldseError("cpu preset 'host' is built from a trace's host fingerprint: "
@@ -103,7 +94,7 @@ def get_preset(kind: str, name: str, *, host: HostFingerprint | None = None) -> 
     presets = _presets_of(kind)
     if name in presets:
         return presets[name]
-    for other in KINDS:
+    for other in _preset_kinds():
         if name in _presets_of(other):
             raise RldseError(f"'{name}' is a {other} preset, not a {kind} preset")
     names = [*presets, HOST] if kind == "cpu" else list(presets)
@@ -111,28 +102,21 @@ def get_preset(kind: str, name: str, *, host: HostFingerprint | None = None) -> 
                      f"(presets: {', '.join(names)})")
 
 
-def make_model(spec: PartSpec, *, host: HostFingerprint | CpuSpec | None = None,
-               link: LinkSpec | None = None) -> PartModel:
-    """The cost model of a spec. A CPU needs the capture host (fingerprint or spec) it
-    scales measured times from; a GPU uses ``link`` or its ``host_link`` preset."""
-    if isinstance(spec, CpuSpec):
-        if host is None:
-            raise RldseError(f"cpu '{spec.name}': its model scales measured times from the "
-                             "capture host: pass host=trace.meta.host")
-        host_spec = host if isinstance(host, CpuSpec) else cpu_from_host(host)
-        return CpuModel(spec, host_spec)
-    if isinstance(spec, GpuSpec):
-        link_spec = link or load_part("link", spec.host_link, where="gpu.host_link")
-        return GpuModel(spec, cast(LinkSpec, link_spec))
-    models: dict[type, type] = {PimSpec: PimModel, AmSpec: AmModel, LinkSpec: LinkModel,
-                                TableSpec: TableModel}
-    return models[type(spec)](spec)
+def make_model(spec: PartSpec, *, host: HostFingerprint | CpuSpec | None = None) -> Any:
+    """The cost model of a spec, built by its registered kind. A CPU needs the capture
+    host (fingerprint or spec) it scales measured times from."""
+    kind = next((k for k in PART_KINDS.values() if type(spec) is k.spec), None)
+    if kind is None:
+        raise TypeError(f"{type(spec).__name__} is not the spec of a registered part kind")
+    host_spec = cpu_from_host(host) if isinstance(host, HostFingerprint) else host
+    context = ModelContext(host=host_spec, load=lambda k, n, where: load_part(k, n, where=where))
+    return kind.model(spec, context)
 
 
 def list_presets() -> pd.DataFrame:
     """Every preset: kind, name, description and price in USD (NaN where none)."""
     rows = []
-    for kind in KINDS:
+    for kind in _preset_kinds():
         for preset in _presets_of(kind).values():
             price = getattr(preset.spec(), "price_usd", float("nan"))
             rows.append((kind, preset.name, preset.description, price))
@@ -151,9 +135,9 @@ def show_preset(name: str, host: HostFingerprint | None = None) -> str:
         note = "" if host is not None else " (this machine, measured now)"
         preset = get_preset("cpu", HOST, host=host or measure())
     else:
-        kind = next((k for k in KINDS if name in _presets_of(k)), None)
+        kind = next((k for k in _preset_kinds() if name in _presets_of(k)), None)
         if kind is None:
-            everything = [n for k in KINDS for n in _presets_of(k)] + [HOST]
+            everything = [n for k in _preset_kinds() for n in _presets_of(k)] + [HOST]
             raise RldseError(f"unknown preset '{name}'{close_names(name, everything)} "
                              f"(see `rldse parts`)")
         preset, note = get_preset(kind, name), ""
@@ -174,7 +158,7 @@ def _read_kind(kind: str) -> tuple[dict[str, Param], dict[str, Preset]]:
     where = f"presets/{kind}.yaml"
     text = resources.files("rldse.models").joinpath(where).read_text(encoding="utf-8")
     doc = yaml.safe_load(text)
-    model = KINDS[kind]
+    model = PART_KINDS[kind].spec
     defaults = {f: _param(model, f, raw, f"{where}: defaults.{f}")
                 for f, raw in (doc.get("defaults") or {}).items()}
     presets: dict[str, Preset] = {}
@@ -189,7 +173,11 @@ def _read_kind(kind: str) -> tuple[dict[str, Param], dict[str, Preset]]:
 
 
 def _presets_of(kind: str) -> dict[str, Preset]:
-    return _read_kind(kind)[1]
+    return _read_kind(kind)[1] if PART_KINDS[kind].presets else {}
+
+
+def _preset_kinds() -> list[str]:
+    return [k.name for k in PART_KINDS.values() if k.presets]
 
 
 def _param(model: type[PartSpec], field: str, raw: Any, where: str) -> Param:

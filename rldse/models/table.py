@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rldse.errors import RldseError
+from rldse.models.kinds import Instance, Loader, PartKind, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import PHASE_NAMES, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower
@@ -166,3 +167,40 @@ def _column_unit(units: dict[str, float], column: str, quantity_name: str, path:
     if name != quantity_name:
         raise RldseError(f"{path}: column '{column}' should be '{quantity_name}-UNIT'")
     return _unit(units, unit, f"{path}: column '{column}': unit")
+
+
+class TableRef(BaseModel):
+    """A SystemSpec section: replay manager and learner as rows of a measured latency table
+    (PEARL's PT.csv).
+
+    The file's path is relative to the spec file (absolute once loaded). The same row for
+    both means co-located: the table's co-located (RPLN-) latencies apply, and the two
+    run concurrently on that device, as PEARL measured them.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    latency_csv: str
+    unit: Literal["s", "ms", "us", "ns"] = "ms"
+    replay: str = Field(description="table row that runs the replay manager")
+    learn: str = Field(description="table row that runs the learner")
+    max_w: dict[str, float] = Field(default_factory=dict, description="power per row, W")
+
+    @property
+    def colocated(self) -> bool:
+        return self.replay == self.learn
+
+
+def _table_instances(kind: PartKind, ref: Any, load: Loader, where: str) -> list[Instance]:
+    """One device per row used; a row that runs replay and learner gets 2 lanes."""
+    return [Instance(f"table:{row}", load_table_part(ref.latency_csv, row, unit=ref.unit,
+                                                     max_w=ref.max_w.get(row, 0.0)),
+                     row, lanes=2 if ref.colocated else None)
+            for row in dict.fromkeys((ref.replay, ref.learn))]
+
+
+register(PartKind(
+    name="table", spec=TableSpec, model=lambda spec, ctx: TableModel(spec),
+    description="rows of a latency table measured by the user (PEARL's PT.csv format)",
+    roles=frozenset({"replay", "learn"}), presets=False, ref=TableRef,
+    instances=_table_instances))

@@ -1,0 +1,163 @@
+"""Part kinds as registered plug-ins: the one place that knows which kinds of part exist.
+
+Each kind's module ends with one ``register(PartKind(...))`` naming its spec, its cost
+model, whether it has a presets file (``presets/<name>.yaml``), the placement roles it can
+run (placement is validated against them), whether a system may hold several, and its
+feasibility checks. ``rldse.models`` imports every kind module once, so adding a kind
+is one module, one presets file and one import line there; nothing else lists kinds.
+
+Placement roles are the RL phases a system can put on a device of its choice
+(``ROLES``); env steps always run on CPU cores.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from rldse.errors import RldseError
+from rldse.models.spec import PartSpec, close_names
+
+#: Placement roles: the phases a SystemSpec's `placement` maps to a part kind.
+ROLES: dict[str, str] = {
+    "act": "policy inference for actors",
+    "learn": "the learner's gradient steps",
+    "replay": "the replay manager: sample, insert, priority update",
+    "q_update": "tabular Q-learning/SARSA updates",
+}
+
+
+class PartRef(BaseModel):
+    """A SystemSpec section: a preset by name plus overrides of any of its fields (checked
+    by the part's spec), and how many instances the system holds (for countable kinds)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    preset: str
+    count: int = Field(default=1, ge=0, le=64, description="instances of this part")
+
+    def overrides(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
+@dataclass(frozen=True)
+class Check:
+    """A feasibility check a kind declares: a named yes/no the Result reports under
+    ``checks`` and a search applies as a constraint."""
+
+    name: str
+    description: str
+
+
+@dataclass(frozen=True)
+class ModelContext:
+    """What a model factory may need besides its spec: the capture host's CPU spec (CPU
+    models scale measured times from it) and a loader for presets it depends on."""
+
+    host: PartSpec | None
+    load: Callable[[str, str, str], PartSpec]  # (kind, preset, where) -> spec
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One device of a resolved system: its name in the Machine and Result ('gpu1',
+    'table:CPU'), the validated spec, the preset it came from, and its lanes when the
+    system sets them (None: the model's own)."""
+
+    name: str
+    spec: PartSpec
+    preset: str
+    lanes: int | None = None
+
+
+#: (kind, preset, where, overrides) -> spec: how a kind's resolver loads presets.
+Loader = Callable[..., PartSpec]
+
+
+def preset_instances(kind: PartKind, ref: Any, load: Loader, where: str) -> list[Instance]:
+    """The usual resolution: the ref's preset with its overrides, `count` instances named
+    after the kind (numbered when there are several)."""
+    if ref.count != 1 and not kind.countable:
+        raise RldseError(f"{where}.count: a system holds one {kind.name} part "
+                         f"(size it with its own fields instead)")
+    if ref.count == 0:
+        return []
+    spec = load(kind.name, ref.preset, where, ref.overrides())
+    names = [kind.name] if ref.count == 1 else [f"{kind.name}{i}" for i in range(ref.count)]
+    return [Instance(name, spec, ref.preset) for name in names]
+
+
+@dataclass(frozen=True)
+class PartKind:
+    name: str
+    spec: type[PartSpec]
+    model: Callable[[Any, ModelContext], Any]  # (spec, context) -> cost model
+    description: str
+    roles: frozenset[str] = frozenset()
+    presets: bool = True  # presets/<name>.yaml ships with the package
+    countable: bool = False  # a system may hold `count` instances, one Device each
+    in_system: bool = True  # a section of SystemSpec (links are referenced by other parts)
+    ref: type[BaseModel] = PartRef  # the SystemSpec section's form
+    preset_refs: dict[str, str] = field(default_factory=dict)  # field -> kind it names a preset of
+    instances: Callable[[PartKind, Any, Loader, str], list[Instance]] = preset_instances
+    checks: tuple[Check, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.roles) - set(ROLES)
+        if unknown:
+            raise ValueError(f"part kind {self.name}: unknown roles {sorted(unknown)}")
+
+
+PART_KINDS: dict[str, PartKind] = {}
+
+
+def register(kind: PartKind) -> PartKind:
+    """Add a kind; a second kind of the same name is a programming error."""
+    if kind.name in PART_KINDS:
+        raise ValueError(f"part kind '{kind.name}' is registered twice")
+    PART_KINDS[kind.name] = kind
+    return kind
+
+
+def part_kind(name: str, where: str = "part kind") -> PartKind:
+    """The registered kind ``name``; unknown names fail with the closest ones."""
+    if name not in PART_KINDS:
+        raise RldseError(f"{where}: unknown part kind '{name}'{close_names(name, list(PART_KINDS))}"
+                         f" (kinds: {', '.join(PART_KINDS)})")
+    return PART_KINDS[name]
+
+
+def kinds_for(role: str) -> list[str]:
+    """Kinds that can run placement role ``role``."""
+    return [k.name for k in PART_KINDS.values() if role in k.roles]
+
+
+def all_checks() -> dict[str, Check]:
+    """Every feasibility check any kind declares, by name."""
+    return {c.name: c for k in PART_KINDS.values() for c in k.checks}
+
+
+@dataclass(frozen=True)
+class ReplayJob:
+    """What a replay manager serves, for kinds that can run the `replay` role on their own
+    hardware (GPU, TCAM, FPGA). Such a kind's model has
+
+        replay_seconds(job, op, n) -> float   # op: 'sample' | 'update' | 'insert'
+        replay_joules(job, op, n) -> dict[str, float]   # per-action energy by label
+
+    where n is the number of operations of a batch each (sample, update) or the number of
+    new transitions (insert). CPU replay is costed from the trace's own rows instead."""
+
+    batch: int
+    capacity: int
+    transition_bytes: int
+    prioritized: bool
+    host_gather_s: float = 0.0  # gathering a batch from host memory (replay data kept there)
+    searches_per_item: float = 1.0  # TCAM: searches per sampled item (AMPER's k-NN)
+    writes_per_update_item: float = 1.0  # TCAM: rows rewritten per updated priority
+
+
+REPLAY_OPS = ("sample", "update", "insert")
