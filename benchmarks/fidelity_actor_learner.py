@@ -30,7 +30,7 @@ from rldse.sim.validate import host_spec_for, validate
 from rldse.system import parse_spec
 from rldse.trace import Trace
 from rldse.workloads import capture
-from rldse.workloads.base import CaptureConfig
+from rldse.workloads.common.base import CaptureConfig
 
 BOUND = 0.15
 

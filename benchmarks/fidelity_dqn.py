@@ -59,8 +59,8 @@ from rldse.system import parse_spec
 from rldse.threads import single_blas_thread
 from rldse.trace import Trace
 from rldse.workloads import capture
-from rldse.workloads.base import CaptureConfig
-from rldse.workloads.dqn import DQNAgent, DQNConfig, learn_work
+from rldse.workloads.common.base import CaptureConfig
+from rldse.workloads.offpolicy.dqn import DQNAgent, DQNConfig, learn_work
 
 THRESHOLD = 0.15
 

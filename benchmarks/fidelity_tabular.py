@@ -31,9 +31,9 @@ from time import perf_counter
 from rldse.sim import simulate
 from rldse.system import parse_spec
 from rldse.trace import Trace
-from rldse.workloads.base import CaptureConfig
-from rldse.workloads.swiftrl_format import read_swiftrl, write_swiftrl
-from rldse.workloads.tabular import capture
+from rldse.workloads.common.base import CaptureConfig
+from rldse.workloads.tabular.swiftrl_format import read_swiftrl, write_swiftrl
+from rldse.workloads.tabular.train import capture
 
 DATA = Path("/work/shared/data/swiftrl")
 THRESHOLD = 0.15

@@ -20,8 +20,8 @@ import argparse
 import statistics
 import time
 
-from rldse.workloads.dqn import DQNConfig, train
-from rldse.workloads.recorder import NullRecorder, Recorder
+from rldse.workloads.common.recorder import NullRecorder, Recorder
+from rldse.workloads.offpolicy.dqn import DQNConfig, train
 
 OVERHEAD_TARGET = 0.05
 COVERAGE_TARGET = 0.10

@@ -8,12 +8,14 @@ events, counted from the environment's event-id counter) per wall second, and th
 over a bare SimPy timeout loop measured in the same run. Targets: >= 1M sim env steps/s
 local, >= 250k central, event ratio >= 0.4.
 
-The program merges events (DESIGN.md): with local inference one event per actor wave,
-with central inference one or two per server batch. Each event then carries many actor
-steps, so events/s is low by design while env steps/s is high; the last two columns show
-the rate of actor vector steps (the interactions an unmerged simulator would make one
-event each) against the bare loop. A linear fit of wall time over the three sizes
-separates the fixed cost of a simulate (machine, trace costing) from the per-step cost.
+The program merges events (operations that no other process can observe become one
+event, so event counts grow with interactions, not with steps): with local inference one
+event per actor wave, with central inference one or two per server batch. Each event then
+carries many actor steps, so events/s is low by design while env steps/s is high; the last
+two columns show the rate of actor vector steps (the interactions an unmerged simulator
+would make one event each) against the bare loop. A linear fit of wall time over the
+three sizes separates the fixed cost of a simulate (machine, trace costing) from the
+per-step cost.
 
     python benchmarks/sim_speed_actor_learner.py [TRACE.parquet]
 """
@@ -30,9 +32,9 @@ import simpy
 from rldse.sim.machine import Machine
 from rldse.system import parse_spec
 from rldse.trace import Trace, load_trace
-from rldse.workloads import actor_learner as al
 from rldse.workloads import capture
-from rldse.workloads.base import CaptureConfig
+from rldse.workloads.actor_learner import program as al
+from rldse.workloads.common.base import CaptureConfig
 
 STEPS = (100_000, 1_000_000, 10_000_000)
 EXTRA = {"local": (100_000_000,)}  # local waves are so cheap that 10M hides the slope

@@ -22,8 +22,9 @@ import simpy
 from rldse.sim.machine import Machine
 from rldse.system import parse_spec
 from rldse.trace import Trace
-from rldse.workloads import tabular
-from rldse.workloads.base import CaptureConfig
+from rldse.workloads.common.base import CaptureConfig
+from rldse.workloads.tabular import program as tabular
+from rldse.workloads.tabular import train
 
 DATASET = Path("/work/shared/data/swiftrl/FrozenLake_trajectories_10k.txt")
 
@@ -63,7 +64,7 @@ def timed_run(trace: Trace, transitions: int, passes: int) -> tuple[float, int, 
 
 
 def main() -> None:
-    trace = tabular.capture(CaptureConfig(workload="tabular", env_id="auto",
+    trace = train.capture(CaptureConfig(workload="tabular", env_id="auto",
                                           dataset=str(DATASET), agents=4))
     timed_run(trace, 10_000, 1)  # warm caches and imports
     bare = bare_simpy_events_per_s()

@@ -17,7 +17,7 @@ from time import perf_counter
 import numpy as np
 import pandas as pd
 
-from rldse.workloads.swiftrl_format import import_swiftrl, read_swiftrl, write_swiftrl
+from rldse.workloads.tabular.swiftrl_format import import_swiftrl, read_swiftrl, write_swiftrl
 
 
 def taxi_shaped(n: int, seed: int = 0) -> pd.DataFrame:

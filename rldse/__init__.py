@@ -13,7 +13,7 @@ from rldse.errors import RldseError
 __version__ = "0.1.0"
 
 _API = {
-    "CaptureConfig": ("rldse.workloads.base", "CaptureConfig"),
+    "CaptureConfig": ("rldse.workloads.common.base", "CaptureConfig"),
     "capture": ("rldse.workloads", "capture"),
     "Trace": ("rldse.trace", "Trace"),
     "load_trace": ("rldse.trace", "load_trace"),

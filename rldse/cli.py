@@ -44,7 +44,7 @@ def cmd_capture(args: argparse.Namespace) -> None:
     from pydantic import ValidationError
 
     from rldse.workloads import capture
-    from rldse.workloads.base import CaptureConfig
+    from rldse.workloads.common.base import CaptureConfig
 
     if args.env is None and not args.dataset:
         raise RldseError("--env: required (a Gymnasium env id, e.g. CartPole-v1)")
@@ -99,7 +99,7 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
 
 
 def cmd_trace_import(args: argparse.Namespace) -> None:
-    from rldse.workloads.swiftrl_format import import_swiftrl
+    from rldse.workloads.tabular.swiftrl_format import import_swiftrl
 
     with _progress_bar(None, f"import {Path(args.file).name}") as bar:
         trace = import_swiftrl(args.file, env_id=args.env, algorithm=args.algorithm,
@@ -112,7 +112,7 @@ def cmd_trace_import(args: argparse.Namespace) -> None:
 
 def cmd_trace_export(args: argparse.Namespace) -> None:
     from rldse.trace import load_trace
-    from rldse.workloads.swiftrl_format import write_swiftrl
+    from rldse.workloads.tabular.swiftrl_format import write_swiftrl
 
     trace = load_trace(args.file)
     if trace.transitions is None:
@@ -133,12 +133,15 @@ def _print_result(result) -> None:
     print(f"energy {result.energy_j:,.1f} J, average power {result.avg_power_w:,.1f} W, "
           f"{result.steps_per_joule:,.2f} steps/J, parts cost ${result.cost_usd:,.0f}")
     print(f"bottleneck: {result.bottleneck} ({result.critical_share:.0%} of its time)")
-    if not result.gpu_memory_ok:
-        print(f"GPU OUT OF MEMORY: needs {result.gpu_memory_peak_bytes:,} bytes "
+    from rldse.models import all_checks
+
+    declared = all_checks()
+    for name, ok in result.checks.items():
+        if not ok:
+            print(f"INFEASIBLE ({name}): it is not true that {declared[name].description}")
+    if not result.checks.get("gpu_memory", True):
+        print(f"  the GPU would hold {result.gpu_memory_peak_bytes:,} bytes "
               "(set workload.gpu_swap: true to swap to host memory)")
-    if not result.am_capacity_ok:
-        print("TCAM CAPACITY EXCEEDED: the replay buffer has more entries than the arrays "
-              "have rows (raise am.arrays or lower workload.replay_capacity)")
     if result.swapped_bytes:
         print(f"swapped {result.swapped_bytes:,} bytes to host memory")
     for warning in result.warnings:

@@ -2,8 +2,8 @@
 training leans on.
 
 Part models scale times measured on this host to a target part through these numbers
-(DESIGN.md, "The three values"), so each is measured, not looked up. Together they take
-well under 2 s. Each measurement repeats a short kernel and keeps the *best* repetition:
+(the Trace's host fingerprint), so each is measured, not looked up or guessed. Together
+they take well under 2 s. Each measurement repeats a short kernel and keeps the *best* repetition:
 the best run is the least disturbed by other processes, so it is the most repeatable
 estimate of what the hardware can do.
 """

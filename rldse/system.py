@@ -1,4 +1,4 @@
-"""SystemSpec: the machine and how the workload is laid on it (YAML or Python).
+"""SystemSpec (the machine as written) and ResolvedSystem (every number it stands for).
 
     cpu: {preset: xeon-silver-4215, sockets: 2}      # preset + overrides of its fields
     gpu: {preset: v100-sxm2, count: 8}
@@ -7,167 +7,94 @@
     placement: {act: cpu, learn: gpu, replay: am, q_update: pim}
     workload: {actors: 16, batch_size: 64, learner: sync}
 
-Part fields are validated by the part library (rldse/models), placement and knobs
-here; every error is one line naming the field's path and what is allowed.
+The part sections and the placement roles come from the part-kind registry
+(rldse.models.kinds); the workload knobs from the trace's workload family
+(rldse.workloads), so a spec is checked in two steps: its form when it is read, and its
+parts, placement and knobs when it is resolved against a trace (`resolve`).
+
+A ResolvedSystem is frozen: every part's numbers after preset and overrides, the
+placement, the knobs with "as in the trace" filled in, and rldse's version and code. Its
+digest covers all of them, so editing a preset file or a model constant misses the
+results cache.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass, replace
+from functools import cache
+from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from rldse.errors import RldseError
-from rldse.host import HostFingerprint
+from rldse.errors import RldseError, did_you_mean, validation_error
+from rldse.models import PART_KINDS, ROLES, PartRef
+from rldse.models.kinds import Instance, kinds_for
 from rldse.models.registry import load_part
-from rldse.models.spec import PartSpec
 from rldse.yamlfile import read_mapping
 
+if TYPE_CHECKING:
+    from rldse.trace import Trace
+    from rldse.workloads import Workload
 
-class PartRef(BaseModel):
-    """A preset by name plus overrides of any of its fields (checked by the part library)."""
+#: Where env steps run, and every role a spec leaves unset.
+HOST_KIND = "cpu"
 
-    model_config = ConfigDict(extra="allow")
-
-    preset: str
-
-    def overrides(self) -> dict[str, Any]:
-        return dict(self.model_extra or {})
-
-
-class GpuRef(PartRef):
-    count: int = Field(default=1, ge=0, le=64, description="GPUs of this preset")
+Placement = create_model(  # one field per placement role, each naming a part kind
+    "Placement", __config__=ConfigDict(extra="forbid"),
+    **{role: (str, Field(default=HOST_KIND, description=text)) for role, text in ROLES.items()})
 
 
-class TableRef(BaseModel):
-    """Replay manager and learner as rows of a measured latency table (PEARL's PT.csv).
-
-    The file's path is relative to the spec file (absolute once loaded). The same row for
-    both means co-located: the table's co-located (RPLN-) latencies apply, and the two
-    run concurrently on that device, as PEARL measured them.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    latency_csv: str
-    unit: Literal["s", "ms", "us", "ns"] = "ms"
-    replay: str = Field(description="table row that runs the replay manager")
-    learn: str = Field(description="table row that runs the learner")
-    max_w: dict[str, float] = Field(default_factory=dict, description="power per row, W")
-
-
-class Placement(BaseModel):
-    """Which kind of device runs each RL phase (env_step always runs on CPU cores)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    act: Literal["cpu", "gpu"] = "cpu"
-    learn: Literal["cpu", "gpu", "table"] = "cpu"
-    replay: Literal["cpu", "gpu", "am", "table"] = "cpu"
-    q_update: Literal["cpu", "gpu", "pim"] = "cpu"
-
-
-class Knobs(BaseModel):
-    """Workload knobs; None means 'as in the trace'."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    env_steps: int | None = Field(default=None, ge=1, le=10**10,
-                                  description="environment steps to simulate")
-    actors: int = Field(default=1, ge=1, le=65_536)
-    envs_per_actor: int | None = Field(default=None, ge=1, le=65_536)
-    cores: int | None = Field(default=None, ge=1, le=65_536,
-                              description="CPU cores given to actors (default: all)")
-    inference: Literal["local", "central"] = Field(
-        default="local", description="actors run their own policy, or a batched server does")
-    batch_size: int | None = Field(default=None, ge=1, le=2**20)
-    replay_capacity: int | None = Field(default=None, ge=1, le=2**32)
-    learn_every: int | None = Field(default=None, ge=1, le=10**6,
-                                    description="env steps per learner update")
-    learner: Literal["sync", "async"] = "sync"
-    sync_interval: int = Field(default=1, ge=1, le=10**6,
-                               description="learner updates between parameter broadcasts")
-    rollout_len: int | None = Field(default=None, ge=1, le=10**7)
-    transitions: int | None = Field(default=None, ge=1, le=10**10,
-                                    description="tabular: dataset size to train on")
-    agents: int | None = Field(default=None, ge=1, le=10**7,
-                               description="tabular: agents (default one per DPU or core)")
-    passes: int | None = Field(default=None, ge=1, le=10**6,
-                               description="tabular: total passes over each agent's chunk")
-    dtype: Literal["fp32", "int32"] | None = None
-    tasklets: int | None = Field(default=None, ge=1, le=24)
-    obs_bytes: int | None = Field(default=None, ge=1, le=2**40,
-                                  description="bytes per observation (TimeRL-style what-ifs)")
-    gpu_swap: bool = Field(default=False,
-                           description="swap GPU buffers to host memory instead of OOM")
-    epochs: int | None = Field(default=None, ge=1, le=10_000,
-                               description="on-policy: passes over each rollout (default: "
-                                           "the trace's)")
-    resident_steps: int | None = Field(
-        default=None, ge=1, le=10**7,
-        description="on-policy: rollout steps the learner must hold on its GPU at once "
-                    "(default: the whole rollout, as Monte-Carlo returns need; an n-step "
-                    "TD objective needs n + 1)")
-
-
-class SystemSpec(BaseModel):
+class _SpecBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "system"
-    cpu: PartRef = PartRef(preset="host")
-    gpu: GpuRef | None = None
-    pim: PartRef | None = None
-    am: PartRef | None = None
-    table: TableRef | None = None
-    placement: Placement = Placement()
-    workload: Knobs = Knobs()
+    placement: Placement = Placement()  # type: ignore[valid-type]
+    workload: dict[str, Any] = Field(default_factory=dict, description="knobs of the trace's "
+                                     "workload family (`rldse spec knobs`); unset: as in the trace")
 
-    @model_validator(mode="after")
-    def _placed_parts_exist(self) -> SystemSpec:
-        needs = {"gpu": ("act", "learn", "replay", "q_update"), "am": ("replay",),
-                 "pim": ("q_update",), "table": ("replay", "learn")}
-        for kind, phases in needs.items():
-            ref = getattr(self, kind)
-            missing = ref is None or (kind == "gpu" and ref.count == 0)
-            for phase in phases:
-                if getattr(self.placement, phase) == kind and missing:
-                    raise ValueError(f"placement.{phase} is '{kind}' but the system has no "
-                                     f"{kind} (add a '{kind}:' part)")
-        if (self.placement.replay == "table") != (self.placement.learn == "table"):
-            raise ValueError("placement.replay and placement.learn: a measured table gives "
-                             "both replay manager and learner, or neither ('table' for both)")
-        return self
+    def present(self) -> dict[str, Any]:
+        """Part sections that hold at least one part, by kind."""
+        out = {}
+        for kind in PART_KINDS.values():
+            ref = getattr(self, kind.name, None) if kind.in_system else None
+            if ref is not None and getattr(ref, "count", 1) > 0:
+                out[kind.name] = ref
+        return out
 
     @property
     def digest(self) -> str:
-        """Content digest: a table's file counts by its bytes, not by where it lies."""
-        data = self.model_dump(mode="json")
-        if self.table is not None:
-            path = Path(self.table.latency_csv)
-            data["table"]["latency_csv"] = (hashlib.sha256(path.read_bytes()).hexdigest()
-                                            if path.is_file() else path.name)
-        text = json.dumps(data, sort_keys=True)
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        """Digest of the spec as written (a table's file by its bytes). Results are keyed
+        by ResolvedSystem.digest, which also covers the numbers presets stand for."""
+        return _digest(self.model_dump(mode="json"), self._file_bytes())
 
-    def parts(self, host: HostFingerprint) -> dict[str, PartSpec]:
-        """Resolve every present part to its validated spec (errors name `system.<kind>.<field>`)."""
-        out: dict[str, PartSpec] = {}
-        for kind in ("cpu", "gpu", "pim", "am"):
-            ref = getattr(self, kind)
-            if ref is None or (kind == "gpu" and ref.count == 0):
-                continue
-            out[kind] = load_part(kind, ref.preset, host=host, where=f"system.{kind}",
-                                  **ref.overrides())
+    def _file_bytes(self) -> dict[str, str]:
+        out = {}
+        for kind in PART_KINDS.values():
+            ref = getattr(self, kind.name, None) if kind.in_system else None
+            path = getattr(ref, "latency_csv", None)
+            if path is not None:
+                p = Path(path)
+                out[kind.name] = hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() \
+                    else p.name
         return out
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.model_dump(mode="json", exclude_defaults=False),
-                              sort_keys=False)
+        return yaml.safe_dump(self.model_dump(mode="json", exclude_none=True), sort_keys=False)
 
+
+SystemSpec = create_model(  # one optional section per part kind that a system holds
+    "SystemSpec", __base__=_SpecBase,
+    **{k.name: (k.ref | None, PartRef(preset="host") if k.name == HOST_KIND else None)
+       for k in PART_KINDS.values() if k.in_system})
+SystemSpec.__doc__ = "The machine and how the workload is laid on it, as the user wrote it."
+
+
+# ---- reading -----------------------------------------------------------------------------
 
 def set_path(raw: dict[str, Any], dotted: str, value: Any) -> None:
     """Apply `a.b.c=value` to a raw spec dict, creating intermediate mappings."""
@@ -178,38 +105,168 @@ def set_path(raw: dict[str, Any], dotted: str, value: Any) -> None:
         if child is None:
             child = node[key] = {}
         elif not isinstance(child, dict):
-            raise RldseError(f"--set {dotted}: '{key}' is a value, not a section")
+            raise RldseError(f"'{key}' is a value, not a section", where=f"--set {dotted}")
         node = child
     node[keys[-1]] = value
 
 
-def parse_spec(raw: dict[str, Any], where: str = "system") -> SystemSpec:
+def parse_spec(raw: dict[str, Any], where: str = "system") -> Any:
+    """Validate a raw mapping into a SystemSpec; errors name the field's path."""
     try:
         return SystemSpec.model_validate(raw)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"] if not str(p).startswith("function-"))
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown field"
-        ctx = err.get("ctx") or {}
-        bounds = ", ".join(f"{k} {v}" for k, v in ctx.items() if k in ("ge", "le", "gt", "lt"))
-        if bounds:
-            msg += f" (allowed: {bounds})"
-        return _raise(f"{where}: {loc + ': ' if loc else ''}{msg}")
+        raise validation_error(exc, where, _fields_at(exc)) from None
 
 
-def _raise(msg: str) -> SystemSpec:
-    raise RldseError(msg)
+def _fields_at(exc: ValidationError) -> list[str]:
+    """Names allowed where an unknown field was found (for 'did you mean')."""
+    loc = [str(p) for p in exc.errors()[0]["loc"]]
+    if len(loc) == 1:
+        return list(SystemSpec.model_fields)
+    if loc[0] == "placement":
+        return list(ROLES)
+    return []
 
 
-def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> SystemSpec:
-    """Read a SystemSpec YAML file, apply `--set` overrides, validate."""
+def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
+    """Read a SystemSpec YAML file, apply `--set` overrides, validate. A problem in the file
+    names the file; one in a `--set` value names the flag."""
     path = Path(path)
-    raw = read_mapping(path, "sections cpu, gpu, pim, am, table, placement, workload")
+    raw = read_mapping(path, "sections " + ", ".join(
+        [k.name for k in PART_KINDS.values() if k.in_system] + ["placement", "workload"]))
+    spec = parse_spec(raw, where=str(path)) if not sets else None
     for dotted, value in (sets or {}).items():
         set_path(raw, dotted, value)
-    table = raw.get("table")
-    if isinstance(table, dict) and isinstance(table.get("latency_csv"), str):
-        table["latency_csv"] = str((path.parent / table["latency_csv"]).resolve())
-    return parse_spec(raw, where=str(path))
+    for kind in PART_KINDS.values():  # files a spec names are relative to it
+        ref = raw.get(kind.name)
+        if isinstance(ref, dict) and isinstance(ref.get("latency_csv"), str):
+            ref["latency_csv"] = str((path.parent / ref["latency_csv"]).resolve())
+    if spec is not None:
+        return parse_spec(raw, where=str(path))
+    parse_spec(read_mapping(path, ""), where=str(path))  # the file alone is valid
+    return parse_spec(raw, where="--set")
+
+
+# ---- resolving ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ResolvedSystem:
+    """A SystemSpec resolved against a trace: what the Machine, the search, the results
+    cache and the reports take. Build it with `resolve`."""
+
+    spec: Any  # the SystemSpec as written
+    workload: Workload
+    parts: dict[str, tuple[Instance, ...]]  # by kind, in registry order
+    placement: dict[str, str]  # role -> part kind
+    knobs: BaseModel  # the family's Knobs, "as in the trace" filled in
+    version: str
+    digest: str
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def instances(self) -> list[Instance]:
+        return [i for insts in self.parts.values() for i in insts]
+
+    def count(self, kind: str) -> int:
+        return len(self.parts.get(kind, ()))
+
+    def part(self, kind: str) -> Any:
+        """The spec of `kind`'s first instance (every instance of a kind shares it)."""
+        if not self.parts.get(kind):
+            raise RldseError(f"system '{self.name}' has no {kind} part")
+        return self.parts[kind][0].spec
+
+    def as_dict(self) -> dict[str, Any]:
+        """Everything the digest covers, as plain JSON values."""
+        return {
+            "name": self.name, "workload": self.workload.name, "version": self.version,
+            "parts": {k: [{"name": i.name, "preset": i.preset, "lanes": i.lanes,
+                           "spec": i.spec.model_dump(mode="json")} for i in insts]
+                      for k, insts in self.parts.items()},
+            "placement": self.placement,
+            "knobs": self.knobs.model_dump(mode="json"),
+        }
+
+    def to_yaml(self) -> str:
+        return yaml.safe_dump(self.as_dict(), sort_keys=False)
+
+
+def resolve(spec: Any, trace: Trace) -> ResolvedSystem:
+    """Resolve `spec` for `trace`: parts from presets and overrides, placement checked
+    against the kinds and the workload family, knobs against the family."""
+    from rldse.workloads import workload_of
+
+    workload = workload_of(trace)
+    workload.check_knob_names(spec.workload)
+    host = trace.meta.host
+    present = spec.present()
+
+    def load(kind: str, preset: str, where: str, overrides: dict[str, Any]):
+        return load_part(kind, preset, host=host, where=where, **overrides)
+
+    parts: dict[str, tuple[Instance, ...]] = {}
+    for name, ref in present.items():
+        kind = PART_KINDS[name]
+        insts = tuple(kind.instances(kind, ref, load, f"system.{name}"))
+        if insts:
+            parts[name] = insts
+    placement = _placement(spec, parts, workload)
+    knobs = workload.resolve_knobs(spec.workload, trace, parts, placement)
+    system = ResolvedSystem(spec=spec, workload=workload, parts=parts, placement=placement,
+                            knobs=knobs, version=code_version(), digest="")
+    return replace(system, digest=_digest(system.as_dict(), {}))
+
+
+def _placement(spec: Any, parts: dict[str, tuple[Instance, ...]],
+               workload: Workload) -> dict[str, str]:
+    """Every role on a kind that can run it, that the system has, and that the workload's
+    program places there; a role the program does not use may only stay on the CPU."""
+    out = {}
+    for role, kind in spec.placement.model_dump().items():
+        where = f"placement.{role}"
+        if kind not in PART_KINDS:
+            raise RldseError(f"unknown part kind '{kind}'{did_you_mean(kind, list(PART_KINDS))} "
+                             f"(kinds that run {role}: {', '.join(kinds_for(role))})", where=where)
+        if role not in PART_KINDS[kind].roles:
+            raise RldseError(f"a {kind} part cannot run {role} (kinds that can: "
+                             f"{', '.join(kinds_for(role))})", where=where)
+        allowed = workload.placements.get(role)
+        if allowed is None:
+            if kind != HOST_KIND:
+                raise RldseError(f"{workload.name} programs place nothing on '{role}' "
+                                 f"(leave it unset; they place: {', '.join(workload.placements)})",
+                                 where=where)
+            continue
+        if kind not in allowed and allowed != ("*",):
+            raise RldseError(f"{workload.name} programs run {role} on "
+                             f"{' or '.join(allowed)}, not '{kind}'", where=where)
+        if kind not in parts:
+            raise RldseError(f"'{kind}' but the system has no {kind} (add a '{kind}:' part)",
+                             where=where)
+        out[role] = kind
+    if HOST_KIND not in parts:
+        raise RldseError("a system needs a cpu part (env steps run on its cores)", where="cpu")
+    return out
+
+
+@cache
+def code_version() -> str:
+    """rldse's version plus a hash of the code that turns numbers into results (models,
+    engine, workload programs), so a changed model constant misses the cache too."""
+    from rldse import __version__
+
+    h = hashlib.sha256()
+    root = resources.files("rldse")
+    for sub in ("models", "sim", "workloads"):
+        for path in sorted(Path(str(root.joinpath(sub))).rglob("*.py")):
+            h.update(path.relative_to(Path(str(root))).as_posix().encode())
+            h.update(path.read_bytes())
+    return f"{__version__}+{h.hexdigest()[:12]}"
+
+
+def _digest(body: dict[str, Any], files: dict[str, str]) -> str:
+    text = json.dumps({"body": body, "files": files}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+

@@ -1,6 +1,6 @@
 """Trace: the hardware-free record of what a real training run did (schema v1).
 
-A Trace is three things (DESIGN.md, "The three values"):
+A Trace is three things, kept as free of the capture machine as possible:
 
 - ``ops``: one row per operation instance (columns in ``OPS_COLUMNS``);
 - ``meta``: who/what/where: algorithm, env, hyperparameters, seed, learning curve,

@@ -36,7 +36,11 @@ def small_trace(host_fp) -> Trace:
     })
     meta = TraceMeta(workload="dqn", algorithm="dqn", env_id="CartPole-v1", seed=3,
                      hyperparameters={"lr": 1e-3, "batch_size": 64},
-                     workload_info={"layers": [4, 64, 2]}, episode_returns=[10.0, 22.5],
+                     workload_info={"obs_dim": 4, "layer_sizes": [4, 64, 2], "n_params": 450,
+                                    "batch_size": 64, "replay": "per", "replay_capacity": 10_000,
+                                    "learning_starts": 0, "learn_every": 1, "target_sync": 100,
+                                    "double": False, "transition_bytes": 41},
+                     episode_returns=[10.0, 22.5],
                      wall_time_s=0.05, recorder_overhead_ns=120.0,
                      library_versions={"numpy": "2"}, host=host_fp)
     transitions = pd.DataFrame({"state": np.arange(5, dtype=np.int32),

@@ -6,16 +6,22 @@ estimators; ``registry`` the presets in ``presets/*.yaml``, every number with it
 """
 
 # Part kinds: importing a kind's module registers it (``kinds.register``), one line each.
-from rldse.models import cpu  # noqa: F401, E402  (first: other kinds' presets name no CPU)
+# isort: off
+from rldse.models import cpu  # noqa: F401, E402  (first: env steps run on its cores)
 from rldse.models import link  # noqa: F401, E402
 from rldse.models import gpu  # noqa: F401, E402
 from rldse.models import pim  # noqa: F401, E402
 from rldse.models import am  # noqa: F401, E402
 from rldse.models import table  # noqa: F401, E402
-
-from rldse.models.kinds import PART_KINDS, ROLES, PartKind, PartRef  # noqa: E402
+from rldse.models import fpga  # noqa: F401, E402
+# isort: on
+from rldse.models.am import AmModel, AmSpec  # noqa: E402
+from rldse.models.cpu import CpuModel, CpuSpec  # noqa: E402
+from rldse.models.gpu import GpuModel, GpuSpec  # noqa: E402
+from rldse.models.kinds import PART_KINDS, ROLES, PartKind, PartRef, all_checks  # noqa: E402
+from rldse.models.link import LinkModel, LinkSpec  # noqa: E402
 from rldse.models.ops import OpColumns  # noqa: E402
-from rldse.models.pim import OpMix  # noqa: E402
+from rldse.models.pim import OpMix, PimModel, PimSpec  # noqa: E402
 from rldse.models.power import EnergyEstimate  # noqa: E402
 from rldse.models.registry import (  # noqa: E402
     cpu_from_host,
@@ -25,10 +31,18 @@ from rldse.models.registry import (  # noqa: E402
     make_model,
     show_preset,
 )
-from rldse.models.table import LinkTable, load_link_table, load_table_part  # noqa: E402
+from rldse.models.table import (  # noqa: E402
+    LinkTable,
+    TableModel,
+    TableSpec,
+    load_link_table,
+    load_table_part,
+)
 
 __all__ = [
-    "PART_KINDS", "ROLES", "EnergyEstimate", "LinkTable", "OpColumns", "OpMix", "PartKind",
-    "PartRef", "cpu_from_host", "get_preset", "list_presets", "load_link_table", "load_part",
+    "PART_KINDS", "ROLES", "AmModel", "AmSpec", "CpuModel", "CpuSpec", "EnergyEstimate",
+    "GpuModel", "GpuSpec", "LinkModel", "LinkSpec", "LinkTable", "OpColumns", "OpMix",
+    "PartKind", "PartRef", "PimModel", "PimSpec", "TableModel", "TableSpec", "all_checks",
+    "cpu_from_host", "get_preset", "list_presets", "load_link_table", "load_part",
     "load_table_part", "make_model", "show_preset",
 ]

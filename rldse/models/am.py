@@ -1,4 +1,4 @@
-"""Associative-memory (TCAM) part: arrays of rows searched all at once (REFERENCE.md §2).
+"""Associative-memory (TCAM) part: arrays of rows searched all at once.
 
 - A search compares one key with every row of every array in parallel: it takes one
   array's search latency (plus peripheral latency, where the source lists it apart)
@@ -6,16 +6,17 @@
 - Writes (priority updates) program one row at a time: rows × write latency and energy.
 - Leakage flows for the whole run in every array.
 
-Larger arrays cost less energy per bit but search slower (Eva-CAM's 64/128/256 tables).
+Larger arrays cost less energy per bit but search slower (Eva-CAM's 64/128/256 tables:
+Liu et al., DATE 2022; CAMASim's FeFET cost table: Li et al., arXiv 2403.03442).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from rldse.models.kinds import Check, PartKind, ReplayJob, register
 from rldse.models.ops import ArrayLike
 from rldse.models.power import IDLE_PLUS_ACTIONS, EnergyEstimate, action_joules
-from rldse.models.kinds import Check, PartKind, ReplayJob, register
 from rldse.models.spec import PartSpec, quantity
 
 
@@ -84,6 +85,10 @@ class AmModel:
             return {"search": float(self.search_joules(n * job.batch * job.searches_per_item))}
         rows = n * job.batch * job.writes_per_update_item if op == "update" else n
         return {"write": float(self.write_joules(rows))}
+
+    def replay_checks(self, job: ReplayJob) -> dict[str, bool]:
+        """One row per buffered priority."""
+        return {"am_capacity": job.capacity <= self.spec.capacity_rows}
 
     # ---- power (see rldse.models.power) -------------------------------------------------
     method = IDLE_PLUS_ACTIONS

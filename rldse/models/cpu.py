@@ -42,10 +42,11 @@ from __future__ import annotations
 import numpy as np
 from pydantic import field_validator
 
+from rldse.errors import RldseError
 from rldse.host import HostFingerprint
+from rldse.models.kinds import ModelContext, PartKind, register
 from rldse.models.ops import ArrayLike, OpColumns
 from rldse.models.power import UTILISATION, EnergyEstimate, dram_joules, utilisation_joules
-from rldse.models.kinds import PartKind, register
 from rldse.models.spec import Param, PartSpec, idle_at_most_max, quantity
 
 
@@ -232,7 +233,15 @@ def host_params(fp: HostFingerprint) -> dict[str, Param]:
 
 
 
+def _capture_host(spec: CpuSpec, ctx: ModelContext) -> CpuSpec:
+    """A CPU model scales measured times from the capture host: it cannot be built alone."""
+    if ctx.host is None:
+        raise RldseError(f"cpu '{spec.name}': its model scales measured times from the "
+                         "capture host: pass host=trace.meta.host")
+    return ctx.host
+
+
 register(PartKind(
-    name="cpu", spec=CpuSpec, model=lambda spec, ctx: CpuModel(spec, ctx.host),
+    name="cpu", spec=CpuSpec, model=lambda spec, ctx: CpuModel(spec, _capture_host(spec, ctx)),
     description="CPU sockets: cores run env steps and any placed phase",
     roles=frozenset({"act", "learn", "replay", "q_update"})))

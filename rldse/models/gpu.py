@@ -7,8 +7,9 @@
   kernels = kernels_fixed[phase] + kernels_per_layer[phase] × layers, with ``layers`` the
   network depth the engine reads from the trace (an MLP forward of L layers is 2L
   kernels: GEMM with bias, then activation).
-- Host↔device copies: copy_fixed_s + bytes / link bandwidth (REFERENCE.md §3: a small
-  cudaMemcpy costs ≈10 µs fixed; the fixed cost includes the link's latency).
+- Host↔device copies: copy_fixed_s + bytes / link bandwidth (public cudaMemcpy
+  microbenchmarks: a small copy costs ≈10 µs fixed; the fixed cost includes the link's
+  latency).
 - A sum tree (prioritized replay) is a descent of log2(capacity) levels per sampled item,
   each level a dependent global-memory load: levels serialize, batch items run in
   parallel. A priority update climbs the same levels, so it costs the same.
@@ -23,10 +24,10 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from rldse.errors import RldseError
+from rldse.models.kinds import Check, PartKind, ReplayJob, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, ArrayLike, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower
-from rldse.models.kinds import Check, PartKind, ReplayJob, register
 from rldse.models.spec import PartSpec, idle_at_most_max, quantity
 
 KernelCounts = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
@@ -136,6 +137,10 @@ class GpuModel(UtilisationPower):
 
     def replay_joules(self, job: ReplayJob, op: str, n: int) -> dict[str, float]:
         """Nothing beyond board power (the utilisation model)."""
+        return {}
+
+    def replay_checks(self, job: ReplayJob) -> dict[str, bool]:
+        """None of its own: the buffer counts towards the program's GPU memory check."""
         return {}
 
     def fits(self, bytes_: ArrayLike) -> np.ndarray:

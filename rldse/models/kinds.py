@@ -147,6 +147,7 @@ class ReplayJob:
 
         replay_seconds(job, op, n) -> float   # op: 'sample' | 'update' | 'insert'
         replay_joules(job, op, n) -> dict[str, float]   # per-action energy by label
+        replay_checks(job) -> dict[str, bool]   # its declared checks (e.g. capacity)
 
     where n is the number of operations of a batch each (sample, update) or the number of
     new transitions (insert). CPU replay is costed from the trace's own rows instead."""

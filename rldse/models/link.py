@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from rldse.models.ops import ArrayLike
 from rldse.models.kinds import PartKind, register
+from rldse.models.ops import ArrayLike
 from rldse.models.spec import PartSpec, quantity
 
 

@@ -1,6 +1,7 @@
-"""UPMEM processing-in-memory part: DIMMs of ranks of DPUs (REFERENCE.md §1).
+"""UPMEM processing-in-memory part: DIMMs of ranks of DPUs (UPMEM SDK docs; PrIM).
 
-What a DPU costs, after the PrIM characterization (Gómez-Luna et al., arXiv 2105.03814):
+What a DPU costs, after the UPMEM SDK documentation (sdk.upmem.com) and the PrIM
+characterization (Gómez-Luna et al., IEEE Access 2022, arXiv 2105.03814):
 
 - Compute: a DPU issues one instruction per cycle once ≥ 11 tasklets fill its pipeline
   (a tasklet is re-dispatched every 11 cycles); with t < 11 tasklets it issues t/11 per
@@ -32,9 +33,9 @@ import numpy as np
 from pydantic import ValidationInfo, field_validator
 
 from rldse.errors import RldseError
+from rldse.models.kinds import PartKind, register
 from rldse.models.ops import ArrayLike
 from rldse.models.power import IDLE_PLUS_ACTIONS, EnergyEstimate, action_joules
-from rldse.models.kinds import PartKind, register
 from rldse.models.spec import PartSpec, allowed_range, quantity
 
 #: PrIM measured parallel transfers to the 64 DPUs of one rank.

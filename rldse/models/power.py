@@ -1,11 +1,11 @@
-"""Energy estimators: the utilisation model and energy per action (REFERENCE.md §5).
+"""Energy estimators: the utilisation model and energy per action (Fan et al.; Accelergy).
 
 - Utilisation model (Fan, Weber, Barroso, ISCA 2007): P(u) = P_idle + u·(P_max − P_idle).
   Integrated exactly over a run, E = P_idle·wall + (P_max − P_idle)·busy, where busy is
   the time at full utilisation (the sum of u·Δt over state changes, never sampled on a
   tick). Used for CPU, GPU and DIMM background power.
-- Energy per action (Accelergy's energy reference table): E = Σ count × energy per
-  action. Used for CAM searches and writes, DRAM bits and DPU instructions.
+- Energy per action (Accelergy's energy reference table; Wu, Emer, Sze, ICCAD 2019):
+  E = Σ count × energy per action. Used for CAM searches and writes, DRAM bits and DPU instructions.
 
 Every estimate carries the method that produced it and the accuracy its source claims
 (Accelergy's convention), so a Result can say how far to trust each device's joules.

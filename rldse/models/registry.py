@@ -47,8 +47,8 @@ class Preset:
         fields = [f for f in model.model_fields if f != "name"]
         for key in overrides:
             if key not in fields:
-                raise RldseError(f"{where}.{key}: unknown field{close_names(key, fields)} "
-                                 f"(allowed: {', '.join(fields)})")
+                raise RldseError(f"unknown field{close_names(key, fields)} "
+                                 f"(allowed: {', '.join(fields)})", where=f"{where}.{key}")
         values: dict[str, Any] = {k: p.value for k, p in self.params.items()}
         for key, new in overrides.items():
             old = values.get(key)
@@ -57,9 +57,9 @@ class Preset:
         for field, kind in PART_KINDS[self.kind].preset_refs.items():
             named, presets = getattr(spec, field), _presets_of(kind)
             if named not in presets:
-                raise RldseError(f"{where}.{field}: unknown {kind} preset '{named}'"
+                raise RldseError(f"unknown {kind} preset '{named}'"
                                  f"{close_names(named, list(presets))} "
-                                 f"(allowed: {', '.join(presets)})")
+                                 f"(allowed: {', '.join(presets)})", where=f"{where}.{field}")
         return spec
 
     def ranges(self) -> dict[str, tuple[float, float]]:

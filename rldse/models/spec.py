@@ -9,7 +9,6 @@ fills (ArchGym's implicit units once caused a 1,000x latency bug). Field constra
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -17,7 +16,7 @@ from typing import Any, TypeVar
 import annotated_types as at
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, did_you_mean
 
 S = TypeVar("S", bound="PartSpec")
 
@@ -76,14 +75,12 @@ def _ctx_bounds(ctx: Mapping[str, Any] | None) -> list[Any]:
     return [kinds[k](v) for k, v in (ctx or {}).items() if k in kinds]
 
 
-def close_names(name: str, names: list[str]) -> str:
-    """'; did you mean 'x'?' when something close exists, else ''."""
-    match = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-    return f"; did you mean {', '.join(repr(m) for m in match)}?" if match else ""
+close_names = did_you_mean  # the one 'did you mean' (rldse.errors)
 
 
-def validation_message(exc: ValidationError, model: type[BaseModel], where: str) -> str:
-    """The first error of a pydantic ValidationError as one line naming the field path."""
+def validation_message(exc: ValidationError, model: type[BaseModel], where: str) -> RldseError:
+    """The first error of a pydantic ValidationError as one RldseError whose path is the
+    field's; the message quotes the field's unit-aware bounds."""
     err = exc.errors()[0]
     loc = [str(p) for p in err["loc"] if p != "[key]"]  # a bad mapping key: name the key
     path = ".".join([where, *loc]) if loc else where
@@ -91,20 +88,20 @@ def validation_message(exc: ValidationError, model: type[BaseModel], where: str)
     field = loc[0] if loc else ""
     if kind == "extra_forbidden":
         allowed = [f for f in model.model_fields if f != "name"]
-        return (f"{path}: unknown field{close_names(field, allowed)} "
-                f"(allowed: {', '.join(allowed)})")
+        return RldseError(f"unknown field{close_names(field, allowed)} "
+                          f"(allowed: {', '.join(allowed)})", where=path)
     if kind == "missing":
-        return f"{path}: required field is missing"
+        return RldseError("required field is missing", where=path)
     if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal",
                 "finite_number"):
         what = "is out of range" if kind != "finite_number" else "is not a finite number"
         # a top-level field quotes all its bounds; an entry of a mapping field, the one broken
         bounds = model.model_fields[field].metadata if len(loc) == 1 else []
         rng = _range_text(loc[-1], [*bounds, *_ctx_bounds(err.get("ctx"))])
-        return f"{path}: {value!r} {what} (allowed: {rng})"
+        return RldseError(f"{value!r} {what} (allowed: {rng})", where=path)
     if kind == "value_error":  # our own cross-field checks: the message says it all
-        return f"{path}: {str(err['ctx']['error'])} (got {value!r})"
-    return f"{path}: {err['msg']} (got {value!r})"
+        return RldseError(f"{str(err['ctx']['error'])} (got {value!r})", where=path)
+    return RldseError(f"{err['msg']} (got {value!r})", where=path)
 
 
 def build(model: type[S], values: Mapping[str, Any], where: str) -> S:
@@ -112,7 +109,7 @@ def build(model: type[S], values: Mapping[str, Any], where: str) -> S:
     try:
         return model.model_validate(dict(values))
     except ValidationError as exc:
-        raise RldseError(validation_message(exc, model, where)) from None
+        raise validation_message(exc, model, where) from None
 
 
 def idle_at_most_max(value: float, info: ValidationInfo) -> float:

@@ -1,4 +1,4 @@
-"""Search the machine design: Optuna studies over SystemSpec paths (DESIGN.md, "Search").
+"""Search the machine design: Optuna studies over SystemSpec paths.
 
 `load_study_file(path)` checks a study file (rldse.search.study_file); `run_study(path,
 ...)` runs it to its budget and writes the trials table, figures and best SystemSpecs

@@ -1,7 +1,7 @@
 """Simulation results by (trace digest, spec digest, seed): a repeated point costs nothing.
 
 One SQLite file under the study's out/ (WAL mode, so local worker processes read while
-one writes). Simulation is deterministic in its inputs (DESIGN.md, "The engine"), so a
+one writes). Simulation is deterministic in its inputs, so a
 hit is the Result the simulation would return. Workers on other machines keep their own.
 """
 

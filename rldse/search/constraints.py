@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from rldse.errors import RldseError
-from rldse.models.spec import PartSpec
 from rldse.search.metrics import metric_name
-from rldse.system import SystemSpec
+from rldse.system import ResolvedSystem
 
 _OPS = {ast.LtE: "<=", ast.Lt: "<=", ast.GtE: ">=", ast.Gt: ">="}
 SPEC = "spec."
@@ -142,13 +141,17 @@ def _number(node: ast.expr) -> float | None:
     return None
 
 
-def spec_value(spec: SystemSpec, parts: Mapping[str, PartSpec], name: str, where: str) -> float:
+def spec_value(system: ResolvedSystem, name: str, where: str) -> float:
     """The number at `spec.<path>`: a SystemSpec field, or a field of a resolved part
-    (`spec.pim.dimms` reads the preset's value when the spec does not override it)."""
+    (`spec.pim.dimms` reads the preset's value when the spec does not override it), or a
+    resolved knob (`spec.workload.actors` is the trace's when the spec leaves it unset)."""
     path = name.removeprefix(SPEC).split(".")
-    node: Any = spec
+    parts = {k: insts[0].spec for k, insts in system.parts.items()}
+    if path[0] == "workload":
+        parts = {"workload": system.knobs}
+    node: Any = system.spec
     for i, key in enumerate(path):
-        if i == 1 and path[0] in parts and not hasattr(node, key):
+        if i == 1 and path[0] in parts and (path[0] == "workload" or not hasattr(node, key)):
             node = parts[path[0]]
         if node is None or not hasattr(node, key):
             raise RldseError(f"{where}: '{name}': the system has no field "

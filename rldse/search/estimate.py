@@ -12,7 +12,7 @@ Then, for N simulated env steps:
   the learner were data-parallel: a program that keeps it on one GPU only runs
   slower), the two added for a synchronous learner, the larger for an asynchronous one;
 - energy ≥ Σ idle power × that time + Σ (max − idle) power × busy lane-seconds / lanes
-  (the utilisation model every device uses, REFERENCE.md §5, without action energy);
+  (the utilisation model every device uses, Fan, Weber, Barroso, ISCA 2007, without action energy);
 - power ≥ Σ idle power; cost is exact (parts × prices).
 
 So env_steps_per_s and steps_per_joule get upper bounds, sim_time_s, energy_j and
@@ -37,7 +37,7 @@ import numpy as np
 
 from rldse.search.constraints import Constraint, Interval
 from rldse.sim.machine import Machine
-from rldse.system import SystemSpec
+from rldse.system import ResolvedSystem
 from rldse.trace import Trace
 
 #: phase → where it runs: a Placement field, or 'cpu' for env phases
@@ -70,19 +70,19 @@ class Estimate:
         return hi if direction == "maximize" else lo
 
 
-def estimate(trace: Trace, spec: SystemSpec) -> Estimate:
-    """Bounds on the metrics of simulating `trace` on `spec` (module docstring)."""
-    machine = Machine(trace, spec)
+def estimate(trace: Trace, system: ResolvedSystem) -> Estimate:
+    """Bounds on the metrics of simulating `trace` on `system` (module docstring)."""
+    machine = Machine(trace, system)
     idle_w = sum(d.idle_w for d in machine.devices.values())
-    gpus = spec.gpu.count if spec.gpu else 0
-    cost = sum(float(p.price_usd) * (gpus if k == "gpu" else 1) for k, p in machine.parts.items())
+    cost = sum(d.cost_usd for d in machine.devices.values())
     values = {"avg_power_w": idle_w, "cost_usd": cost}
     ops = trace.ops
     trace_steps = float(ops.loc[ops["phase"] == "env_step", "items"].sum())
     if trace_steps <= 0:  # nothing to scale per env step (an offline tabular trace)
         return Estimate(values)
-    knobs = spec.workload
+    knobs = system.knobs
     steps = float(knobs.env_steps or trace_steps)
+    workers = getattr(knobs, "actors", None) or getattr(knobs, "agents", None) or 1
     present = set(ops["phase"].astype(str).unique())
 
     cpu = machine.devices["cpu"]
@@ -90,7 +90,7 @@ def estimate(trace: Trace, spec: SystemSpec) -> Estimate:
     lanes = {"cpu": cores, "gpu": len(machine.gpus)}  # kinds with per-operation costs
 
     def kind_of(where: str) -> str:
-        return "cpu" if where == "cpu" else getattr(spec.placement, where)
+        return "cpu" if where == "cpu" else system.placement.get(where, "cpu")
 
     busy = {k: 0.0 for k in lanes}  # lane-seconds per device kind for `steps` env steps
     path_s = {"actor": 0.0, "learner": 0.0}
@@ -103,10 +103,10 @@ def estimate(trace: Trace, spec: SystemSpec) -> Estimate:
             busy[kind] += work_s
             parallel = lanes[kind]
             if side == "actor" and kind == "cpu":  # each actor steps its envs in order
-                parallel = min(cores, max(knobs.actors, knobs.agents or 1))
+                parallel = min(cores, workers)
             path_s[side] += work_s / parallel
     load_s = max(busy[k] / lanes[k] for k in busy if lanes[k] > 0)
-    combined = (path_s["actor"] + path_s["learner"] if knobs.learner == "sync"
+    combined = (path_s["actor"] + path_s["learner"] if getattr(knobs, "learner", "sync") == "sync"
                 else max(path_s.values()))
     time_s = max(load_s, combined)
     dynamic_j = 0.0

@@ -10,30 +10,35 @@ from __future__ import annotations
 import re
 
 from rldse.errors import RldseError
+from rldse.models import all_checks
 from rldse.models.spec import close_names
-from rldse.sim.result import Result
+from rldse.sim.result import CHECK_PREFIX, Result
 
 #: Result fields that are scalar metrics (what `Result.metrics()` returns by name).
 FIXED: tuple[str, ...] = tuple(n for n, f in Result.model_fields.items()
                                if f.annotation in (int, float, bool) and n != "seed")
 
-#: Names the design text uses for a metric under another name.
-ALIASES = {"power_w": "avg_power_w"}
+#: Names the design text uses for a metric under another name (a check `x` also reads as
+#: `x_ok`, the name study files used before checks were declared by part kinds).
+ALIASES = {"power_w": "avg_power_w",
+           **{f"{name}_ok": f"{CHECK_PREFIX}{name}" for name in all_checks()}}
 
-_DYNAMIC = re.compile(r"^(util\.(cpu|gpu\d*|pim|am|table:.+)|breakdown\..+)$")
+_CHECKS = tuple(f"{CHECK_PREFIX}{name}" for name in all_checks())
+_DYNAMIC = re.compile(r"^(util\.[a-z]+\d*(:.+)?|breakdown\..+)$")
 
 
 def metric_name(name: str, where: str) -> str:
     """The canonical metric for `name`, or RldseError naming `where`."""
     name = ALIASES.get(name, name)
-    if name in FIXED or _DYNAMIC.match(name):
+    if name in FIXED or name in _CHECKS or _DYNAMIC.match(name):
         return name
     return _unknown(name, where)
 
 
 def _unknown(name: str, where: str) -> str:
-    raise RldseError(f"{where}: unknown metric '{name}'{close_names(name, list(FIXED))} "
-                     f"(metrics: {', '.join(FIXED)}, util.<device>, breakdown.<part>)")
+    known = [*FIXED, *_CHECKS]
+    raise RldseError(f"{where}: unknown metric '{name}'{close_names(name, known)} "
+                     f"(metrics: {', '.join(known)}, util.<device>, breakdown.<part>)")
 
 
 def metric_value(metrics: dict[str, float], name: str, where: str) -> float:

@@ -19,7 +19,6 @@ import os
 import time
 import traceback
 import warnings
-from importlib import import_module
 from pathlib import Path
 
 import optuna
@@ -32,6 +31,7 @@ from rldse.search.samplers import make_sampler
 from rldse.search.storage import StorageRef, open_storage, requeue_stale, run_lock, storage_ref
 from rldse.search.study_file import StudyFile, load_study_file
 from rldse.search.trial import TrialRunner
+from rldse.workloads import workload_of
 
 CACHE_FILE = "cache.sqlite"
 _COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
@@ -47,9 +47,10 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
     if workers < 1:
         raise RldseError(f"--workers {workers}: must be at least 1")
     budget = _budget(study_file, trials, where)
-    workload = study_file.loaded_trace.meta.workload
-    if not hasattr(import_module(f"rldse.workloads.{workload}"), "program"):
-        raise RldseError(f"{where}: trace: workload '{workload}' has no simulated program yet")
+    try:
+        workload_of(study_file.loaded_trace)
+    except RldseError as exc:
+        raise exc.within(f"{where}: trace") from None
     ref = storage_ref(study_file.out_dir, storage, study_file.storage, f"{where}: storage")
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     started = time.perf_counter()

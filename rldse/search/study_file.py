@@ -44,14 +44,15 @@ from pydantic import (
 )
 
 from rldse.errors import RldseError
-from rldse.host import HostFingerprint
+from rldse.models import PART_KINDS
 from rldse.models.registry import load_part
 from rldse.search.constraints import Constraint, parse_constraint, spec_value
 from rldse.search.metrics import metric_name
 from rldse.search.samplers import check_sampler
 from rldse.search.space import Dimension, Scalar, Space
-from rldse.system import GpuRef, PartRef, SystemSpec, load_spec, parse_spec, set_path
+from rldse.system import load_spec, parse_spec, resolve, set_path
 from rldse.trace import Trace, load_trace
+from rldse.workloads import workload_of
 from rldse.yamlfile import read_mapping
 
 DIRECTIONS = ("maximize", "minimize")
@@ -289,7 +290,7 @@ def _base_raw(study: StudyFile, where: str) -> dict[str, Any]:
                 table = raw["table"] = dict(table)
                 table["latency_csv"] = str((study.file.parent / table["latency_csv"]).resolve())
             spec = parse_spec(raw, where="base")
-        spec.parts(study.loaded_trace.meta.host)
+        resolve(spec, study.loaded_trace)
     except RldseError as exc:
         raise RldseError(f"{where}: base: {str(exc).removeprefix('base: ')}") from None
     return spec.model_dump(mode="json", exclude_unset=True)
@@ -305,7 +306,6 @@ def _space(study: StudyFile, base_raw: dict[str, Any], where: str) -> Space:
                 raise RldseError(f"{where}: space.{dim.path}.when: '{path}' is neither a path "
                                  "earlier in the space nor set in the base spec")
         seen.add(dim.path)
-    host = study.loaded_trace.meta.host
     typical = _typical(space)
     for dim in dims:
         for value in dim.extremes():
@@ -313,10 +313,11 @@ def _space(study: StudyFile, base_raw: dict[str, Any], where: str) -> Space:
             for path, allowed in dim.when:
                 point.setdefault(path, allowed[0])
             point[dim.path] = value
-            problem = _point_problem(space, point, host)
-            if problem is not None:
-                raise RldseError(f"{where}: space.{dim.path}: "
-                                 f"{_strip_path(problem, dim.path)}")
+            problem = _point_problem(space, point, study.loaded_trace)
+            if problem is not None:  # named by the space's path when it is that path's
+                text = problem.message if problem.where in (dim.path, f"--set {dim.path}") \
+                    else str(problem)
+                raise RldseError(text, where=f"{where}: space.{dim.path}")
     return space
 
 
@@ -329,51 +330,37 @@ def _typical(space: Space) -> dict[str, Scalar]:
     return point
 
 
-def _point_problem(space: Space, point: dict[str, Scalar], host: HostFingerprint) -> str | None:
+def _point_problem(space: Space, point: dict[str, Scalar], trace: Trace) -> RldseError | None:
     """A field-level problem of the spec at `point`, or None. Cross-field problems (a
     placement on a part this point has none of) are the trials' to mark, not errors."""
     raw = space.raw({})
-    for path, value in point.items():
-        try:
-            set_path(raw, path, value)
-        except RldseError as exc:
-            return str(exc).removeprefix(f"--set {path}: ")
     try:
-        SystemSpec.model_validate(raw)
-    except ValidationError as exc:
-        if any(err["loc"] for err in exc.errors()):
-            try:
-                parse_spec(raw, where="system")
-            except RldseError as perr:
-                return str(perr).removeprefix("system: ")
-    for kind in ("cpu", "gpu", "pim", "am"):
-        ref = raw.get(kind)
-        if not isinstance(ref, dict):
-            continue
-        part = (GpuRef if kind == "gpu" else PartRef).model_validate(ref)
-        if isinstance(part, GpuRef) and part.count == 0:
-            continue
-        try:
-            load_part(kind, part.preset, host=host, where=kind, **part.overrides())
-        except RldseError as exc:
-            return str(exc)
+        for path, value in point.items():
+            set_path(raw, path, value)
+        spec = parse_spec(raw, where="")
+        for name, ref in spec.present().items():  # each part on its own
+            kind = PART_KINDS[name]
+            kind.instances(kind, ref, _loader(trace), name)
+        workload_of(trace).resolve_knobs(spec.workload, trace, {}, {})
+    except RldseError as exc:
+        return exc
     return None
 
 
-def _strip_path(problem: str, path: str) -> str:
-    """'gpu.countt: unknown field' → 'unknown field' when the problem is at `path` itself."""
-    return problem.removeprefix(f"{path}: ")
+def _loader(trace: Trace):
+    def load(kind: str, preset: str, where: str, overrides: dict[str, Any]):
+        return load_part(kind, preset, host=trace.meta.host, where=where, **overrides)
+    return load
 
 
 def _check_spec_terms(study: StudyFile, where: str) -> None:
     """`spec.<path>` names in constraints must exist on a spec of this space."""
-    space = study.search_space
-    try:
-        spec = space.spec(_typical(space), where="spec")
+    space, trace = study.search_space, study.loaded_trace
+    try:  # a typical point, else the base (a point may break a cross-field rule)
+        system = resolve(space.spec(_typical(space), where="spec"), trace)
     except RldseError:
-        spec = space.spec({}, where="spec")
-    parts = spec.parts(study.loaded_trace.meta.host)
+        system = resolve(space.spec({}, where="spec"), trace)
     for i, con in enumerate(study.parsed_constraints):
         for name in con.names:
             if name.startswith("spec."):
-                spec_value(spec, parts, name, f"{where}: constraints[{i}]")
+                spec_value(system, name, f"{where}: constraints[{i}]")

@@ -7,7 +7,7 @@ can say why a point wins or loses:
 - values: the objectives' metrics (COMPLETE), or nothing (PRUNED);
 - constraints (Optuna's `set_constraint`, ≤ 0 feasible): on every simulated trial, and
   on pruned ones from the bound, so infeasible points are kept and marked;
-- user attributes: `spec` (the resolved SystemSpec), `source` (simulated, cache,
+- user attributes: `spec` (the point's SystemSpec as written), `source` (simulated, cache,
   pruned, invalid), `estimate` (the analytic bounds), `metrics` (every scalar metric),
   `bottleneck`, `constraints` (each constraint's left-hand side), `note` (why a point
   was pruned or is invalid), and `worker` (host/pid that ran it).
@@ -31,7 +31,7 @@ from rldse.search.metrics import metric_value
 from rldse.search.study_file import StudyFile
 from rldse.sim import simulate
 from rldse.sim.result import Result
-from rldse.system import SystemSpec
+from rldse.system import ResolvedSystem, resolve
 
 SIMULATED, CACHE, PRUNED, INVALID = "simulated", "cache", "pruned", "invalid"
 
@@ -48,19 +48,17 @@ class TrialRunner:
         trial.set_user_attr("worker", f"{socket.gethostname()}/{os.getpid()}")
         space = self.study.search_space
         params = space.suggest(trial)
-        try:
-            spec = space.spec(params, where="point")
-        except RldseError as exc:
-            return self._invalid(trial, str(exc))
-        trial.set_user_attr("spec", spec.model_dump(mode="json", exclude_defaults=True))
         trace = self.study.loaded_trace
         try:
-            terms = self._spec_terms(spec)
-            est = estimate(trace, spec)
+            spec = space.spec(params, where="point")
+            trial.set_user_attr("spec", spec.model_dump(mode="json", exclude_defaults=True))
+            system = resolve(spec, trace)  # once per trial: estimate, cache and simulation
+            terms = self._spec_terms(system)
+            est = estimate(trace, system)
         except RldseError as exc:
             return self._invalid(trial, str(exc))
         trial.set_user_attr("estimate", est.values)
-        result = self.cache.get(trace.digest, spec.digest, self.study.seed)
+        result = self.cache.get(trace.digest, system.digest, self.study.seed)
         source = CACHE
         if result is None:
             if self.study.estimate.prune:
@@ -70,19 +68,16 @@ class TrialRunner:
                 if reason is not None:
                     return self._pruned(trial, est, terms, reason)
             try:
-                result = simulate(trace, spec, seed=self.study.seed)
+                result = simulate(trace, system, seed=self.study.seed)
             except RldseError as exc:
                 return self._invalid(trial, str(exc))
             self.cache.put(result)
             source = SIMULATED
         return self._record(trial, result, terms, source)
 
-    def _spec_terms(self, spec: SystemSpec) -> dict[str, float]:
+    def _spec_terms(self, system: ResolvedSystem) -> dict[str, float]:
         names = {n for c in self.study.parsed_constraints for n in c.names if n.startswith(SPEC)}
-        if not names:
-            return {}
-        parts = spec.parts(self.study.loaded_trace.meta.host)
-        return {n: spec_value(spec, parts, n, "constraint") for n in names}
+        return {n: spec_value(system, n, "constraint") for n in names}
 
     def _record(self, trial: optuna.Trial, result: Result, terms: dict[str, float],
                 source: str) -> float | tuple[float, ...]:

@@ -1,6 +1,6 @@
 """Device: one part instance inside a Machine: FIFO lanes, phase accounting, energy.
 
-Energy follows REFERENCE.md §5: background power by the utilisation model
+Energy follows Fan, Weber, Barroso (ISCA 2007) and Accelergy (Wu et al., ICCAD 2019): background power by the utilisation model
 P(u) = P_idle + u·(P_max − P_idle), integrated exactly over the run as
 P_idle·T + (P_max − P_idle)·busy_lane_s / lanes (busy time changes only at bookings,
 so no sampling), plus per-action energy (CAM searches, DPU instructions, DRAM bits)

@@ -5,22 +5,23 @@ need from a trace is "how long would the next k operations of phase P take on de
 D": `Machine.phase_cost(phase, kind)` costs every trace row of that phase on that part
 once (vectorized), and `Cycle` hands out sums of consecutive rows, wrapping around the
 trace, in O(1) through prefix sums, so a run of k steps no other process can observe is
-one timeout (DESIGN.md: merged events).
+one timeout (merged events: events grow with interactions, not with operations).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import simpy
 
 from rldse.errors import RldseError
-from rldse.models import OpColumns, load_table_part, make_model
+from rldse.models import PART_KINDS, OpColumns, make_model
 from rldse.models.spec import PartSpec
 from rldse.sim.device import Device
 from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats
-from rldse.system import SystemSpec
+from rldse.system import ResolvedSystem, resolve
 from rldse.trace import Trace
 
 
@@ -56,59 +57,60 @@ class Cycle:
 
 @dataclass
 class Outcome:
-    """What a program reports back besides what the devices accounted."""
+    """What a program reports back besides what the devices accounted. ``checks`` holds the
+    feasibility checks its part kinds declare (rldse.models.kinds.Check), by name."""
 
     env_steps: int
     updates: int
     breakdown_s: dict[str, float] = field(default_factory=dict)
     gpu_memory_peak_bytes: int = 0
-    gpu_memory_ok: bool = True
     swapped_bytes: int = 0
-    am_capacity_ok: bool = True
+    checks: dict[str, bool] = field(default_factory=dict)
 
 
 class Machine:
-    """The simulated machine a program runs on."""
+    """The simulated machine a program runs on: one Device per part instance of a
+    ResolvedSystem, the knobs resolved for the trace, and the roles' placement."""
 
-    def __init__(self, trace: Trace, spec: SystemSpec, seed: int = 0,
+    def __init__(self, trace: Trace, system: ResolvedSystem | Any, seed: int = 0,
                  timeline: bool = False) -> None:
-        self.trace, self.spec, self.seed = trace, spec, seed
-        self.knobs = spec.workload
+        """``system``: a ResolvedSystem, or a SystemSpec resolved against ``trace`` here."""
+        if not isinstance(system, ResolvedSystem):
+            system = resolve(system, trace)
+        self.trace, self.system, self.seed = trace, system, seed
+        self.spec = system.spec
+        self.knobs = system.knobs
+        self.placement = system.placement
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(seed)
         self.clock = WorkerClock()
         self.timeline: list | None = [] if timeline else None
-        self.parts: dict[str, PartSpec] = spec.parts(trace.meta.host)
         host = trace.meta.host
-        self.models = {kind: make_model(p, host=host) if kind == "cpu" else make_model(p)
-                       for kind, p in self.parts.items()}
+        self.parts: dict[str, PartSpec] = {k: insts[0].spec for k, insts in system.parts.items()}
+        self.models: dict[str, Any] = {}
         self.devices: dict[str, Device] = {}
-        for kind, model in self.models.items():
-            count = spec.gpu.count if kind == "gpu" else 1
-            for k in range(count):
-                name = f"{kind}{k}" if count > 1 else kind
-                self.devices[name] = Device(
-                    name=name, kind=kind, preset=getattr(spec, kind).preset,
-                    lanes=int(model.lanes), idle_w=float(model.idle_w),
+        for kind, insts in system.parts.items():
+            for inst in insts:
+                model = make_model(inst.spec, host=host)
+                self.models.setdefault(kind, model)
+                self.models[inst.name] = model
+                self.devices[inst.name] = Device(
+                    name=inst.name, kind=kind, preset=inst.preset,
+                    lanes=int(inst.lanes or model.lanes), idle_w=float(model.idle_w),
                     max_w=float(model.max_w), estimator=model.method,
                     claimed_accuracy=model.claimed_accuracy,
-                    cost_usd=float(self.parts[kind].price_usd), timeline=self.timeline)
-        if spec.table is not None:
-            self._add_table_devices(spec)
+                    cost_usd=float(getattr(inst.spec, "price_usd", 0.0)), timeline=self.timeline)
         self._costs: dict[tuple[str, str, int], np.ndarray] = {}
 
-    def _add_table_devices(self, spec: SystemSpec) -> None:
-        """One Device per table row used; a row that runs replay and learner gets 2 lanes."""
-        t = spec.table
-        for row in dict.fromkeys((t.replay, t.learn)):
-            part = load_table_part(t.latency_csv, row, unit=t.unit, max_w=t.max_w.get(row, 0.0))
-            model = make_model(part)
-            name = f"table:{row}"
-            self.models[name] = model
-            self.devices[name] = Device(
-                name=name, kind="table", preset=row, lanes=2 if t.replay == t.learn else 1,
-                idle_w=float(model.idle_w), max_w=float(model.max_w), estimator=model.method,
-                claimed_accuracy=model.claimed_accuracy, timeline=self.timeline)
+    # ---- placement ------------------------------------------------------------------
+    def kind_of(self, role: str) -> str:
+        """The part kind placed for ``role`` (validated when the system was resolved)."""
+        return self.placement[role]
+
+    def placed(self, role: str) -> Device:
+        """The (first) device of the kind placed for ``role``."""
+        kind = self.kind_of(role)
+        return next(d for d in self.devices.values() if d.kind == kind)
 
     def table_seconds(self, row: str, phase: str) -> float:
         """Latency of one `phase` operation on table row `row` (co-located if shared)."""
@@ -131,7 +133,10 @@ class Machine:
 
     @property
     def gpus(self) -> list[Device]:
-        return [d for d in self.devices.values() if d.kind == "gpu"]
+        return self.of_kind("gpu")
+
+    def of_kind(self, kind: str) -> list[Device]:
+        return [d for d in self.devices.values() if d.kind == kind]
 
     def info(self, key: str):
         """A workload_info entry the program needs; a one-line error if the trace lacks it."""
@@ -141,14 +146,6 @@ class Machine:
                              f"({self.trace.meta.workload} traces from this rldse have it; "
                              "capture the trace again)")
         return info[key]
-
-    def require_default(self, knobs: tuple[str, ...], workload: str) -> None:
-        """Refuse knobs a program does not model, rather than silently ignoring them."""
-        defaults = type(self.knobs)()
-        for name in knobs:
-            if getattr(self.knobs, name) != getattr(defaults, name):
-                raise RldseError(f"workload.{name}: not used by {workload} programs "
-                                 "(leave it unset)")
 
     # ---- trace costs ----------------------------------------------------------------
     def trace_ops(self, phase: str) -> OpColumns:
@@ -182,9 +179,7 @@ class Machine:
         energy = sum(d.energy_j for d in devices)
         phases = self.clock.stats()
         name, share = bottleneck(phases, self.clock.instances)
-        gpu_count = self.spec.gpu.count if self.spec.gpu else 0
-        cost = sum(float(p.price_usd) * (gpu_count if k == "gpu" else 1)
-                   for k, p in self.parts.items())
+        cost = sum(d.cost_usd for d in devices)
         warnings = [f"{d.name} did no work: it adds only idle power ({d.avg_power_w:.3g} W) "
                     "and its cost" for d in devices if d.busy_s == 0]
         return Result(
@@ -195,7 +190,15 @@ class Machine:
             steps_per_joule=outcome.env_steps / energy if energy > 0 else 0.0,
             cost_usd=cost, bottleneck=name, critical_share=share,
             gpu_memory_peak_bytes=outcome.gpu_memory_peak_bytes,
-            gpu_memory_ok=outcome.gpu_memory_ok, swapped_bytes=outcome.swapped_bytes,
-            am_capacity_ok=outcome.am_capacity_ok,
+            swapped_bytes=outcome.swapped_bytes, checks=self._checks(outcome),
             breakdown_s=outcome.breakdown_s, warnings=warnings, devices=devices, phases=phases,
-            trace_digest=self.trace.digest, spec_digest=self.spec.digest, seed=self.seed)
+            trace_digest=self.trace.digest, spec_digest=self.system.digest, seed=self.seed)
+
+    def _checks(self, outcome: Outcome) -> dict[str, bool]:
+        """Every check the system's part kinds declare: the program's verdict, or True
+        where its program had nothing to check (e.g. no TCAM replay)."""
+        declared = [c.name for k in self.system.parts for c in PART_KINDS[k].checks]
+        unknown = set(outcome.checks) - set(declared)
+        if unknown:
+            raise ValueError(f"program reported undeclared checks {sorted(unknown)}")
+        return {name: bool(outcome.checks.get(name, True)) for name in declared}

@@ -41,6 +41,10 @@ class PhaseStats(BaseModel):
     share: float = Field(description="fraction of this worker kind's total time")
 
 
+#: Metric names of feasibility checks: `checks.gpu_memory`.
+CHECK_PREFIX = "checks."
+
+
 class Result(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -57,10 +61,9 @@ class Result(BaseModel):
     critical_share: float = Field(description="share of the pacing worker's time in the "
                                   "bottleneck phase")
     gpu_memory_peak_bytes: int = 0
-    gpu_memory_ok: bool = True
     swapped_bytes: int = 0
-    am_capacity_ok: bool = Field(default=True, description="the replay buffer fits the TCAM "
-                                 "arrays' rows")
+    checks: dict[str, bool] = Field(default_factory=dict, description="feasibility checks the "
+                                    "system's part kinds declare, by name (True: feasible)")
     breakdown_s: dict[str, float] = Field(default_factory=dict,
                                           description="program-specific time split")
     warnings: list[str] = Field(default_factory=list,
@@ -74,12 +77,17 @@ class Result(BaseModel):
     def metrics(self) -> dict[str, float]:
         """Scalar metrics by name (what objectives and constraints refer to)."""
         skip = {"devices", "phases", "breakdown_s", "bottleneck", "trace_digest", "spec_digest",
-                "warnings"}
+                "warnings", "checks"}
         out = {k: v for k, v in self.model_dump().items() if k not in skip}
+        out.update({f"{CHECK_PREFIX}{k}": v for k, v in self.checks.items()})
         out.update({f"breakdown.{k}": v for k, v in self.breakdown_s.items()})
         for d in self.devices:
             out[f"util.{d.name}"] = d.utilisation
         return out
+
+    @property
+    def feasible(self) -> bool:
+        return all(self.checks.values())
 
     def to_frame(self) -> pd.DataFrame:
         return pd.DataFrame([self.metrics()])

@@ -2,7 +2,7 @@
 sampling is replaced by nearest-neighbour searches over quantized priorities in TCAM.
 
 Part 1 (latency): for buffer sizes 2^13..2^20 and several batch sizes, the AMPER sampler
-(rldse.workloads.amper) runs on priorities drawn from a real PER buffer and counts its
+(rldse.workloads.offpolicy.amper) runs on priorities drawn from a real PER buffer and counts its
 TCAM searches and candidate-set entries; each TCAM preset turns those counts into
 latency and energy (rldse.models.am), and each GPU preset costs PER's sum-tree descent
 (rldse.models.gpu.sumtree_seconds). The GPU/TCAM latency ratio is set beside the
@@ -33,8 +33,8 @@ from rldse.studies.common import load_params, save_figure
 from rldse.studies.report import Claim, Report, markdown_table, pct
 from rldse.system import parse_spec
 from rldse.threads import single_blas_thread
-from rldse.workloads.amper import AmperReplay
-from rldse.workloads.dqn import DQNConfig, amper_info, capture_config, train
+from rldse.workloads.offpolicy.amper import AmperReplay
+from rldse.workloads.offpolicy.dqn import DQNConfig, amper_info, capture_config, train
 
 VARIANTS = ("k", "fr")
 EVA_CAM = ("fefet-tcam-64", "fefet-tcam-128", "fefet-tcam-256")  # AMPER's group's tool

@@ -5,7 +5,7 @@ system, actors on CPU cores, learner and batched inference on the GPU.
 Part 1 sweeps actors and CPU cores per GPU on a DGX-1-like machine (the machine, trace
 and workload are the `base` of the study's search file) and records throughput (env
 steps/s), steps per joule and the engine's bottleneck. Part 2 computes, from the same
-unit costs the simulation books (`rldse.workloads.actor_learner.unit_costs`), the
+unit costs the simulation books (`rldse.workloads.actor_learner.program.unit_costs`), the
 actors' production rate and the learner's consumption rate, finds where they meet, and
 checks the simulated knee and the steps-per-joule peak against it. Part 3 runs the
 search file (an Optuna study, `rldse.search.run_study`) for the best ratio under a power
@@ -42,7 +42,7 @@ from rldse.sim import simulate
 from rldse.sim.machine import Machine
 from rldse.studies.common import load_params, save_figure
 from rldse.studies.report import Claim, Report, markdown_table
-from rldse.workloads.actor_learner import UnitCosts, unit_costs
+from rldse.workloads.actor_learner.program import UnitCosts, unit_costs
 
 #: steps per joule "peaks near the knee": its best lies within this factor of the
 #: analytic knee's actor count (reproduced), or the simulated knee already has NEAR_SHARE

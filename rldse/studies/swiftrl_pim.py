@@ -39,9 +39,9 @@ from rldse.studies.common import load_params, save_figure
 from rldse.studies.report import Claim, Report, markdown_table, pct
 from rldse.system import parse_spec
 from rldse.trace import Trace
-from rldse.workloads.base import CaptureConfig
-from rldse.workloads.swiftrl_format import read_swiftrl
-from rldse.workloads.tabular import (
+from rldse.workloads.common.base import CaptureConfig
+from rldse.workloads.tabular.swiftrl_format import read_swiftrl
+from rldse.workloads.tabular.train import (
     EVAL_MAX_STEPS,
     TABULAR_ENVS,
     capture_dataset,
@@ -767,7 +767,7 @@ def _report(p: Params, res: pd.DataFrame, learn: pd.DataFrame, optimal: dict,
     same = [a.split("/")[0] == a.split("/")[1] for a in agree.agree_states]
     report.claims.append(Claim(
         "INT32 fixed point learns the same greedy policy as FP32",
-        "INT32 trains the same agents (no accuracy loss stated in REFERENCE.md §7)",
+        "INT32 trains the same agents (no accuracy loss stated in SwiftRL (arXiv 2405.03967))",
         f"same policy in {sum(same)}/{len(agree)} learned configurations",
         "identical everywhere" if all(same) else f"differs in {len(agree) - sum(same)}",
         "reproduced" if all(same) else "partly reproduced",
@@ -788,7 +788,7 @@ def _report(p: Params, res: pd.DataFrame, learn: pd.DataFrame, optimal: dict,
     multi = learn[learn.part == "multi_agent"].success_rate.max()
     report.claims.append(Claim(
         "the policies learned from the dataset are good (greedy success rate)",
-        "SwiftRL trains on these datasets (no success rate in REFERENCE.md §7)",
+        "SwiftRL trains on these datasets (no success rate in SwiftRL (arXiv 2405.03967))",
         summary + f"; multi-agent reference ≤ {multi:.0%}",
         "≥ 80 % of the optimal policy's success everywhere" if good else
         "below 80 % of optimal in some configurations",

@@ -31,7 +31,7 @@ from rldse.studies.common import load_params, save_figure
 from rldse.studies.report import Claim, Report, markdown_table, pct
 from rldse.system import SystemSpec, parse_spec
 from rldse.trace import Trace, load_trace
-from rldse.workloads.actor_learner import gpu_memory
+from rldse.workloads.actor_learner.program import gpu_memory
 
 #: A relative difference up to this is "reproduced", up to PARTLY "partly reproduced".
 CLOSE, PARTLY = 0.25, 0.5
@@ -111,7 +111,7 @@ def _run(p: Params, trace: Trace, side: int, swap: bool, resident: int | None = 
     return {"side": side, "swap": swap, "need_gb": mem.need / GB,
             "obs_gb": mem.buffers["rollout observations"] / GB,
             "capacity_gb": mem.capacity / GB, "fits": mem.need <= mem.capacity,
-            "ok": r.gpu_memory_ok, "resident_gb": r.gpu_memory_peak_bytes / GB,
+            "ok": r.checks["gpu_memory"], "resident_gb": r.gpu_memory_peak_bytes / GB,
             "swapped_gb": r.swapped_bytes / GB, "iter_s": r.breakdown_s["iter_s"],
             "learner_s": b.get("learn_s", 0.0),
             **{k: b.get(k, 0.0) for k, _ in PHASES}}
@@ -203,7 +203,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
         done = all(bool(swapped.loc[s, "ok"]) for s in big)
         report.claims.append(Claim(
             "with swapping to host memory, the sizes that ran out of memory complete",
-            "they complete (times in the paper's Fig. 14, not in REFERENCE.md)",
+            "they complete (times in the paper's Fig. 14, not in its text)",
             "; ".join(f"3×{s}×{s}: {swapped.loc[s, 'resident_gb']:.1f} GB resident, "
                       f"{swapped.loc[s, 'swapped_gb']:.0f} GB in host memory, "
                       f"{swapped.loc[s, 'iter_s']:.1f} s/iteration" for s in big),

@@ -1,20 +1,152 @@
-"""Workloads: real RL training that records a Trace, beside the loop's simulated twin.
+"""Workload families as registered plug-ins: the one place that knows which workloads exist.
 
-Each module exposes ``capture(cfg: CaptureConfig, progress: Progress) -> Trace``.
+A family is a package here (``tabular/``, ``offpolicy/``, ``actor_learner/``) whose
+``__init__`` registers one `Workload` per capture it offers (the off-policy family: dqn
+and ddpg), naming:
+
+- ``config``: the real loop's capture options (``rldse capture NAME --set key=value``);
+- ``knobs``: simulate-time settings (``workload:`` in a SystemSpec), every one "as in the
+  trace" unless set; a knob the family does not use is refused;
+- ``info``: the typed ``workload_info`` its capture writes and its program reads;
+- ``placements``: the roles its program places and on which kinds ("*": any kind that
+  can run the role);
+- ``capture(cfg, progress)`` and ``program(machine)``, imported when first called.
+
+The CLI's choices and help, study-file validation and the engine read this registry;
+``common/`` holds the real-loop pieces families share (recorder, MLP, replay, capture
+helpers). Adding a family is one package and one import line below.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
-from rldse.threads import single_blas_thread
-from rldse.trace import Trace
-from rldse.workloads.base import CaptureConfig, Progress, no_progress
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-WORKLOADS = ("tabular", "dqn", "ddpg", "actor_learner")
+from rldse.errors import RldseError, did_you_mean, validation_error
+
+if TYPE_CHECKING:
+    from rldse.trace import Trace
+    from rldse.workloads.common.base import CaptureConfig, Progress
 
 
-def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
-    """Run the real training `cfg` asks for and return its Trace."""
-    with single_blas_thread():
-        return import_module(f"rldse.workloads.{cfg.workload}").capture(cfg, progress)
+class Knobs(BaseModel):
+    """Knobs every family has. None: as in the trace (or, where the trace cannot say, the
+    system's: all its cores)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    env_steps: int | None = Field(default=None, ge=1, le=10**10,
+                                  description="environment steps to simulate")
+    cores: int | None = Field(default=None, ge=1, le=65_536,
+                              description="CPU cores the workers get (default: all)")
+
+
+class Info(BaseModel):
+    """Base of a family's typed workload_info: keys it does not name are kept, not read."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str  # `rldse capture NAME`, and the trace's meta.workload
+    family: str  # the package under rldse.workloads that holds its loop and program
+    description: str
+    knobs: type[Knobs]
+    info: type[Info]
+    placements: dict[str, tuple[str, ...]]  # role -> kinds its program runs it on ("*": any)
+    trace_knobs: Callable[[Any, Trace, dict, dict], dict[str, Any]]  # (info, trace, parts,
+    # placement) -> the knob values the trace (or the system) stands for
+    capture_module: str  # module with capture(cfg, progress) -> Trace
+    program_module: str  # module with program(machine) -> Outcome
+
+    @property
+    def config(self) -> type[BaseModel]:
+        """The real loop's capture options (its module's ``Config``)."""
+        return import_module(self.capture_module).Config
+
+    def capture(self, cfg: CaptureConfig, progress: Progress) -> Trace:
+        from rldse.threads import single_blas_thread
+
+        with single_blas_thread():
+            return import_module(self.capture_module).capture(cfg, progress)
+
+    def program(self, machine: Any) -> Any:
+        return import_module(self.program_module).program(machine)
+
+    def read_info(self, trace: Trace) -> Any:
+        """The trace's workload_info as this family's typed Info."""
+        try:
+            return self.info.model_validate(trace.meta.workload_info)
+        except ValidationError as exc:
+            err = validation_error(exc, "")
+            raise RldseError(f"workload_info: {err.where}: {err.message} ({self.name} traces "
+                             "from this rldse have it; capture the trace again)",
+                             where=f"trace {trace.source}") from None
+
+    def check_knob_names(self, raw: dict[str, Any]) -> None:
+        """Refuse a knob this family does not have, naming the knob and the family."""
+        fields = list(self.knobs.model_fields)
+        for key in raw:
+            if key not in fields:
+                raise RldseError(f"not a knob of {self.name} traces{did_you_mean(key, fields)} "
+                                 f"(its knobs: {', '.join(fields)})", where=f"workload.{key}")
+
+    def resolve_knobs(self, raw: dict[str, Any], trace: Trace, parts: dict,
+                      placement: dict[str, str]) -> Knobs:
+        """The knobs a spec sets, checked against this family, with every unset one filled
+        in as in the trace."""
+        self.check_knob_names(raw)
+        fields = list(self.knobs.model_fields)
+        try:
+            given = self.knobs.model_validate(raw)
+        except ValidationError as exc:
+            raise validation_error(exc, "workload", fields) from None
+        defaults = self.trace_knobs(self.read_info(trace), trace, parts, placement)
+        return self.knobs.model_validate({**defaults, **given.model_dump(exclude_none=True)})
+
+
+WORKLOADS: dict[str, Workload] = {}
+
+
+def register(workload: Workload) -> Workload:
+    if workload.name in WORKLOADS:
+        raise ValueError(f"workload '{workload.name}' is registered twice")
+    WORKLOADS[workload.name] = workload
+    return workload
+
+
+def get_workload(name: str, where: str = "workload") -> Workload:
+    if name not in WORKLOADS:
+        raise RldseError(f"unknown workload '{name}'{did_you_mean(name, list(WORKLOADS))} "
+                         f"(workloads: {', '.join(WORKLOADS)})", where=where)
+    return WORKLOADS[name]
+
+
+def workload_of(trace: Trace) -> Workload:
+    """The registered workload that replays ``trace``."""
+    name = trace.meta.workload
+    if name not in WORKLOADS:
+        raise RldseError(f"workload '{name}' has no simulated program (workloads: "
+                         f"{', '.join(WORKLOADS)}; record with one of their loop kinds)",
+                         where=f"trace {trace.digest}")
+    return WORKLOADS[name]
+
+
+def capture(cfg: CaptureConfig, progress: Progress | None = None) -> Trace:
+    """Run the real training ``cfg`` asks for and return its Trace."""
+    from rldse.workloads.common.base import no_progress
+
+    return get_workload(cfg.workload).capture(cfg, progress or no_progress)
+
+
+# Families: importing a family's package registers its workloads, one line each.
+# isort: off
+from rldse.workloads import tabular  # noqa: E402, F401
+from rldse.workloads import offpolicy  # noqa: E402, F401
+from rldse.workloads import actor_learner  # noqa: E402, F401
+# isort: on

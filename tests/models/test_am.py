@@ -1,4 +1,4 @@
-"""TCAM model against Eva-CAM and CAMASim numbers (REFERENCE.md §2)."""
+"""TCAM model against Eva-CAM (Liu et al., DATE 2022) and CAMASim (arXiv 2403.03442) numbers."""
 
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def test_touches_are_dependent_levels_per_item(a100):
 def test_copy_over_the_host_link(a100):
     assert a100.link.name == "pcie4-x16"
     assert a100.copy_seconds(1e6) == pytest.approx(10e-6 + 1e6 / 31.5e9)
-    nv = make_model(load_part("gpu", "a100-40g"), link=load_part("link", "nvlink-a100"))
+    nv = make_model(load_part("gpu", "a100-40g", host_link="nvlink-a100"))
     assert nv.copy_seconds(1e9) == pytest.approx(10e-6 + 1e9 / 300e9)
 
 

@@ -1,4 +1,4 @@
-"""Links: latency + bytes / bandwidth with the published bandwidths (REFERENCE.md §3-4)."""
+"""Links: latency + bytes / bandwidth with the published bandwidths (PCI-SIG, NVIDIA, JEDEC)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""UPMEM model against numbers computed by hand from REFERENCE.md §1 (PrIM, SDK docs)."""
+"""UPMEM model against numbers computed by hand from PrIM (arXiv 2105.03814) and the SDK docs."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def test_fewer_than_11_tasklets_slow_compute_proportionally(p21):
 
 
 def test_mram_dma_alpha_beta(p21):
-    # one 2,048-byte read: 77 + 0.5 × 2048 cycles; ≈651 MB/s sustained (REFERENCE.md §1)
+    # one 2,048-byte read: 77 + 0.5 × 2048 cycles; ≈651 MB/s sustained (PrIM §3)
     t = p21.mram_seconds(2048, transfer_bytes=2048)
     assert t == pytest.approx((77 + 1024) / 350e6)
     assert 2048 / t / 1e6 == pytest.approx(651, abs=0.5)

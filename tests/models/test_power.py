@@ -1,4 +1,4 @@
-"""Energy estimators (REFERENCE.md §5) and the power view every model exposes."""
+"""Energy estimators (Fan et al. ISCA 2007; Accelergy) and the power view every model exposes."""
 
 from __future__ import annotations
 

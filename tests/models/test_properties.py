@@ -22,14 +22,15 @@ from rldse.models import (
     list_presets,
     load_part,
 )
+from rldse.models.kinds import PART_KINDS
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES
-from rldse.models.registry import KINDS
+from rldse.models.registry import _preset_kinds
 from rldse.models.spec import PartSpec, build
 
 SETTINGS = settings(max_examples=40, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 PRESETS = {k: [n for kk, n in zip(list_presets()["kind"], list_presets()["name"], strict=True)
-               if kk == k and n != "host"] for k in KINDS}
+               if kk == k and n != "host"] for k in _preset_kinds()}
 
 
 def bounds(model: type[PartSpec], field: str) -> tuple[float, float]:
@@ -52,7 +53,7 @@ def numeric_fields(model: type[PartSpec]) -> list[str]:
 def specs(draw, kind: str) -> PartSpec:
     """A preset with any subset of its numeric fields redrawn anywhere in their allowed range
     (log-uniformly, so tiny and huge values both appear)."""
-    model = KINDS[kind]
+    model = PART_KINDS[kind].spec
     name = draw(st.sampled_from(PRESETS[kind]))
     values: dict[str, Any] = {}
     for field in numeric_fields(model):

@@ -18,7 +18,9 @@ SPACE = {"workload.actors": {"int": [8, 64], "step": 8},
 
 @pytest.fixture(autouse=True)
 def _stand_in_program(monkeypatch):
-    monkeypatch.setitem(__import__("sys").modules, f"rldse.workloads.{stand_in.NAME}", stand_in)
+    from rldse.workloads import WORKLOADS
+
+    monkeypatch.setitem(WORKLOADS, stand_in.NAME, stand_in.WORKLOAD)
 
 
 @pytest.fixture

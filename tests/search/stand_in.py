@@ -1,8 +1,8 @@
 """A stand-in actor-learner program for the search tests (not a model of anything real).
 
 The search must be tested before the workload programs exist, so this module plays one:
-`register()` makes it importable as `rldse.workloads.stand_in`, which is what
-`simulate()` imports for a trace whose workload is 'stand_in'. It books simple analytic
+`register()` adds it to the workload registry (rldse.workloads.WORKLOADS), which is what
+`simulate()` reads for a trace whose workload is 'stand_in'. It books simple analytic
 costs from the trace on the machine's CPU and GPUs: `actors` actors share `cores`
 cores, each stepping its rollout; then the learner runs the minibatches data-parallel
 on the GPUs, paying an all-reduce per extra GPU. Forked search workers inherit the
@@ -12,14 +12,15 @@ registration; a subprocess calls `register()` itself.
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 import pandas as pd
+from pydantic import Field
 
 from rldse.host import HostFingerprint
 from rldse.sim.machine import Machine, Outcome
 from rldse.trace import Trace, TraceMeta
+from rldse.workloads import WORKLOADS, Info, Knobs, Workload
 
 NAME = "stand_in"
 ROLLOUT = 32  # vector steps per actor per iteration
@@ -28,8 +29,20 @@ EPOCHS = 2
 ALLREDUCE_S = 2e-4  # per extra GPU per learner step
 
 
+class StandInKnobs(Knobs):
+    actors: int | None = Field(default=None, ge=1, le=65_536)
+    envs_per_actor: int | None = Field(default=None, ge=1, le=65_536)
+
+
+WORKLOAD = Workload(
+    name=NAME, family=NAME, description="search-test stand-in", knobs=StandInKnobs, info=Info,
+    placements={"act": ("cpu", "gpu"), "learn": ("cpu", "gpu")},
+    trace_knobs=lambda info, trace, parts, placement: {"actors": 1, "envs_per_actor": 1},
+    capture_module=__name__, program_module=__name__)
+
+
 def register() -> None:
-    sys.modules[f"rldse.workloads.{NAME}"] = sys.modules[__name__]
+    WORKLOADS[NAME] = WORKLOAD
 
 
 def make_trace(host: HostFingerprint, steps: int = 2048, seed: int = 0) -> Trace:
@@ -60,7 +73,7 @@ def program(machine: Machine) -> Outcome:
     knobs, placement = machine.knobs, machine.spec.placement
     cpu = machine.device("cpu")
     cores = min(knobs.cores or cpu.lanes, cpu.lanes)
-    actors, envs = knobs.actors, knobs.envs_per_actor or 1
+    actors, envs = knobs.actors, knobs.envs_per_actor
     steps_per_iter = actors * envs * ROLLOUT
     total = knobs.env_steps or int(machine.trace.ops["phase"].eq("env_step").sum())
     iterations = math.ceil(total / steps_per_iter)

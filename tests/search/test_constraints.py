@@ -8,7 +8,8 @@ import pytest
 
 from rldse.errors import RldseError
 from rldse.search.constraints import parse_constraint, spec_value
-from rldse.system import parse_spec
+from rldse.system import parse_spec, resolve
+from tests.search import stand_in
 
 
 def test_upper_bound_violation_is_relative_to_the_bound():
@@ -63,10 +64,11 @@ def test_bad_constraints_fail_naming_where(text, message):
 def test_spec_values_read_overrides_and_preset_fields(host_fp):
     spec = parse_spec({"cpu": {"preset": "epyc-7742", "sockets": 2},
                        "gpu": {"preset": "a100-40g", "count": 3}, "workload": {"actors": 16}})
-    parts = spec.parts(host_fp)
-    assert spec_value(spec, parts, "spec.gpu.count", "c") == 3
-    assert spec_value(spec, parts, "spec.workload.actors", "c") == 16
-    assert spec_value(spec, parts, "spec.cpu.sockets", "c") == 2
-    assert spec_value(spec, parts, "spec.cpu.cores", "c") == 64  # from the preset
+    system = resolve(spec, stand_in.make_trace(host_fp))
+    assert spec_value(system, "spec.gpu.count", "c") == 3
+    assert spec_value(system, "spec.workload.actors", "c") == 16
+    assert spec_value(system, "spec.workload.envs_per_actor", "c") == 1  # as in the trace
+    assert spec_value(system, "spec.cpu.sockets", "c") == 2
+    assert spec_value(system, "spec.cpu.cores", "c") == 64  # from the preset
     with pytest.raises(RldseError, match="'spec.workload.cores' is None, not a number"):
-        spec_value(spec, parts, "spec.workload.cores", "c")
+        spec_value(system, "spec.workload.cores", "c")

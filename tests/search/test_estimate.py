@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-from importlib import import_module
 from pathlib import Path
 
 import pytest
@@ -11,8 +10,9 @@ import pytest
 from rldse.search.constraints import parse_constraint
 from rldse.search.estimate import Estimate, Incumbents, calibration, estimate, prune_reason
 from rldse.sim import simulate
-from rldse.system import parse_spec
+from rldse.system import parse_spec, resolve
 from rldse.trace import load_trace
+from rldse.workloads import workload_of
 from tests.search import stand_in
 
 TRACES = Path(__file__).parents[2] / "traces"
@@ -39,36 +39,27 @@ def test_bound_holds_on_the_stand_in(host_fp, actors, cores, gpus, learn):
                        "gpu": {"preset": "a100-40g", "count": gpus},
                        "placement": {"learn": learn},
                        "workload": {"actors": actors, "cores": cores, "env_steps": 2048}})
-    _assert_bounds(estimate(trace, spec), simulate(trace, spec))
+    _assert_bounds(estimate(trace, resolve(spec, trace)), simulate(trace, spec))
 
 
-def _shipped_with_program() -> list[Path]:
-    out = []
-    for path in sorted(TRACES.glob("*.parquet")):
-        workload = load_trace(path).meta.workload
-        if hasattr(import_module(f"rldse.workloads.{workload}"), "program"):
-            out.append(path)
-    return out
-
-
-@pytest.mark.parametrize("path", _shipped_with_program() or [None],
-                         ids=lambda p: p.name if p else "none")
-def test_bound_holds_on_shipped_traces_with_programs(path):
-    if path is None:
-        pytest.skip("no shipped trace under traces/ has a simulated program yet")
+@pytest.mark.parametrize("path", sorted(TRACES.glob("*.parquet")), ids=lambda p: p.name)
+def test_bound_holds_on_shipped_traces(path):
     trace = load_trace(path)
     for gpus in (0, 2):
-        raw = {"cpu": {"preset": "epyc-7742"}, "workload": {"actors": 4}}
+        knobs = workload_of(trace).knobs.model_fields
+        raw = {"cpu": {"preset": "epyc-7742"},
+               "workload": {"actors": 4} if "actors" in knobs else {"cores": 4}}
         if gpus:
-            raw.update(gpu={"preset": "a100-40g", "count": gpus}, placement={"learn": "gpu"})
+            placed = {"learn": "gpu"} if "learn" in workload_of(trace).placements else {}
+            raw.update(gpu={"preset": "a100-40g", "count": gpus}, placement=placed)
         spec = parse_spec(raw)
-        _assert_bounds(estimate(trace, spec), simulate(trace, spec))
+        _assert_bounds(estimate(trace, resolve(spec, trace)), simulate(trace, spec))
 
 
 def test_cost_and_power_are_known_without_env_steps(host_fp):
     trace = stand_in.make_trace(host_fp, steps=64)
     trace.ops = trace.ops[trace.ops["phase"] == "learn"].reset_index(drop=True)
-    est = estimate(trace, parse_spec({"cpu": {"preset": "epyc-7742"}}))
+    est = estimate(trace, resolve(parse_spec({"cpu": {"preset": "epyc-7742"}}), trace))
     assert set(est.values) == {"avg_power_w", "cost_usd"}
 
 

@@ -99,7 +99,7 @@ def test_invalid_points_are_marked_not_fatal(write_study):
     study = _study(path)
     (bad,) = [t for t in study.trials if t.user_attrs["source"] == "invalid"]
     assert bad.params == {"gpu.count": 0}
-    assert "placement.learn is 'gpu' but the system has no gpu" in bad.user_attrs["note"]
+    assert "placement.learn: 'gpu' but the system has no gpu" in bad.user_attrs["note"]
 
 
 def test_user_attributes_hold_spec_metrics_and_worker(write_study):

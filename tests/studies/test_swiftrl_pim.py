@@ -15,8 +15,8 @@ import yaml
 
 from rldse.studies import run_study
 from rldse.studies.swiftrl_pim import SPLIT, EnvModel, _dataset
-from rldse.workloads.swiftrl_format import read_swiftrl, write_swiftrl
-from rldse.workloads.tabular import evaluate_greedy
+from rldse.workloads.tabular.swiftrl_format import read_swiftrl, write_swiftrl
+from rldse.workloads.tabular.train import evaluate_greedy
 
 ROOT = Path(__file__).resolve().parents[2]
 SWIFTRL = Path("/work/shared/data/swiftrl")

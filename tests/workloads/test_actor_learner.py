@@ -11,9 +11,9 @@ import pytest
 
 from rldse.errors import RldseError
 from rldse.trace import load_trace
-from rldse.workloads import actor_learner as al
-from rldse.workloads.base import CaptureConfig, no_progress
-from rldse.workloads.mlp import adam_work, backward_work, forward_work, n_params
+from rldse.workloads.actor_learner import ppo as al
+from rldse.workloads.common.base import CaptureConfig, no_progress
+from rldse.workloads.common.mlp import adam_work, backward_work, forward_work, n_params
 
 ENV = "CartPole-v1"
 PI, V = [4, 64, 64, 2], [4, 64, 64, 1]

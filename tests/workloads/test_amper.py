@@ -8,9 +8,9 @@ import pytest
 
 from rldse.sim import simulate
 from rldse.system import parse_spec
-from rldse.workloads.amper import AmperReplay, knn_searches
-from rldse.workloads.dqn import DQNConfig, capture_config, train
-from rldse.workloads.recorder import Recorder
+from rldse.workloads.common.recorder import Recorder
+from rldse.workloads.offpolicy.amper import AmperReplay, knn_searches
+from rldse.workloads.offpolicy.dqn import DQNConfig, capture_config, train
 
 
 def buffer(levels: np.ndarray, variant: str = "k", seed: int = 0, **kw) -> AmperReplay:

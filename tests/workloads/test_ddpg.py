@@ -8,9 +8,9 @@ import pytest
 
 from rldse.errors import RldseError
 from rldse.trace import load_trace
-from rldse.workloads import ddpg
-from rldse.workloads.base import CaptureConfig, no_progress
-from rldse.workloads.mlp import adam_work, backward_work, forward_work, n_params
+from rldse.workloads.common.base import CaptureConfig, no_progress
+from rldse.workloads.common.mlp import adam_work, backward_work, forward_work, n_params
+from rldse.workloads.offpolicy import ddpg
 
 ENV = "Pendulum-v1"
 

@@ -7,10 +7,10 @@ import pytest
 
 from rldse.errors import RldseError
 from rldse.trace import load_trace
-from rldse.workloads.base import CaptureConfig
-from rldse.workloads.dqn import DQNConfig, capture, config_for, train
-from rldse.workloads.mlp import adam_work, backward_work, copy_work, forward_work, n_params
-from rldse.workloads.recorder import Recorder
+from rldse.workloads.common.base import CaptureConfig
+from rldse.workloads.common.mlp import adam_work, backward_work, copy_work, forward_work, n_params
+from rldse.workloads.common.recorder import Recorder
+from rldse.workloads.offpolicy.dqn import DQNConfig, capture, config_for, train
 
 WORK = ["items", "flops", "bytes", "touches"]
 

@@ -26,7 +26,7 @@ from rldse.sim import simulate
 from rldse.system import parse_spec
 from rldse.trace import Trace
 from rldse.workloads import capture
-from rldse.workloads.base import CaptureConfig
+from rldse.workloads.common.base import CaptureConfig
 
 STEPS, STARTS = 1500, 500
 

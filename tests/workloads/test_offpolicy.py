@@ -15,8 +15,8 @@ import pytest
 from rldse.errors import RldseError
 from rldse.sim import Machine
 from rldse.system import parse_spec
-from rldse.workloads import offpolicy
-from rldse.workloads.mlp import Work
+from rldse.workloads.common.mlp import Work
+from rldse.workloads.offpolicy import program as offpolicy
 
 # PEARL's PT.csv (CatherineMeng/HeteroRL, SysConfig/), latencies in ms
 PEARL_PT = """,RP-update,RP-insert,RP-sample,LN,RPLN-RP-update,RPLN-RP-insert,RPLN-RP-sample,RPLN-LN
@@ -104,10 +104,10 @@ def test_gpu_replay_out_of_memory_and_swap(small_trace):
            "workload": {"env_steps": 1000, "replay_capacity": 2**31}}
     big = _shape(transition_bytes=4096)
     oom = _run(small_trace, raw, big)
-    assert not oom.gpu_memory_ok and oom.gpu_memory_peak_bytes > 40 * 2**30
+    assert not oom.checks["gpu_memory"] and oom.gpu_memory_peak_bytes > 40 * 2**30
     raw["workload"]["gpu_swap"] = True
     swapped = _run(small_trace, raw, big)
-    assert swapped.gpu_memory_ok and swapped.swapped_bytes > 0
+    assert swapped.checks["gpu_memory"] and swapped.swapped_bytes > 0
     assert swapped.sim_time_s > oom.sim_time_s
 
 

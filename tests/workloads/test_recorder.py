@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from rldse.trace import OPS_COLUMNS
-from rldse.workloads.recorder import NullRecorder, Recorder, merge_frames
+from rldse.workloads.common.recorder import NullRecorder, Recorder, merge_frames
 
 
 def test_bias_is_small_and_removed():

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rldse.workloads.replay import PrioritizedReplay, SumTree, UniformReplay, transition_bytes
+from rldse.workloads.common.replay import (
+    PrioritizedReplay,
+    SumTree,
+    UniformReplay,
+    transition_bytes,
+)
 
 
 def fill(buf: UniformReplay, n: int, obs_dim: int = 3) -> None:

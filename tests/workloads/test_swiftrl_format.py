@@ -11,15 +11,15 @@ import pytest
 
 from rldse.errors import RldseError
 from rldse.trace import load_trace
-from rldse.workloads.base import CaptureConfig
-from rldse.workloads.swiftrl_format import (
+from rldse.workloads.common.base import CaptureConfig
+from rldse.workloads.tabular.swiftrl_format import (
     COLUMNS,
     export_swiftrl,
     import_swiftrl,
     read_swiftrl,
     write_swiftrl,
 )
-from rldse.workloads.tabular import capture
+from rldse.workloads.tabular.train import capture
 
 SWIFTRL_DATA = Path("/work/shared/data/swiftrl")
 

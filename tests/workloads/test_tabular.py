@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 
 from rldse.errors import RldseError
-from rldse.workloads.base import CaptureConfig
-from rldse.workloads.tabular import (
+from rldse.workloads.common.base import CaptureConfig
+from rldse.workloads.tabular.train import (
     capture,
     env_spaces,
     evaluate_greedy,
@@ -198,7 +198,7 @@ def test_int32_and_fp32_agree_on_swiftrl_frozenlake():
     near the start are ~1e-10, below int32's resolution 2^-25 (FrozenLake's value range
     leaves 25 fractional bits): there fixed point rounds them to 0 and picks action 0.
     The policies agree wherever fp32's greedy margin is at least that resolution."""
-    from rldse.workloads.swiftrl_format import read_swiftrl
+    from rldse.workloads.tabular.swiftrl_format import read_swiftrl
     data = read_swiftrl(SWIFTRL_FROZENLAKE_10K)
     for agents in (100, 1000):
         fp = offline("FrozenLake-v1", data, agents=agents, passes=10, dtype="fp32")
@@ -232,7 +232,7 @@ def test_host_averages_the_agents_tables():
 
 
 def test_offline_trace_ops_and_meta(tmp_path):
-    from rldse.workloads.swiftrl_format import write_swiftrl
+    from rldse.workloads.tabular.swiftrl_format import write_swiftrl
     path = write_swiftrl(random_dataset("FrozenLake-v1", 6_000, 4),
                          tmp_path / "FrozenLake_trajectories_6k.txt")
     cfg = CaptureConfig(workload="tabular", env_id="auto", dataset=str(path), agents=3,

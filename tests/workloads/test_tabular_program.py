@@ -13,10 +13,11 @@ from rldse.errors import RldseError
 from rldse.sim import simulate
 from rldse.sim.machine import Machine
 from rldse.sim.validate import validate
-from rldse.system import parse_spec
+from rldse.system import parse_spec, resolve
 from rldse.trace import Trace
-from rldse.workloads import tabular
-from rldse.workloads.base import CaptureConfig
+from rldse.workloads.common.base import CaptureConfig
+from rldse.workloads.tabular import program as tabular
+from rldse.workloads.tabular import train
 
 DATA = Path("/work/shared/data/swiftrl")
 FROZENLAKE_100K = DATA / "FrozenLake_trajectories_100k.txt"
@@ -30,7 +31,7 @@ PIM_HOST = {"cpu": {"preset": "xeon-silver-4215", "sockets": 2}, "pim": {"preset
 def offline_trace(name: str = "FrozenLake_trajectories_10k.txt", agents: int = 4,
                   passes: int = 4, ppr: int = 2, workers: int = 1, dtype: str = "int32",
                   algorithm: str = "q_learning") -> Trace:
-    return tabular.capture(CaptureConfig(
+    return train.capture(CaptureConfig(
         workload="tabular", env_id="auto", dataset=str(DATA / name), agents=agents,
         dtype=dtype, algorithm=algorithm,
         options={"passes": passes, "passes_per_round": ppr, "workers": workers}))
@@ -38,7 +39,7 @@ def offline_trace(name: str = "FrozenLake_trajectories_10k.txt", agents: int = 4
 
 @cache
 def online_trace(env_id: str = "Taxi-v4", algorithm: str = "q_learning") -> Trace:
-    return tabular.capture(CaptureConfig(workload="tabular", env_id=env_id, steps=20_000,
+    return train.capture(CaptureConfig(workload="tabular", env_id=env_id, steps=20_000,
                                          algorithm=algorithm, seed=1))
 
 
@@ -92,7 +93,7 @@ def test_two_workers_predicted_from_one_worker_capture():
     def best(workers):
         cfg = CaptureConfig(workload="tabular", env_id="auto", dataset=str(FROZENLAKE_100K),
                             agents=4, options={"passes": 3, "workers": workers})
-        return min((tabular.capture(cfg) for _ in range(2)), key=lambda t: t.meta.wall_time_s)
+        return min((train.capture(cfg) for _ in range(2)), key=lambda t: t.meta.wall_time_s)
 
     one, two = best(1), best(2)
     host = {"cpu": {"preset": "host"}, "workload": {"agents": 4}}
@@ -196,9 +197,9 @@ def test_gpu_kernel_is_a_dependent_chain_per_agent():
     many = run(trace, {**raw, "workload": {"transitions": 1_000_000, "agents": 400}})
     ratio = few.breakdown_s["kernel_s"] / many.breakdown_s["kernel_s"]
     assert 3.5 < ratio < 4.05, ratio
-    assert few.gpu_memory_ok
+    assert few.checks["gpu_memory"]
     oom = run(trace, {**raw, "workload": {"transitions": 4_000_000_000, "agents": 10**6}})
-    assert not oom.gpu_memory_ok and oom.gpu_memory_peak_bytes > 40 * 2**30
+    assert not oom.checks["gpu_memory"] and oom.gpu_memory_peak_bytes > 40 * 2**30
 
 
 @needs_data
@@ -278,8 +279,7 @@ def test_bad_requests_are_one_line_errors(trace, raw, needle):
 
 
 def test_pim_placement_without_pim_part_is_one_line():
-    with pytest.raises(RldseError, match="placement.q_update is 'pim' but the system has no "
+    with pytest.raises(RldseError, match="placement.q_update: 'pim' but the system has no "
                        "pim") as err:
-        from rldse.system import load_spec  # noqa: F401  (the same path the CLI takes)
-        parse_spec({"placement": {"q_update": "pim"}})
+        resolve(parse_spec({"placement": {"q_update": "pim"}}), offline_trace())
     assert "\n" not in str(err.value)

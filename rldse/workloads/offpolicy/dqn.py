@@ -18,7 +18,6 @@ of the online net, Adam over its parameters. The O(B·A) TD target and loss arit
 
 from __future__ import annotations
 
-import time
 from typing import Any, Literal
 
 import gymnasium as gym
@@ -27,10 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rldse.sim.machine import Machine, Outcome
 from rldse.trace import Trace
-from rldse.workloads import base, offpolicy
-from rldse.workloads.amper import AmperReplay
-from rldse.workloads.base import CaptureConfig, Progress, build_trace, no_progress
-from rldse.workloads.mlp import (
+from rldse.workloads.common import base
+from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
+from rldse.workloads.common.mlp import (
     MLP,
     Adam,
     Work,
@@ -40,8 +38,11 @@ from rldse.workloads.mlp import (
     forward_work,
     n_params,
 )
-from rldse.workloads.recorder import NullRecorder, Recorder
-from rldse.workloads.replay import Batch, PrioritizedReplay, UniformReplay
+from rldse.workloads.common.recorder import NullRecorder, Recorder
+from rldse.workloads.common.replay import Batch, OpWork, PrioritizedReplay, UniformReplay
+from rldse.workloads.offpolicy import program as offpolicy
+from rldse.workloads.offpolicy.amper import AmperReplay
+from rldse.workloads.offpolicy.loop import capture_trace, train_offpolicy
 
 
 class DQNConfig(BaseModel):
@@ -172,6 +173,41 @@ class DQNAgent:
     def sync(self) -> None:
         self.target.copy_from(self.online)
 
+    # ---- the OffPolicyAgent protocol of loop.py -----------------------------------
+
+    def remember(self, obs: np.ndarray, action: int, reward: float, next_obs: np.ndarray,
+                 terminated: bool) -> OpWork:
+        return self.replay.add(obs, action, reward, next_obs, terminated)
+
+    def update(self, step: int, rec: Recorder | NullRecorder) -> None:
+        """One learner update: sample, gradient step and (PER, AMPER) re-prioritisation."""
+        now, add, replay, bs = rec.now, rec.add, self.replay, self.cfg.batch_size
+        per, learn_w = self.cfg.replay != "uniform", self.learn_work
+        t0 = now()
+        if per:
+            batch, w = replay.sample(bs, self.beta(step))
+        else:
+            batch, w = replay.sample(bs)
+        add("replay_sample", t0, step, items=bs, flops=w.flops, bytes=w.bytes,
+            touches=w.touches, dtype=replay.dtype)
+
+        t0 = now()
+        td = self.learn(batch)
+        add("learn", t0, step, items=bs, flops=learn_w.flops, bytes=learn_w.bytes)
+
+        if per:
+            t0 = now()
+            w = replay.update(batch.idx, td)
+            add("replay_update", t0, step, items=bs, flops=w.flops, bytes=w.bytes,
+                touches=w.touches, dtype=replay.dtype)
+
+    def end_step(self, step: int, rec: Recorder | NullRecorder) -> None:
+        """Every ``target_sync`` env steps (not at step 0): the hard target copy."""
+        if step % self.cfg.target_sync == 0 and step > 0:
+            t0 = rec.now()
+            self.sync()
+            rec.add("sync", t0, step, items=1, bytes=self.sync_work.bytes, dtype="none")
+
 
 def learn_work(sizes: list[int], batch: int, double: bool) -> Work:
     """mlp.py work of one update: forwards on s and s' (twice for double), backward, Adam."""
@@ -182,87 +218,13 @@ def learn_work(sizes: list[int], batch: int, double: bool) -> Work:
 
 def train(cfg: DQNConfig, rec: Recorder | NullRecorder | None = None,
           progress: Progress = no_progress) -> tuple[list[float], DQNAgent]:
-    """Run DQN for cfg.steps env steps, recording each operation into ``rec``.
+    """DQN for cfg.steps env steps on loop.py's loop, each operation recorded into ``rec``:
+    the completed episodes' returns and the trained agent."""
+    def agent(env: gym.Env, rng: np.random.Generator) -> DQNAgent:
+        return DQNAgent(cfg, env.observation_space.shape[0], int(env.action_space.n), rng)
 
-    Returns the completed episodes' returns and the trained agent. With a NullRecorder
-    (the default) this is the untraced baseline of the very same loop.
-    """
-    rec = rec or NullRecorder()
-    now, add = rec.now, rec.add
-    env = make_env(cfg.env_id)
-    rng = np.random.default_rng(cfg.seed)
-    agent = DQNAgent(cfg, env.observation_space.shape[0], int(env.action_space.n), rng)
-    replay, replay_dtype, per = agent.replay, agent.replay.dtype, cfg.replay != "uniform"
-    act_w, learn_w, sync_w = agent.act_work, agent.learn_work, agent.sync_work
-    chunk = max(1, cfg.steps // 100)
-    returns: list[float] = []
-    ep_return = 0.0
-
-    t0 = now()
-    obs, _ = env.reset(seed=cfg.seed)
-    add("env_reset", t0, 0, items=1, dtype="fp64")
-    for step in range(cfg.steps):
-        t0 = now()
-        action, greedy = agent.act(obs, step)
-        if greedy:
-            add("act", t0, step, items=1, flops=act_w.flops, bytes=act_w.bytes)
-        else:
-            add("act", t0, step, items=1, dtype="none")
-
-        t0 = now()
-        next_obs, reward, terminated, truncated, _ = env.step(action)
-        add("env_step", t0, step, items=1, dtype="fp64")
-
-        t0 = now()
-        w = replay.add(obs, action, reward, next_obs, terminated)
-        add("replay_add", t0, step, items=1, flops=w.flops, bytes=w.bytes, touches=w.touches,
-            dtype=replay_dtype)
-
-        ep_return += float(reward)
-        if terminated or truncated:
-            returns.append(ep_return)
-            ep_return = 0.0
-            t0 = now()
-            obs, _ = env.reset()
-            add("env_reset", t0, step, items=1, dtype="fp64")
-        else:
-            obs = next_obs
-
-        if step >= cfg.learning_starts and step % cfg.learn_every == 0:
-            _update(agent, step, per, rec, learn_w)
-        if step % cfg.target_sync == 0 and step > 0:
-            t0 = now()
-            agent.sync()
-            add("sync", t0, step, items=1, bytes=sync_w.bytes, dtype="none")
-        if (step + 1) % chunk == 0:
-            progress(chunk)
-    if cfg.steps % chunk:
-        progress(cfg.steps % chunk)
-    env.close()
-    return returns, agent
-
-
-def _update(agent: DQNAgent, step: int, per: bool, rec: Recorder | NullRecorder,
-            learn_w: Work) -> None:
-    """One learner update: sample, gradient step and (PER, AMPER) re-prioritisation."""
-    now, add, replay, bs = rec.now, rec.add, agent.replay, agent.cfg.batch_size
-    t0 = now()
-    if per:
-        batch, w = replay.sample(bs, agent.beta(step))
-    else:
-        batch, w = replay.sample(bs)
-    add("replay_sample", t0, step, items=bs, flops=w.flops, bytes=w.bytes, touches=w.touches,
-        dtype=replay.dtype)
-
-    t0 = now()
-    td = agent.learn(batch)
-    add("learn", t0, step, items=bs, flops=learn_w.flops, bytes=learn_w.bytes)
-
-    if per:
-        t0 = now()
-        w = replay.update(batch.idx, td)
-        add("replay_update", t0, step, items=bs, flops=w.flops, bytes=w.bytes,
-            touches=w.touches, dtype=replay.dtype)
+    return train_offpolicy(make_env(cfg.env_id), agent, cfg.seed, cfg.steps,
+                           cfg.learning_starts, cfg.learn_every, rec, progress)
 
 
 def workload_info(agent: DQNAgent) -> dict[str, Any]:
@@ -304,26 +266,18 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
     return capture_config(config_for(cfg), progress)
 
 
+Config = DQNConfig  # the capture options (rldse.workloads.Workload.config)
+
 ALGORITHMS = {"uniform": "dqn", "per": "dqn_per", "amper_k": "dqn_amper_k",
               "amper_fr": "dqn_amper_fr"}
 
 
 def capture_config(dcfg: DQNConfig, progress: Progress = no_progress) -> Trace:
     """Train DQN with an explicit DQNConfig (e.g. AMPER replay), recording every operation."""
-    rec = Recorder(worker="host")
-    t0 = time.perf_counter()
-    returns, agent = train(dcfg, rec, progress)
-    wall_s = time.perf_counter() - t0
     amper_keys = {k for k in DQNConfig.model_fields if k.startswith("amper_")}
-    hyper = dcfg.model_dump(exclude={"env_id", "seed"}
-                            | (amper_keys if not dcfg.replay.startswith("amper") else set()))
-    hyper["hidden"] = list(dcfg.hidden)
-    return build_trace(
-        workload="dqn", algorithm=ALGORITHMS[dcfg.replay],
-        env_id=dcfg.env_id, seed=dcfg.seed, hyperparameters=hyper,
-        workload_info=workload_info(agent), episode_returns=returns, wall_time_s=wall_s,
-        recorders=[rec],
-    )
+    return capture_trace(train, dcfg, progress, workload="dqn",
+                         algorithm=ALGORITHMS[dcfg.replay], info=workload_info,
+                         exclude=() if dcfg.replay.startswith("amper") else amper_keys)
 
 
 # ---- the simulated twin --------------------------------------------------------------

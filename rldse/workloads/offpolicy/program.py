@@ -31,17 +31,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rldse.errors import RldseError
 from rldse.models import OpColumns
 from rldse.models.cpu import roofline_seconds
+from rldse.models.kinds import ReplayJob
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Cycle, Machine, Outcome
-from rldse.workloads.mlp import F32, Work
-
-#: knobs that describe other workloads; setting them for an off-policy trace is an error
-UNUSED_KNOBS = ("envs_per_actor", "rollout_len", "transitions", "agents", "passes", "dtype",
-                "tasklets", "obs_bytes")
+from rldse.system import HOST_KIND
+from rldse.workloads.common.mlp import F32, Work
 
 
 @dataclass(frozen=True)
@@ -152,7 +149,7 @@ class _LearnerCosts:
 
 def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
                    capacity: int) -> _LearnerCosts:
-    place, gm = m.spec.placement, costs.gpu
+    place = m.spec.placement
     bytes_batch = batch * shape.transition_bytes
     if place.replay == "table" or place.learn == "table":
         # PEARL's protocol on measured tables: one sample, update, insert and learn per
@@ -165,40 +162,40 @@ def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
             update=_Fixed(m.table_seconds(t.replay, "replay_update")),
             learn=_Fixed(m.table_seconds(t.learn, "learn")), sync=None, actors_insert=False,
             insert=lambda n: insert_s)
-    learner = m.device("cpu") if place.learn == "cpu" else m.gpus[0]
+    learner = m.placed("learn")
     lc = _LearnerCosts(
-        rm=m.device("cpu"), learner=learner, sample=_Fixed(0.0), update=None,
+        rm=m.placed("replay"), learner=learner, sample=_Fixed(0.0), update=None,
         learn=costs.cycle("learn", place.learn, shape.learn_work(batch)),
         sync=costs.cycle("sync", place.learn) if _rows(m, "sync") else None,
-        actors_insert=place.replay == "cpu")
-    if place.replay == "cpu":
-        lc.sample = costs.cycle("replay_sample", "cpu")
+        actors_insert=place.replay == HOST_KIND)
+    if place.replay == HOST_KIND:  # the trace's own rows, rescaled to the target CPU
+        lc.sample = costs.cycle("replay_sample", HOST_KIND)
         if shape.prioritized and _rows(m, "replay_update"):
-            lc.update = costs.cycle("replay_update", "cpu")
-    elif place.replay == "gpu":
-        lc.rm = m.gpus[0]
-        lc.sample = _Fixed(float(gm.sumtree_seconds(batch, capacity)) if shape.prioritized
-                           else float(gm.kernel_seconds(2, 0, bytes_batch)))
-        lc.update = _Fixed(float(gm.sumtree_seconds(batch, capacity))) if shape.prioritized \
-            else None
-        tb = shape.transition_bytes
-        lc.insert = lambda n: (costs.copy_s(n * tb) + float(gm.kernel_seconds(1, 0, n * tb))
-                               if n else 0.0)
-    else:  # am: one nearest-priority search per sampled item; rows rewritten on update
-        amm = m.model("am")
-        lc.rm = m.device("am")
-        gather_s = float(roofline_seconds(m.model("cpu").spec, 0, bytes_batch, batch))
-        lc.sample = _Fixed(float(amm.search_seconds(batch * shape.am_searches_per_item))
-                           + gather_s)
+            lc.update = costs.cycle("replay_update", HOST_KIND)
+    else:  # the kind's own replay model (rldse.models.kinds.ReplayJob)
+        job = replay_job(m, shape, batch, capacity)
+        rmm = m.model(place.replay)
+        lc.sample = _Fixed(rmm.replay_seconds(job, "sample", 1))
         if shape.prioritized:
-            lc.update = _Fixed(float(amm.write_seconds(batch * shape.am_writes_per_update_item)))
-        lc.insert = lambda n: float(amm.write_seconds(n))
+            lc.update = _Fixed(rmm.replay_seconds(job, "update", 1))
+        lc.insert = lambda n: rmm.replay_seconds(job, "insert", n)
     if place.learn == "gpu" and place.replay != "gpu":
         lc.batch_copy_s = costs.copy_s(bytes_batch)
         lc.td_copy_s = costs.copy_s(batch * F32) if lc.update is not None else 0.0
     if place.learn != place.act:
         lc.param_copy_s = costs.copy_s(shape.act_params * F32)
     return lc
+
+
+def replay_job(m: Machine, shape: Shape, batch: int, capacity: int) -> ReplayJob:
+    """What the replay manager serves, for a kind's own replay model. The host gathers a
+    sampled batch from host memory when the part keeps only priorities (TCAM)."""
+    gather_s = float(roofline_seconds(m.model(HOST_KIND).spec, 0, batch * shape.transition_bytes,
+                                      batch))
+    return ReplayJob(batch=batch, capacity=capacity, transition_bytes=shape.transition_bytes,
+                     prioritized=shape.prioritized, host_gather_s=gather_s,
+                     searches_per_item=shape.am_searches_per_item,
+                     writes_per_update_item=shape.am_writes_per_update_item)
 
 
 def _reset_s_per_step(m: Machine) -> float:
@@ -216,16 +213,8 @@ def _rows(m: Machine, phase: str) -> bool:
 def program(m: Machine, shape: Shape) -> Outcome:
     """Run the off-policy loop on machine `m`; see the module docstring."""
     k = m.knobs
-    if k.inference == "central":
-        raise RldseError("workload.inference: 'central' batched inference is modelled for "
-                         "actor_learner traces; off-policy actors run their own policy "
-                         "('local')")
-    m.require_default(UNUSED_KNOBS, "off-policy (dqn, ddpg)")
-    batch = k.batch_size or shape.batch
-    learn_every = k.learn_every or shape.learn_every
-    capacity = k.replay_capacity or shape.capacity
-    total_steps = k.env_steps or trace_env_steps(m)
-    actors = k.actors
+    batch, learn_every, capacity = k.batch_size, k.learn_every, k.replay_capacity
+    total_steps, actors = k.env_steps, k.actors
     costs = _Costs(m, shape, batch)
     place = m.spec.placement
     cpu = m.device("cpu")
@@ -253,7 +242,10 @@ def program(m: Machine, shape: Shape) -> Outcome:
     if not gpu_ok and k.gpu_swap and place.replay == "gpu":
         swapped = capacity * shape.transition_bytes
         lc.sample = _Plus(lc.sample, costs.copy_s(batch * shape.transition_bytes))
-    am_ok = place.replay != "am" or capacity <= m.model("am").spec.capacity_rows
+    checks = {"gpu_memory": gpu_ok or bool(swapped)} if costs.gpu is not None else {}
+    own_model = place.replay not in (HOST_KIND, "table")  # a kind's own replay model
+    if own_model:
+        checks.update(m.model(place.replay).replay_checks(replay_job(m, shape, batch, capacity)))
 
     # ---- processes -----------------------------------------------------------------
     env, clock = m.env, m.clock
@@ -392,19 +384,18 @@ def program(m: Machine, shape: Shape) -> Outcome:
             env.process(async_actor(a))
         env.process(async_learner())
     env.run()
-    if place.replay == "am":  # per-action energy (leakage is the part's idle power)
-        amm, am_dev = m.model("am"), m.device("am")
-        searches = state["updates"] * batch * shape.am_searches_per_item
-        am_dev.add_action_energy("search", float(amm.search_joules(searches)))
+    if own_model:  # per-action energy of the replay part's own model
+        job, rmm = replay_job(m, shape, batch, capacity), m.model(place.replay)
         inserted = state["steps"] - state["pending_inserts"]
-        rewrites = state["updates"] * batch * shape.am_writes_per_update_item \
-            if shape.prioritized else 0
-        am_dev.add_action_energy("write", float(amm.write_joules(rewrites + inserted)))
+        for op, n in (("sample", state["updates"]),
+                      ("update", state["updates"] if shape.prioritized else 0),
+                      ("insert", inserted)):
+            for label, joules in rmm.replay_joules(job, op, n).items():
+                rm.add_action_energy(label, joules)
     breakdown = {}
     if state["updates"]:
         breakdown["iteration_s"] = ((state["last_update_end_s"] - state["first_update_s"])
                                     / state["updates"])
     return Outcome(env_steps=state["steps"], updates=state["updates"], breakdown_s=breakdown,
                    gpu_memory_peak_bytes=int(need - swapped),
-                   gpu_memory_ok=gpu_ok or bool(swapped), swapped_bytes=int(swapped),
-                   am_capacity_ok=am_ok)
+                   swapped_bytes=int(swapped), checks=checks)

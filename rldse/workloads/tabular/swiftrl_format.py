@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from rldse.errors import RldseError
 from rldse.trace import Trace
 from rldse.workloads import capture
-from rldse.workloads.base import CaptureConfig, Progress, no_progress
+from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
 
 COLUMNS = ("state", "action", "reward", "next_state")
 _EXPECTED = "expected 4 integers 'state action reward next_state'"

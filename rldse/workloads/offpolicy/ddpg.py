@@ -16,7 +16,6 @@ and reads back B int64 indices and gathers B rows (B·(2·T + 16)), with no depe
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import gymnasium as gym
@@ -26,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from rldse.errors import RldseError
 from rldse.sim.machine import Machine, Outcome
 from rldse.trace import Trace
-from rldse.workloads import base, offpolicy
-from rldse.workloads.base import CaptureConfig, Progress, build_trace, no_progress
-from rldse.workloads.mlp import (
+from rldse.workloads.common import base
+from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
+from rldse.workloads.common.mlp import (
     F32,
     MLP,
     Adam,
@@ -39,7 +38,10 @@ from rldse.workloads.mlp import (
     forward_work,
     n_params,
 )
-from rldse.workloads.recorder import NullRecorder, Recorder
+from rldse.workloads.common.recorder import NullRecorder, Recorder
+from rldse.workloads.common.replay import OpWork
+from rldse.workloads.offpolicy import program as offpolicy
+from rldse.workloads.offpolicy.loop import capture_trace, train_offpolicy
 
 POLYAK_FLOPS_PER_PARAM = 3  # target·(1 − τ), τ·online, add
 INDEX_BYTES = 8  # int64 sampled index
@@ -75,6 +77,9 @@ def config_for(cfg: CaptureConfig) -> DDPGConfig:
     return base.workload_config(DDPGConfig, "ddpg", cfg, _FIXED)
 
 
+Config = DDPGConfig  # the capture options (rldse.workloads.Workload.config)
+
+
 def make_env(env_id: str) -> gym.Env:
     """A gymnasium env with flat Box observations and one symmetric Box action bound."""
     env = base.make_env(env_id, "ddpg", "box")
@@ -90,6 +95,8 @@ def make_env(env_id: str) -> gym.Env:
 
 class UniformRing:
     """Fixed-capacity ring of transitions in preallocated arrays; uniform sampling."""
+
+    dtype = "none"  # trace dtype of its operations: pure data movement
 
     def __init__(self, capacity: int, obs_dim: int, act_dim: int) -> None:
         self.capacity, self.size, self.pos = capacity, 0, 0
@@ -134,14 +141,15 @@ class DDPGAgent:
         self.learn_work = learn_work(self.actor_sizes, self.critic_sizes, cfg.batch_size)
         self.sync_work = sync_work(self.actor_sizes, self.critic_sizes)
 
-    def act(self, obs: np.ndarray, explore_only: bool) -> np.ndarray:
-        """Uniform random action (warm-up), or the actor's action plus Gaussian noise."""
+    def act(self, obs: np.ndarray, step: int) -> tuple[np.ndarray, bool]:
+        """Uniform random action (warm-up), or the actor's action plus Gaussian noise; and
+        whether the actor was evaluated for it."""
         act_dim, bound = self.actor_sizes[-1], self.bound
-        if explore_only:
-            return self.rng.uniform(-bound, bound, size=act_dim).astype(np.float32)
+        if step < self.cfg.warmup_steps:
+            return self.rng.uniform(-bound, bound, size=act_dim).astype(np.float32), False
         noise = self.rng.normal(0.0, self.cfg.noise_std * bound, size=act_dim)
         a = bound * self.actor(obs[None])[0] + noise.astype(np.float32)
-        return np.clip(a, -bound, bound)
+        return np.clip(a, -bound, bound), True
 
     def learn(self, obs, act, rew, next_obs, done) -> None:
         """One critic step on the TD error, then one actor step up Q(s, μ(s))."""
@@ -170,6 +178,34 @@ class DDPGAgent:
         self.actor_target.copy_from(self.actor, self.cfg.tau)
         self.critic_target.copy_from(self.critic, self.cfg.tau)
 
+    # ---- the OffPolicyAgent protocol of loop.py -----------------------------------
+
+    def remember(self, obs: np.ndarray, action: np.ndarray, reward: float,
+                 next_obs: np.ndarray, terminated: bool) -> OpWork:
+        """Store a transition: the add reads and writes it (2·T bytes)."""
+        self.replay.add(obs, action, reward, next_obs, terminated)
+        return OpWork(1, bytes=2 * self.replay.transition_bytes)
+
+    def update(self, step: int, rec: Recorder | NullRecorder) -> None:
+        """Sample, learn, Polyak-sync: three recorded operations."""
+        now, add, bs = rec.now, rec.add, self.cfg.batch_size
+        t0 = now()
+        batch = self.replay.sample(self.rng, bs)
+        add("replay_sample", t0, step, items=bs,
+            bytes=bs * (2 * self.replay.transition_bytes + 2 * INDEX_BYTES), dtype="none")
+
+        t0 = now()
+        self.learn(*batch)
+        add("learn", t0, step, items=bs, flops=self.learn_work.flops,
+            bytes=self.learn_work.bytes)
+
+        t0 = now()
+        self.sync()
+        add("sync", t0, step, items=1, flops=self.sync_work.flops, bytes=self.sync_work.bytes)
+
+    def end_step(self, step: int, rec: Recorder | NullRecorder) -> None:
+        """Nothing: DDPG's Polyak sync is part of each update."""
+
 
 def learn_work(actor_sizes: list[int], critic_sizes: list[int], batch: int) -> Work:
     """mlp.py work of one `DDPGAgent.learn`: the critic step, then the actor step."""
@@ -190,77 +226,15 @@ def sync_work(actor_sizes: list[int], critic_sizes: list[int]) -> Work:
 
 def train(cfg: DDPGConfig, rec: Recorder | NullRecorder | None = None,
           progress: Progress = no_progress) -> tuple[list[float], DDPGAgent]:
-    """Run DDPG for cfg.steps env steps, recording each operation into ``rec``.
+    """Run DDPG for cfg.steps env steps (warm-up included) on loop.py's loop, recording
+    each operation into ``rec``; returns the episodes' returns and the trained agent."""
+    def agent(env: gym.Env, rng: np.random.Generator) -> DDPGAgent:
+        act = env.action_space
+        return DDPGAgent(cfg, env.observation_space.shape[0], act.shape[0],
+                         float(act.high[0]), rng)
 
-    Returns the completed episodes' returns and the trained agent. With a NullRecorder
-    (the default) this is the untraced baseline of the very same loop.
-    """
-    rec = rec or NullRecorder()
-    now, add = rec.now, rec.add
-    env = make_env(cfg.env_id)
-    rng = np.random.default_rng(cfg.seed)
-    agent = DDPGAgent(cfg, env.observation_space.shape[0], env.action_space.shape[0],
-                      float(env.action_space.high[0]), rng)
-    replay, act_w, add_bytes = agent.replay, agent.act_work, 2 * agent.replay.transition_bytes
-    chunk = max(1, cfg.steps // 100)
-    returns: list[float] = []
-    ep_return = 0.0
-
-    t0 = now()
-    obs, _ = env.reset(seed=cfg.seed)
-    add("env_reset", t0, 0, items=1, dtype="fp64")
-    for step in range(cfg.steps):
-        warmup = step < cfg.warmup_steps
-        t0 = now()
-        action = agent.act(obs, explore_only=warmup)
-        if warmup:
-            add("act", t0, step, items=1, dtype="none")
-        else:
-            add("act", t0, step, items=1, flops=act_w.flops, bytes=act_w.bytes)
-
-        t0 = now()
-        next_obs, reward, terminated, truncated, _ = env.step(action)
-        add("env_step", t0, step, items=1, dtype="fp64")
-
-        t0 = now()
-        replay.add(obs, action, reward, next_obs, terminated)
-        add("replay_add", t0, step, items=1, bytes=add_bytes, dtype="none")
-
-        ep_return += float(reward)
-        if terminated or truncated:
-            returns.append(ep_return)
-            ep_return = 0.0
-            t0 = now()
-            obs, _ = env.reset()
-            add("env_reset", t0, step, items=1, dtype="fp64")
-        else:
-            obs = next_obs
-
-        if not warmup and step % cfg.learn_every == 0:
-            _update(agent, step, rec)
-        if (step + 1) % chunk == 0:
-            progress(chunk)
-    if cfg.steps % chunk:
-        progress(cfg.steps % chunk)
-    env.close()
-    return returns, agent
-
-
-def _update(agent: DDPGAgent, step: int, rec: Recorder | NullRecorder) -> None:
-    """Sample, learn, Polyak-sync: three recorded operations."""
-    now, add, bs = rec.now, rec.add, agent.cfg.batch_size
-    t0 = now()
-    batch = agent.replay.sample(agent.rng, bs)
-    add("replay_sample", t0, step, items=bs,
-        bytes=bs * (2 * agent.replay.transition_bytes + 2 * INDEX_BYTES), dtype="none")
-
-    t0 = now()
-    agent.learn(*batch)
-    add("learn", t0, step, items=bs, flops=agent.learn_work.flops, bytes=agent.learn_work.bytes)
-
-    t0 = now()
-    agent.sync()
-    add("sync", t0, step, items=1, flops=agent.sync_work.flops, bytes=agent.sync_work.bytes)
+    return train_offpolicy(make_env(cfg.env_id), agent, cfg.seed, cfg.steps,
+                           cfg.warmup_steps, cfg.learn_every, rec, progress)
 
 
 def workload_info(agent: DDPGAgent) -> dict[str, Any]:
@@ -285,18 +259,8 @@ def workload_info(agent: DDPGAgent) -> dict[str, Any]:
 
 def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
     """Train DDPG as ``cfg`` asks, recording every operation, and return the Trace."""
-    dcfg = config_for(cfg)
-    rec = Recorder(worker="host")
-    t0 = time.perf_counter()
-    returns, agent = train(dcfg, rec, progress)
-    wall_s = time.perf_counter() - t0
-    hyper = dcfg.model_dump(exclude={"env_id", "seed"})
-    hyper["hidden"] = list(dcfg.hidden)
-    return build_trace(
-        workload="ddpg", algorithm="ddpg", env_id=dcfg.env_id, seed=dcfg.seed,
-        hyperparameters=hyper, workload_info=workload_info(agent), episode_returns=returns,
-        wall_time_s=wall_s, recorders=[rec],
-    )
+    return capture_trace(train, config_for(cfg), progress, workload="ddpg", algorithm="ddpg",
+                         info=workload_info)
 
 
 # ---- the simulated twin --------------------------------------------------------------

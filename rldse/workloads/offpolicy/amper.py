@@ -5,7 +5,7 @@ priorities held in TCAM arrays: a random-number generator proposes target priori
 each search puts the stored priorities nearest to its target into a candidate set buffer
 (CSP), and the minibatch is drawn uniformly from that buffer. AMPER-k keeps the k
 nearest per target, AMPER-fr everything within a fixed radius. What the public abstract
-and summaries state (REFERENCE.md §7) is that much; the paper's text could not be read
+and summaries state (AMPER, Li et al., ICCAD 2022, arXiv 2207.07791) is that much; the paper's text could not be read
 here, so the details below are this module's design, each marked as such.
 
 Storage (design). One TCAM row per replay slot holds that slot's priority level
@@ -59,7 +59,7 @@ from typing import Literal
 
 import numpy as np
 
-from rldse.workloads.replay import (
+from rldse.workloads.common.replay import (
     IS_WEIGHT_FLOPS,
     PRIORITY_FLOPS,
     TD_BYTES,

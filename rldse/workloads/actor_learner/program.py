@@ -1,462 +1,31 @@
-"""Synchronous multi-actor PPO (Schulman et al. 2017): N actor processes, one learner.
-
-Each iteration the learner (the parent process, worker ``learner``) broadcasts the flat
-float32 parameter vector (``sync``); every actor (a child process, worker ``actor/i``)
-loads it, steps its own ``envs_per_actor`` environments ``rollout_len`` times with its own
-copy of the policy (``act``, ``env_step``, ``env_reset`` as episodes end), adds one value
-forward on the last observations for bootstrapping (``act``) and sends the rollout back
-(``rollout_add``). The learner waits for all N rollouts, orders them by actor id (so
-arrival order never changes the result), computes GAE advantages and runs ``epochs``
-passes of clipped-objective minibatch steps (one ``learn`` row each). Time an actor
-spends waiting for parameters is idle and is not recorded. An ``env_step`` row covers
-stepping the env vector and storing the transition it produced (the rollout arrays).
-
-Each actor records with its own Recorder on the parent's time origin and calibration, and
-sends its rows back at the end, so the trace keeps every process's timings from the
-real parallel run. ``iter`` is the vector step (actors' act/env rows), the iteration
-(``rollout_add``, ``sync``) or the minibatch step (``learn``).
-
-Work of ``learn`` is mlp.py's formulas: forward and backward of the policy and value
-networks on the minibatch, plus Adam over all parameters; the O(B·A) softmax, ratio and
-loss arithmetic is not counted, nor is the O(N) GAE pass.
-
-``program(machine)`` below is the simulated twin of this loop (rldse.sim.simulate runs it):
-see its docstring for what it models and what it merges.
-"""
+"""The simulated twin of the actor-learner PPO loop in ppo.py."""
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import heapq
 import math
-import multiprocessing as mp
-import time
-import traceback
 from dataclasses import dataclass
-from multiprocessing.connection import Connection, wait
-from typing import Any
 
-import gymnasium as gym
 import numpy as np
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field
 
 from rldse.errors import RldseError
 from rldse.models import OpColumns
 from rldse.models.cpu import roofline_seconds
 from rldse.sim.machine import Cycle, Machine, Outcome
 from rldse.trace import Trace
-from rldse.workloads import base
-from rldse.workloads.base import CaptureConfig, Progress, build_trace, no_progress
-from rldse.workloads.mlp import (
+from rldse.workloads.common.mlp import (
     F32,
-    MLP,
-    Adam,
     Work,
     adam_work,
     backward_work,
     forward_work,
     n_params,
 )
-from rldse.workloads.recorder import Recorder, rows_to_frame
 
 #: Per transition: float32 obs, int32 action, float32 logp, reward, done and value.
 ROLLOUT_FIELDS = ("obs", "actions", "logp", "rewards", "dones", "values")
-
-
-class PPOConfig(BaseModel):
-    """Everything an actor-learner run depends on; CaptureConfig.options may override."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    env_id: str
-    steps: int = Field(100_000, gt=0, description="env steps over all actors (rounded up "
-                                                  "to whole iterations)")
-    seed: int = 0
-    actors: int = Field(1, ge=1)
-    envs_per_actor: int = Field(4, ge=1)
-    rollout_len: int = Field(128, ge=1, description="vector steps per actor per iteration")
-    hidden: tuple[int, ...] = (64, 64)
-    lr: float = Field(1e-3, gt=0)
-    gamma: float = Field(0.99, ge=0, le=1)
-    gae_lambda: float = Field(0.95, ge=0, le=1)
-    clip: float = Field(0.2, gt=0, description="PPO ratio clip ε")
-    epochs: int = Field(4, ge=1)
-    # 64: each 64×64×64 matmul stays under OpenBLAS's threading threshold (single thread)
-    minibatch_size: int = Field(64, ge=1)
-    vf_coef: float = Field(0.5, ge=0)
-    ent_coef: float = Field(0.0, ge=0)
-    max_grad_norm: float = Field(0.5, gt=0)
-    timeout_s: float = Field(120.0, gt=0, description="longest wait for an actor's message")
-
-    @property
-    def iterations(self) -> int:
-        return math.ceil(self.steps / (self.actors * self.envs_per_actor * self.rollout_len))
-
-
-_FIXED = ("env_id", "steps", "seed", "actors")  # set by CaptureConfig, not by options
-
-
-def config_for(cfg: CaptureConfig) -> PPOConfig:
-    """Defaults, then the capture request, then its options. RldseError on bad input."""
-    return base.workload_config(PPOConfig, "actor_learner", cfg, _FIXED, actors=cfg.actors)
-
-
-def make_env(env_id: str) -> gym.Env:
-    """A gymnasium env with a flat Box observation and Discrete actions, or RldseError."""
-    return base.make_env(env_id, "actor_learner", "discrete")
-
-
-class Policy:
-    """Separate policy (logits) and value networks behind one flat parameter vector."""
-
-    def __init__(self, obs_dim: int, n_actions: int, hidden: tuple[int, ...],
-                 rng: np.random.Generator) -> None:
-        self.pi_sizes = [obs_dim, *hidden, n_actions]
-        self.v_sizes = [obs_dim, *hidden, 1]
-        self.pi = MLP(self.pi_sizes, rng, out_scale=0.01)  # near-uniform first policy
-        self.v = MLP(self.v_sizes, rng)
-        self.params = self.pi.params + self.v.params
-        self.n_params = self.pi.n_params + self.v.n_params
-
-    def get_flat(self) -> np.ndarray:
-        return np.concatenate([self.pi.get_flat(), self.v.get_flat()])
-
-    def set_flat(self, flat: np.ndarray) -> None:
-        self.pi.set_flat(flat[:self.pi.n_params])
-        self.v.set_flat(flat[self.pi.n_params:])
-
-    def act_work(self, batch: int) -> Work:
-        return forward_work(self.pi_sizes, batch) + forward_work(self.v_sizes, batch)
-
-    def learn_work(self, batch: int) -> Work:
-        """mlp.py work of one minibatch step: both forwards, both backwards, Adam."""
-        return (self.act_work(batch) + backward_work(self.pi_sizes, batch)
-                + backward_work(self.v_sizes, batch) + adam_work(self.n_params))
-
-
-def log_softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=1, keepdims=True)
-    return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
-
-
-# ---- actors (child processes) ---------------------------------------------------------
-
-def _actor_main(actor_id: int, conn: Connection, cfg: PPOConfig, seed: np.random.SeedSequence,
-                origin_ns: int, overhead_ns: float) -> None:
-    """Process entry: run the actor loop; report any exception to the learner, then exit."""
-    try:
-        _actor_loop(actor_id, conn, cfg, seed, origin_ns, overhead_ns)
-    except (EOFError, BrokenPipeError):
-        pass  # the learner closed its end: it has stopped, so stop too
-    except Exception:
-        with contextlib.suppress(OSError):
-            conn.send(("error", actor_id, traceback.format_exc()))
-    finally:
-        conn.close()
-
-
-def _actor_loop(actor_id: int, conn: Connection, cfg: PPOConfig, seed: np.random.SeedSequence,
-                origin_ns: int, overhead_ns: float) -> None:
-    """Per iteration: wait for parameters, collect a rollout, send it. Then send the rows."""
-    rec = Recorder(f"actor/{actor_id}", origin_ns=origin_ns, overhead_ns=overhead_ns)
-    env_seq, act_seq = seed.spawn(2)
-    rng = np.random.default_rng(act_seq)
-    envs = [make_env(cfg.env_id) for _ in range(cfg.envs_per_actor)]
-    policy = Policy(envs[0].observation_space.shape[0], int(envs[0].action_space.n),
-                    cfg.hidden, np.random.default_rng(0))  # weights come from the learner
-    t0 = rec.now()
-    obs = np.stack([env.reset(seed=int(s))[0] for env, s in
-                    zip(envs, env_seq.generate_state(len(envs)), strict=True)])
-    rec.add("env_reset", t0, 0, items=len(envs), dtype="fp64")
-    ep_returns = np.zeros(len(envs))
-    for iteration in range(cfg.iterations):
-        msg = conn.recv()  # idle until the learner broadcasts: not an op
-        policy.set_flat(msg)
-        rollout, finished, obs = _collect(envs, policy, obs, ep_returns, rng, rec,
-                                          iteration * cfg.rollout_len, cfg.rollout_len)
-        payload = sum(a.nbytes for a in rollout.values())
-        t0 = rec.now()
-        conn.send(("rollout", actor_id, rollout, finished))
-        rec.add("rollout_add", t0, iteration, items=rollout["rewards"].size, bytes=payload,
-                dtype="none")
-    for env in envs:
-        env.close()
-    conn.send(("rows", actor_id, rec.rows))
-
-
-def _collect(envs: list[gym.Env], policy: Policy, obs: np.ndarray, ep_returns: np.ndarray,
-             rng: np.random.Generator, rec: Recorder, step0: int,
-             length: int) -> tuple[dict[str, np.ndarray], list[float], np.ndarray]:
-    """Step the env vector ``length`` times; returns the rollout, finished episodes' returns
-    and the observations to continue from. Finished envs are reset at once (autoreset)."""
-    n_envs, obs_dim = obs.shape
-    out = {"obs": np.zeros((length, n_envs, obs_dim), np.float32),
-           "actions": np.zeros((length, n_envs), np.int32),
-           **{k: np.zeros((length, n_envs), np.float32)
-              for k in ("logp", "rewards", "dones", "values")}}
-    act_w, finished = policy.act_work(n_envs), []
-    for t in range(length):
-        step = step0 + t
-        t0 = rec.now()
-        logp_all = log_softmax(policy.pi(obs))
-        values = policy.v(obs)[:, 0]
-        u = rng.random((n_envs, 1))
-        actions = np.minimum((np.exp(logp_all).cumsum(axis=1) < u).sum(axis=1),
-                             logp_all.shape[1] - 1)
-        rec.add("act", t0, step, items=n_envs, flops=act_w.flops, bytes=act_w.bytes)
-
-        t0 = rec.now()  # env_step: step the vector and store the transition it made
-        results = [env.step(int(a)) for env, a in zip(envs, actions, strict=True)]
-        out["obs"][t], out["actions"][t], out["values"][t] = obs, actions, values
-        out["logp"][t] = logp_all[np.arange(n_envs), actions]
-        obs = np.stack([r[0] for r in results]).astype(np.float32)
-        rewards = np.array([r[1] for r in results], np.float32)
-        dones = np.array([r[2] or r[3] for r in results])
-        out["rewards"][t], out["dones"][t] = rewards, dones
-        ep_returns += rewards
-        rec.add("env_step", t0, step, items=n_envs, dtype="fp64")
-        if dones.any():
-            obs = _reset_done(envs, dones, obs, ep_returns, finished, rec, step)
-    t0 = rec.now()
-    out["last_values"] = policy.v(obs)[:, 0]
-    v_w = forward_work(policy.v_sizes, n_envs)
-    rec.add("act", t0, step0 + length - 1, items=n_envs, flops=v_w.flops, bytes=v_w.bytes)
-    return out, finished, obs
-
-
-def _reset_done(envs: list[gym.Env], dones: np.ndarray, obs: np.ndarray,
-                ep_returns: np.ndarray, finished: list[float], rec: Recorder,
-                step: int) -> np.ndarray:
-    """Reset the finished envs (one recorded op) and log their returns."""
-    idx = np.flatnonzero(dones)
-    finished.extend(float(ep_returns[i]) for i in idx)
-    ep_returns[idx] = 0.0
-    t0 = rec.now()
-    for i in idx:
-        obs[i] = envs[i].reset()[0]
-    rec.add("env_reset", t0, step, items=len(idx), dtype="fp64")
-    return obs
-
-
-# ---- learner (parent process) ---------------------------------------------------------
-
-def gae(rewards: np.ndarray, values: np.ndarray, dones: np.ndarray, last_values: np.ndarray,
-        gamma: float, lam: float) -> tuple[np.ndarray, np.ndarray]:
-    """Generalized advantage estimates and value targets for (T, E) arrays.
-
-    A done (terminated or truncated) step does not bootstrap from the next state.
-    """
-    adv = np.zeros_like(rewards)
-    running = np.zeros(rewards.shape[1], np.float32)
-    next_values = last_values
-    for t in range(len(rewards) - 1, -1, -1):
-        live = 1.0 - dones[t]
-        delta = rewards[t] + gamma * next_values * live - values[t]
-        running = delta + gamma * lam * live * running
-        adv[t] = running
-        next_values = values[t]
-    return adv, adv + values
-
-
-def ppo_grads(policy: Policy, cfg: PPOConfig, obs: np.ndarray, actions: np.ndarray,
-              old_logp: np.ndarray, adv: np.ndarray, returns: np.ndarray) -> list[np.ndarray]:
-    """Gradients (in ``policy.params`` order) of a minibatch's PPO loss:
-    −mean min(r·Â, clip(r, 1 ± ε)·Â) + vf_coef·mean (V − R)² − ent_coef·mean H,
-    with Â the advantages normalised over the minibatch."""
-    n = len(obs)
-    logits, pi_acts = policy.pi.forward(obs)
-    values, v_acts = policy.v.forward(obs)
-    logp_all = log_softmax(logits)
-    probs = np.exp(logp_all)
-    rows = np.arange(n)
-    adv = (adv - adv.mean()) / (adv.std() + 1e-8)
-    ratio = np.exp(logp_all[rows, actions] - old_logp)
-    clipped = ((adv > 0) & (ratio > 1 + cfg.clip)) | ((adv < 0) & (ratio < 1 - cfg.clip))
-    d_logp = np.where(clipped, 0.0, -adv * ratio) / n  # d(−mean min(r·A, clip(r)·A))/d logp
-    d_logits = -d_logp[:, None] * probs
-    d_logits[rows, actions] += d_logp
-    entropy = -(probs * logp_all).sum(axis=1, keepdims=True)
-    d_logits += (cfg.ent_coef / n) * probs * (logp_all + entropy)  # d(−c·mean H)/d logits
-    d_values = (2.0 * cfg.vf_coef / n) * (values - returns[:, None])
-    pi_grads, _ = policy.pi.backward(pi_acts, d_logits.astype(np.float32))
-    v_grads, _ = policy.v.backward(v_acts, d_values)
-    return pi_grads + v_grads
-
-
-class _Learner:
-    """The parent side: actor processes and their pipes, the policy and its optimizer."""
-
-    def __init__(self, cfg: PPOConfig, obs_dim: int, n_actions: int, rec: Recorder) -> None:
-        self.cfg, self.rec = cfg, rec
-        seeds = np.random.SeedSequence(cfg.seed).spawn(1 + cfg.actors)
-        self.rng = np.random.default_rng(seeds[0])
-        self.policy = Policy(obs_dim, n_actions, cfg.hidden, self.rng)
-        self.opt = Adam(self.policy.params, lr=cfg.lr, clip_norm=cfg.max_grad_norm)
-        self.seeds = seeds[1:]
-        self.conns: list[Connection] = []
-        self.procs: list[mp.process.BaseProcess] = []
-
-    def start(self) -> None:
-        """One process per actor, each with its end of a duplex pipe."""
-        cfg, rec = self.cfg, self.rec
-        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
-        for i in range(cfg.actors):
-            parent_end, child_end = ctx.Pipe()
-            proc = ctx.Process(target=_actor_main, name=f"rldse-actor-{i}", daemon=True,
-                               args=(i, child_end, cfg, self.seeds[i], rec.origin_ns,
-                                     rec.overhead_ns))
-            proc.start()
-            child_end.close()
-            self.conns.append(parent_end)
-            self.procs.append(proc)
-
-    def broadcast(self, iteration: int) -> None:
-        flat = self.policy.get_flat()
-        t0 = self.rec.now()
-        for conn in self.conns:
-            try:
-                conn.send(flat)
-            except OSError:
-                self._recv(conn)  # the actor is gone: raise its own error, or its exit
-                raise
-        self.rec.add("sync", t0, iteration, items=len(self.conns),
-                     bytes=flat.nbytes * len(self.conns), dtype="none")
-
-    def gather(self, kind: str) -> list[tuple]:
-        """One message of ``kind`` from every actor, ordered by actor id."""
-        got: dict[int, tuple] = {}
-        deadline = time.monotonic() + self.cfg.timeout_s
-        while len(got) < len(self.conns):
-            ready = wait([c for i, c in enumerate(self.conns) if i not in got],
-                         timeout=max(0.0, deadline - time.monotonic()))
-            if not ready:
-                late = sorted(set(range(len(self.conns))) - set(got))
-                raise RuntimeError(f"actor_learner: no '{kind}' from actors {late} "
-                                   f"within {self.cfg.timeout_s} s")
-            for conn in ready:
-                msg = self._recv(conn)
-                if msg[0] != kind:
-                    raise RuntimeError(f"actor_learner: expected '{kind}' from actor "
-                                       f"{msg[1]}, got '{msg[0]}'")
-                got[msg[1]] = msg[2:]
-        return [got[i] for i in range(len(self.conns))]
-
-    def _recv(self, conn: Connection) -> tuple:
-        actor = self.conns.index(conn)
-        try:
-            msg = conn.recv()
-        except EOFError:
-            raise RuntimeError(f"actor_learner: actor {actor} exited without a message "
-                               f"(exit code {self.procs[actor].exitcode})") from None
-        if msg[0] == "error":
-            raise RuntimeError(f"actor_learner: actor {msg[1]} failed:\n{msg[2]}")
-        return msg
-
-    def learn(self, rollouts: list[dict[str, np.ndarray]], step0: int) -> int:
-        """PPO epochs over all rollouts (in actor order); returns the next learn iter."""
-        cfg, rec = self.cfg, self.rec
-        parts = [gae(r["rewards"], r["values"], r["dones"], r["last_values"], cfg.gamma,
-                     cfg.gae_lambda) for r in rollouts]
-        obs = np.concatenate([r["obs"].reshape(-1, r["obs"].shape[-1]) for r in rollouts])
-        actions = np.concatenate([r["actions"].ravel() for r in rollouts])
-        logp = np.concatenate([r["logp"].ravel() for r in rollouts])
-        adv = np.concatenate([a.ravel() for a, _ in parts])
-        returns = np.concatenate([ret.ravel() for _, ret in parts])
-        step = step0
-        works: dict[int, Work] = {}  # per minibatch size: counting work is not the loop's
-        for _ in range(cfg.epochs):
-            order = self.rng.permutation(len(obs))
-            for start in range(0, len(obs), cfg.minibatch_size):
-                mb = order[start:start + cfg.minibatch_size]
-                work = works.get(len(mb)) or works.setdefault(len(mb),
-                                                              self.policy.learn_work(len(mb)))
-                t0 = rec.now()
-                self.opt.step(ppo_grads(self.policy, cfg, obs[mb], actions[mb], logp[mb],
-                                        adv[mb], returns[mb]))
-                rec.add("learn", t0, step, items=len(mb), flops=work.flops, bytes=work.bytes)
-                step += 1
-        return step
-
-    def close(self) -> None:
-        """Close the pipes (a waiting actor sees EOF and exits), give each actor a second
-        to finish, terminate the rest: never blocks for long, never leaves a process."""
-        for conn in self.conns:
-            conn.close()
-        for proc in self.procs:
-            proc.join(timeout=1.0)
-            if proc.is_alive():
-                proc.terminate()
-                proc.join()
-
-
-def train(cfg: PPOConfig, rec: Recorder,
-          progress: Progress = no_progress) -> tuple[list[float], list[pd.DataFrame], Policy]:
-    """Run the actor-learner loop. Returns episode returns (per iteration, in actor order),
-    each actor's ops frame, and the trained policy."""
-    probe = make_env(cfg.env_id)
-    obs_dim, n_actions = probe.observation_space.shape[0], int(probe.action_space.n)
-    probe.close()
-    learner = _Learner(cfg, obs_dim, n_actions, rec)
-    returns: list[float] = []
-    steps_per_iter = cfg.actors * cfg.envs_per_actor * cfg.rollout_len
-    try:
-        learner.start()
-        step = 0
-        for iteration in range(cfg.iterations):
-            learner.broadcast(iteration)
-            msgs = learner.gather("rollout")
-            progress(steps_per_iter)
-            for _, finished in msgs:
-                returns.extend(finished)
-            step = learner.learn([rollout for rollout, _ in msgs], step)
-        rows = learner.gather("rows")
-    finally:
-        learner.close()
-    frames = [rows_to_frame(r, rec.origin_ns, rec.overhead_ns) for (r,) in rows]
-    return returns, frames, learner.policy
-
-
-def transition_bytes(obs_dim: int) -> int:
-    """Bytes one transition adds to a rollout message (fields in ROLLOUT_FIELDS)."""
-    return F32 * (obs_dim + len(ROLLOUT_FIELDS) - 1)
-
-
-def workload_info(cfg: PPOConfig, policy: Policy) -> dict[str, Any]:
-    """Shapes and schedule a simulator needs to replay this run."""
-    return {
-        "actors": cfg.actors,
-        "envs_per_actor": cfg.envs_per_actor,
-        "rollout_len": cfg.rollout_len,
-        "iterations": cfg.iterations,
-        "obs_dim": policy.pi_sizes[0],
-        "n_actions": policy.pi_sizes[-1],
-        "policy_sizes": policy.pi_sizes,
-        "value_sizes": policy.v_sizes,
-        "n_params": policy.n_params,
-        "minibatch_size": cfg.minibatch_size,
-        "epochs": cfg.epochs,
-        "transition_bytes": transition_bytes(policy.pi_sizes[0]),
-        "sync_bytes": F32 * policy.n_params * cfg.actors,
-    }
-
-
-def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
-    """Train PPO with ``cfg.actors`` actor processes and return the merged Trace."""
-    pcfg = config_for(cfg)
-    rec = Recorder(worker="learner")
-    t0 = time.perf_counter()
-    returns, actor_frames, policy = train(pcfg, rec, progress)
-    wall_s = time.perf_counter() - t0
-    hyper = pcfg.model_dump(exclude={"env_id", "seed", "timeout_s"})
-    hyper["hidden"] = list(pcfg.hidden)
-    return build_trace(
-        workload="actor_learner", algorithm="ppo", env_id=pcfg.env_id, seed=pcfg.seed,
-        hyperparameters=hyper, workload_info=workload_info(pcfg, policy),
-        episode_returns=returns, wall_time_s=wall_s,
-        frames=[rec.frame(), *actor_frames], overhead_ns=rec.overhead_ns,
-    )
 
 
 # ---- the simulated twin ---------------------------------------------------------------
@@ -521,7 +90,7 @@ def program(m: Machine) -> Outcome:
     actors collect later ones and broadcasts every ``sync_interval`` updates; a CPU
     learner then keeps one core to itself.
 
-    Merged events (DESIGN.md). With local inference an iteration's collection is one
+    Merged events (what no other process observes is one event). With local inference an iteration's collection is one
     event: actor a's rollout (its env steps, resets and acts) is one duration d_a from its
     release r_a (when its parameters arrived), and the N rollouts share the C cores as an
     ideal preemptive time-sharing OS would: the collection ends at
@@ -536,7 +105,7 @@ def program(m: Machine) -> Outcome:
     observation of each env), a gathered minibatch copy (CleanRL's ``b_obs[mb_inds]``
     makes one) and the minibatch's activations and their gradients; an inference GPU holds
     the parameters and a batch. Needing more than ``mem_bytes`` sets
-    ``gpu_memory_ok=False`` unless ``gpu_swap``: then the rollout and minibatch stay in
+    the ``gpu_memory`` check fails unless ``gpu_swap``: then the rollout and minibatch stay in
     host memory (``swapped_bytes``) and every epoch streams them over the link, charged
     each iteration. ``gpu_memory(m)`` returns the buffers by name.
 
@@ -1072,8 +641,8 @@ class _Sim:
         parts["iter_s"] = (m.env.now - self.parts["startup_s"]) / it
         mem = self.memory
         return Outcome(env_steps=steps, updates=it * self.n_mb, breakdown_s=parts,
-                       gpu_memory_peak_bytes=int(mem.peak), gpu_memory_ok=mem.ok,
-                       swapped_bytes=int(mem.swapped))
+                       gpu_memory_peak_bytes=int(mem.peak), swapped_bytes=int(mem.swapped),
+                       checks={"gpu_memory": mem.ok} if m.gpus else {})
 
 
 @dataclass(frozen=True)

@@ -10,13 +10,13 @@ from typing import Any, Literal, TypeVar
 
 import gymnasium as gym
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rldse.errors import RldseError
 from rldse.host import HostFingerprint
 from rldse.host import measure as measure_host
 from rldse.trace import Trace, TraceMeta
-from rldse.workloads.recorder import Recorder, merge_frames
+from rldse.workloads.common.recorder import Recorder, merge_frames
 
 #: Called with the number of environment steps (or transitions) done since the last call.
 Progress = Callable[[int], None]
@@ -31,7 +31,7 @@ class CaptureConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    workload: Literal["tabular", "dqn", "ddpg", "actor_learner"]
+    workload: str = Field(description="a registered workload (rldse.workloads.WORKLOADS)")
     env_id: str
     steps: int | None = Field(default=None, gt=0, description="env steps (default per workload)")
     seed: int = 0
@@ -42,6 +42,16 @@ class CaptureConfig(BaseModel):
     agents: int = Field(default=1, ge=1, description="tabular offline: chunks/agents")
     dtype: Literal["fp32", "int32"] = "fp32"
     options: dict[str, Any] = Field(default_factory=dict, description="workload-specific knobs")
+
+
+    @field_validator("workload")
+    @classmethod
+    def _registered(cls, name: str) -> str:
+        from rldse.workloads import WORKLOADS
+
+        if name not in WORKLOADS:
+            raise ValueError(f"unknown workload '{name}' (workloads: {', '.join(WORKLOADS)})")
+        return name
 
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)

@@ -1,0 +1,201 @@
+"""FPGA part: PEARL's on-chip sum-tree replay manager (Meng et al., "PEARL", arXiv
+2311.09445 / ACM CF 2024; code: github.com/CatherineMeng/HeteroRL).
+
+PEARL keeps the priority sum tree on chip as a pipeline of one kernel per tree level
+(``Libs_1API/Replay-FPGA-hw/src/rmm.hpp``: a "sibling iterator" per level, levels linked
+by pipes). A sampled item enters at the top and, at each level, scans the ``K`` (fanout)
+children of its node for the prefix sum, then passes on to the next level; an update
+adds its offset to one node per level on the way down. PEARL's throughput estimator
+(``SysConfig/FPGA_perfmodel.py``, ``RM_perf(depth, fanout, bs)``) costs this as, with
+D = depth, K = fanout, B = batch, f = clock, 32-bit words:
+
+    sample  = 2·K·(B + D) / f + B·6·4 bytes / DDR bandwidth          (s-latency)
+    update  = 2·D / f         + B·6·4 bytes / DDR bandwidth          (u-latency)
+    insert  = 2·D / f         + B·6·4 bytes / DDR bandwidth          (i-latency)
+
+and it calls it with D = ceil(log_K(replay_size)) (``PerfPopulator.py``), f = 250 MHz and
+77 GB/s (``FPGA_perfmodel.py`` / ``fpga_spec.json``). Read as a pipeline model:
+
+- Sample (PEARL's formula, exactly): B items stream through D stages; a stage takes
+  ``sample_cycles_per_child`` (PEARL: 2) cycles per child scanned, K children per item,
+  and the pipeline drains in D more item slots: cycles = c_s·K·(B + D).
+- Update and insert (reconstructed): PEARL charges 2·D cycles per batch, the latency of one
+  item through D read-modify-write stages, whatever B is. Its hardware streams one packet
+  per item through the same stage pipeline (rmm.hpp), so rldse applies the sample's
+  pipelining to them too: cycles = c_u·(B + D), with ``update_cycles_per_level`` c_u = 2
+  (PEARL's factor). PEARL's own formula is this with B = 0 (for D = 4, B = 128, 250 MHz,
+  77 GB/s: PEARL 0.072 µs, rldse 1.096 µs).
+- DDR traffic: ``ddr_bytes_per_item`` per item, PEARL's 6 × 32-bit words (24 B; rldse's
+  reading of rmm.hpp: the 3-word request the producer kernel reads and the 3 results the
+  consumer kernel writes). An insert with the transitions kept on the card
+  (``data_on_card``) also writes n × transition_bytes, and a sample reads B × transition
+  bytes (rldse's extension, same bandwidth form).
+- Depth D = ceil(log_K(capacity)) levels below the root (PEARL's ``PerfPopulator.py``),
+  at least 1; computed with integers (a float log gives ceil(log_5 125) = 4).
+- On-chip capacity (PEARL's resource model in ``RM_perf``: 2 × 32-bit words per node, the
+  whole tree on chip): tree bytes = ``tree_node_bytes`` × Σ_{i=1..D} K^i, checked against
+  ``onchip_sram_bytes`` by ``tree_fits`` (no feasibility check is registered for it yet).
+
+Hand check (PEARL's example ``RM_perf(4, 16, 128)``; alg_hp.json's replay_size 8192 with
+fanout 16 gives the same D = ceil(log16 8192) = 4): 2·16·(128 + 4) = 4,224 cycles at
+250 MHz = 16.896 µs, plus 128 × 24 B = 3,072 B at 77 GB/s = 0.040 µs: 16.936 µs ≈ 16.9 µs.
+
+The replay role (``replay_seconds``) adds what crosses the host link, which PEARL's RM
+model leaves to its separate traffic model (hops × (latency + bytes / bandwidth), the
+form of ``rldse.models.link``): every operation is one transfer to the card and one back,
+carrying the operation's items × ``ddr_bytes_per_item`` (half each way), plus the
+transitions when they live on the card. With the transitions in host memory (PEARL's
+data-storage mapping on its example platform: CPU), a sample also pays the host's gather
+(``ReplayJob.host_gather_s``). Uniform (non-prioritized) replay needs no tree: a sample
+draws one index per cycle (assumption), an update costs nothing.
+
+Energy: the utilisation model over board power (``UtilisationPower``); no per-action term.
+"""
+
+from __future__ import annotations
+
+from pydantic import field_validator
+
+from rldse.errors import RldseError
+from rldse.models.kinds import Check, PartKind, ReplayJob, register
+from rldse.models.link import LinkSpec
+from rldse.models.power import UtilisationPower
+from rldse.models.spec import PartSpec, idle_at_most_max, quantity
+
+
+class FpgaSpec(PartSpec):
+    clock_mhz: float = quantity("MHz", "kernel clock of the replay design", gt=0, le=2000)
+    tree_fanout: int = quantity("count", "children per sum-tree node (K)", ge=2, le=4096)
+    sample_cycles_per_child: float = quantity(
+        "cycles", "cycles a tree level spends per child it scans when sampling", gt=0, le=1e3)
+    update_cycles_per_level: float = quantity(
+        "cycles", "cycles a tree level spends per item on an update or insert", gt=0, le=1e3)
+    ddr_bytes_per_item: float = quantity(
+        "B", "card-memory bytes moved per sampled, updated or inserted item", ge=0, le=1e6)
+    ddr_bw_gbs: float = quantity("GB/s", "card DDR bandwidth (all channels)", ge=0.001, le=1e5)
+    tree_node_bytes: float = quantity("B", "on-chip bytes per sum-tree node", gt=0, le=1e3)
+    onchip_sram_bytes: int = quantity("B", "on-chip SRAM (BRAM/URAM/M20K) for the tree",
+                                      ge=1, le=2**40)
+    data_on_card: bool = quantity("", "transitions kept in card DDR (else in host memory)")
+    host_link: str = quantity("", "link preset to the host (PCIe generation)")
+    max_w: float = quantity("W", "board power at full load (max total power)", gt=0, le=1e4)
+    idle_w: float = quantity("W", "board power when idle (≤ max_w)", ge=0, le=1e4)
+    price_usd: float = quantity("USD", "price of one card", ge=0, le=1e7)
+    energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
+
+    _idle_at_most_max = field_validator("idle_w")(idle_at_most_max)
+
+
+def tree_depth(capacity: int, fanout: int) -> int:
+    """ceil(log_fanout(capacity)), at least 1: the levels below the root (exact integers)."""
+    if capacity < 1:
+        raise RldseError(f"fpga: replay capacity must be at least 1 (got {capacity})")
+    depth, leaves = 0, 1
+    while leaves < capacity:
+        leaves *= fanout
+        depth += 1
+    return max(depth, 1)
+
+
+class FpgaModel(UtilisationPower):
+    """One FPGA card running PEARL's replay manager, and the link to its host."""
+
+    lanes = 1  # one tree pipeline: operations run one after another
+
+    def __init__(self, spec: FpgaSpec, link: LinkSpec) -> None:
+        self.spec = spec
+        self.link = link
+
+    # ---- the sum tree on chip (PEARL's RM_perf) ------------------------------------------
+    def depth(self, capacity: int) -> int:
+        """Tree levels for ``capacity`` leaves: ceil(log_K capacity), at least 1."""
+        return tree_depth(capacity, self.spec.tree_fanout)
+
+    def _ddr_seconds(self, nbytes: float) -> float:
+        return nbytes / (self.spec.ddr_bw_gbs * 1e9)
+
+    def _cycles_seconds(self, cycles: float) -> float:
+        return cycles / (self.spec.clock_mhz * 1e6)
+
+    def sample_seconds(self, batch: int, capacity: int, transition_bytes: float = 0) -> float:
+        """c_s·K·(B + D) / f + B·(ddr_bytes_per_item + transition_bytes) / DDR bandwidth.
+
+        PEARL's s-latency when transition_bytes = 0 (the transitions are not on the card)."""
+        s = self.spec
+        cycles = s.sample_cycles_per_child * s.tree_fanout * (batch + self.depth(capacity))
+        return (self._cycles_seconds(cycles)
+                + self._ddr_seconds(batch * (s.ddr_bytes_per_item + transition_bytes)))
+
+    def update_seconds(self, batch: int, capacity: int) -> float:
+        """c_u·(B + D) / f + B·ddr_bytes_per_item / DDR bandwidth (PEARL's u-latency
+        pipelined over the batch; PEARL's own is the B = 0 case of the cycle term)."""
+        s = self.spec
+        cycles = s.update_cycles_per_level * (batch + self.depth(capacity))
+        return self._cycles_seconds(cycles) + self._ddr_seconds(batch * s.ddr_bytes_per_item)
+
+    def insert_seconds(self, n: int, capacity: int, transition_bytes: float = 0) -> float:
+        """n new priorities through the tree as an update (PEARL's i-latency equals its
+        u-latency), plus n × transition_bytes written to card DDR (0: kept on the host)."""
+        if n <= 0:
+            return 0.0
+        return self.update_seconds(n, capacity) + self._ddr_seconds(n * transition_bytes)
+
+    def tree_bytes(self, capacity: int) -> float:
+        """On-chip bytes of the tree: tree_node_bytes × Σ_{i=1..D} K^i (PEARL's RM_perf)."""
+        k = self.spec.tree_fanout
+        return self.spec.tree_node_bytes * sum(k**i for i in range(1, self.depth(capacity) + 1))
+
+    def tree_fits(self, capacity: int) -> bool:
+        """Whether the sum tree over ``capacity`` priorities fits the on-chip SRAM."""
+        return self.tree_bytes(capacity) <= self.spec.onchip_sram_bytes
+
+    # ---- the host link -------------------------------------------------------------------
+    def link_seconds(self, bytes_in: float, bytes_out: float) -> float:
+        """One transfer to the card and one back: 2 × latency + bytes / bandwidth."""
+        return 2 * self.link.latency_s + (bytes_in + bytes_out) / (self.link.bandwidth_gbs * 1e9)
+
+    # ---- the replay role -----------------------------------------------------------------
+    def replay_seconds(self, job: ReplayJob, op: str, n: int) -> float:
+        """The replay role with the tree on chip and the transitions in card DDR
+        (``data_on_card``) or host memory: the on-card time plus the link's transfers; a
+        sample from host-resident data adds the host's gather."""
+        if n <= 0:
+            return 0.0
+        s = self.spec
+        tb = job.transition_bytes if s.data_on_card else 0
+        if op == "insert":
+            words = n * s.ddr_bytes_per_item / 2
+            card = (self.insert_seconds(n, job.capacity, tb) if job.prioritized
+                    else self._ddr_seconds(n * (s.ddr_bytes_per_item + tb)))
+            return card + self.link_seconds(words + n * tb, words)
+        words = job.batch * s.ddr_bytes_per_item / 2
+        if op == "sample":
+            if job.prioritized:
+                card = self.sample_seconds(job.batch, job.capacity, tb)
+            else:  # uniform: one random index per cycle (assumption), then the data
+                card = (self._cycles_seconds(job.batch)
+                        + self._ddr_seconds(job.batch * (s.ddr_bytes_per_item + tb)))
+            gather = 0.0 if s.data_on_card else job.host_gather_s
+            return n * (card + self.link_seconds(words, words + job.batch * tb) + gather)
+        if op == "update":
+            if not job.prioritized:
+                return 0.0
+            return n * (self.update_seconds(job.batch, job.capacity)
+                        + self.link_seconds(words, words))
+        raise RldseError(f"fpga: unknown replay operation '{op}' (sample, update, insert)")
+
+    def replay_joules(self, job: ReplayJob, op: str, n: int) -> dict[str, float]:
+        """Nothing beyond board power (the utilisation model)."""
+        return {}
+
+    def replay_checks(self, job: ReplayJob) -> dict[str, bool]:
+        """PEARL keeps the whole tree on chip."""
+        return {"fpga_tree": self.tree_fits(job.capacity)}
+
+
+register(PartKind(
+    name="fpga", spec=FpgaSpec,
+    model=lambda spec, ctx: FpgaModel(spec, ctx.load("link", spec.host_link, "fpga.host_link")),
+    description="FPGA cards running PEARL's on-chip sum-tree replay manager",
+    roles=frozenset({"replay"}), preset_refs={"host_link": "link"},
+    checks=(Check("fpga_tree", "the sum tree fits the card's on-chip memory"),)))

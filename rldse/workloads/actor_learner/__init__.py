@@ -1,0 +1,69 @@
+"""Actor-learner family: synchronous multi-actor PPO (``ppo.py``: real actor processes and
+a learner) and its simulated twin (``program.py``) with local or central batched
+inference, an async learner, and GPU memory with swapping (``memory.py``)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field
+
+from rldse.workloads import Info, Knobs, Workload, register
+
+
+class ActorLearnerKnobs(Knobs):
+    actors: int | None = Field(default=None, ge=1, le=65_536, description="actor processes")
+    envs_per_actor: int | None = Field(default=None, ge=1, le=65_536,
+                                       description="environments each actor steps")
+    inference: Literal["local", "central"] | None = Field(
+        default=None, description="actors run their own policy, or a batched server does")
+    batch_size: int | None = Field(default=None, ge=1, le=2**20,
+                                   description="transitions per learner minibatch")
+    learner: Literal["sync", "async"] | None = Field(
+        default=None, description="sync: actors wait for parameters; async: they run ahead")
+    sync_interval: int | None = Field(default=None, ge=1, le=10**6,
+                                      description="iterations between parameter broadcasts")
+    rollout_len: int | None = Field(default=None, ge=1, le=10**7,
+                                    description="vector steps per actor per iteration")
+    epochs: int | None = Field(default=None, ge=1, le=10_000,
+                               description="passes over each rollout")
+    obs_bytes: int | None = Field(default=None, ge=1, le=2**40,
+                                  description="bytes per observation (TimeRL-style what-ifs)")
+    resident_steps: int | None = Field(
+        default=None, ge=1, le=10**7,
+        description="rollout steps the learner must hold on its GPU at once (unset: the "
+                    "whole rollout, as Monte-Carlo returns need; an n-step TD objective "
+                    "needs n + 1)")
+    gpu_swap: bool | None = Field(default=None,
+                                  description="swap GPU buffers to host memory instead of OOM")
+
+
+class ActorLearnerInfo(Info):
+    actors: int
+    envs_per_actor: int
+    rollout_len: int
+    obs_dim: int
+    policy_sizes: list[int]
+    value_sizes: list[int]
+    n_params: int
+    batch_size: int = Field(validation_alias=AliasChoices("batch_size", "minibatch_size"))
+    epochs: int
+    transition_bytes: int
+
+
+def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
+    ops = trace.ops
+    return {"env_steps": int(ops.loc[ops["phase"] == "env_step", "items"].sum()),
+            "actors": info.actors, "envs_per_actor": info.envs_per_actor,
+            "inference": "local", "batch_size": info.batch_size, "learner": "sync",
+            "sync_interval": 1, "rollout_len": info.rollout_len, "epochs": info.epochs,
+            "obs_bytes": 4 * info.obs_dim, "gpu_swap": False}
+
+
+register(Workload(
+    name="actor_learner", family="actor_learner",
+    description="multi-process PPO: actor processes and a learner",
+    knobs=ActorLearnerKnobs, info=ActorLearnerInfo,
+    placements={"act": ("cpu", "gpu"), "learn": ("cpu", "gpu")}, trace_knobs=_trace_knobs,
+    capture_module="rldse.workloads.actor_learner.ppo",
+    program_module="rldse.workloads.actor_learner.program"))

@@ -1,0 +1,79 @@
+"""Off-policy family: DQN (uniform, prioritized and AMPER-style replay) and DDPG.
+
+The real loops share one skeleton (``loop.py``); ``dqn.py`` and ``ddpg.py`` hold each
+agent, and ``program.py`` the simulated twin both replay through.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import AliasChoices, Field
+
+from rldse.workloads import Info, Knobs, Workload, register
+
+
+class OffPolicyKnobs(Knobs):
+    actors: int | None = Field(default=None, ge=1, le=65_536,
+                               description="actors stepping environments (the trace: 1)")
+    batch_size: int | None = Field(default=None, ge=1, le=2**20,
+                                   description="transitions per learner update")
+    replay_capacity: int | None = Field(default=None, ge=1, le=2**32,
+                                        description="transitions the replay buffer holds")
+    learn_every: int | None = Field(default=None, ge=1, le=10**6,
+                                    description="env steps per learner update")
+    learner: Literal["sync", "async"] | None = Field(
+        default=None, description="sync: the real loop's order; async: PEARL's replay "
+                                  "manager/learner overlap, actors run freely")
+    sync_interval: int | None = Field(default=None, ge=1, le=10**6,
+                                      description="learner updates between parameter sends")
+    gpu_swap: bool | None = Field(default=None, description="keep a replay buffer larger than "
+                                  "GPU memory in host memory and copy each batch in")
+
+
+class DQNInfo(Info):
+    obs_dim: int
+    layer_sizes: list[int]
+    n_params: int
+    batch_size: int
+    replay: str
+    replay_capacity: int
+    learning_starts: int
+    learn_every: int
+    target_sync: int
+    double: bool
+    transition_bytes: int
+    amper: dict[str, Any] | None = None
+
+
+class DDPGInfo(Info):
+    obs_dim: int
+    actor_sizes: list[int]
+    critic_sizes: list[int]
+    actor_n_params: int
+    critic_n_params: int
+    batch_size: int
+    replay_capacity: int
+    learning_starts: int = Field(
+        validation_alias=AliasChoices("learning_starts", "warmup_steps"))
+    learn_every: int
+    transition_bytes: int
+
+
+def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
+    ops = trace.ops
+    return {"env_steps": int(ops.loc[ops["phase"] == "env_step", "items"].sum()),
+            "actors": 1, "batch_size": info.batch_size, "replay_capacity": info.replay_capacity,
+            "learn_every": info.learn_every, "learner": "sync", "sync_interval": 1,
+            "gpu_swap": False}
+
+
+PLACEMENTS = {"act": ("cpu", "gpu"), "learn": ("cpu", "gpu", "table"), "replay": ("*",)}
+
+for _name, _info, _text in (("dqn", DQNInfo, "DQN with uniform, prioritized or AMPER replay"),
+                            ("ddpg", DDPGInfo, "DDPG on continuous control")):
+    register(Workload(
+        name=_name, family="offpolicy", description=_text, knobs=OffPolicyKnobs, info=_info,
+        placements=PLACEMENTS, trace_knobs=_trace_knobs,
+        capture_module=f"rldse.workloads.offpolicy.{_name}",
+        program_module=f"rldse.workloads.offpolicy.{_name}"))

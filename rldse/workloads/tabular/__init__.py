@@ -1,0 +1,55 @@
+"""Tabular family: Q-learning and SARSA, online on toy-text environments and offline on
+an experience dataset split over agents as SwiftRL runs it (``train.py``), the SwiftRL
+dataset format (``swiftrl_format.py``), and the simulated twin on CPU cores, a GPU or
+UPMEM DPUs (``program.py``)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+
+from rldse.workloads import Info, Knobs, Workload, register
+
+
+class TabularKnobs(Knobs):
+    transitions: int | None = Field(default=None, ge=1, le=10**10,
+                                    description="offline: dataset size to train on")
+    agents: int | None = Field(default=None, ge=1, le=10**7,
+                               description="offline: agents, one dataset chunk each (the "
+                                           "trace's; on PIM one per DPU)")
+    passes: int | None = Field(default=None, ge=1, le=10**6,
+                               description="offline: total passes over each agent's chunk")
+    dtype: Literal["fp32", "int32"] | None = Field(default=None,
+                                                   description="Q-value number format")
+    tasklets: int | None = Field(default=None, ge=1, le=24,
+                                 description="PIM: tasklets per DPU (unset: the part's)")
+
+
+class TabularInfo(Info):
+    mode: Literal["online", "offline"]
+    n_states: int
+    n_actions: int
+    dtype: str
+    agents: int
+    passes: int | None = None
+    passes_per_round: int | None = None
+    workers: int | None = None
+    dataset_transitions: int | None = None
+    q_table_bytes: int
+
+
+def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
+    ops = trace.ops
+    if info.mode == "online":
+        return {"env_steps": int(ops.loc[ops["phase"] == "env_step", "items"].sum()),
+                "agents": 1, "dtype": info.dtype}
+    return {"transitions": info.dataset_transitions, "passes": info.passes, "dtype": info.dtype}
+
+
+register(Workload(
+    name="tabular", family="tabular", description="tabular Q-learning and SARSA (online, "
+    "or offline SwiftRL-style over agents)", knobs=TabularKnobs, info=TabularInfo,
+    placements={"q_update": ("cpu", "gpu", "pim")}, trace_knobs=_trace_knobs,
+    capture_module="rldse.workloads.tabular.train",
+    program_module="rldse.workloads.tabular.program"))

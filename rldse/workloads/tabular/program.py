@@ -1,0 +1,537 @@
+"""The simulated twin of the tabular loops in train.py: the same loops on a SimPy Machine,
+with the Q updates on CPU cores, a GPU or UPMEM DPUs (SwiftRL)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from rldse.errors import RldseError
+from rldse.models import OpColumns
+from rldse.models.cpu import roofline_seconds
+from rldse.models.pim import OpMix
+from rldse.models.spec import Param
+from rldse.sim.machine import Cycle, Machine, Outcome
+from rldse.system import HOST_KIND
+
+ALGORITHMS = ("q_learning", "sarsa")
+Q_BYTES = 4  # one fp32 or int32 Q-value
+OFFLINE_TRANSITION_BYTES = 16  # state, action, reward, next_state: 4 bytes each
+ONLINE_TRANSITION_BYTES = 17  # the same plus the done byte
+MULTIPLIER_BITS = 24  # fractional bits of the fixed-point α and γ
+
+
+# ---- the simulated twin (rldse simulate) ----------------------------------------------
+#
+# ``program(m)`` replays the loop above on a Machine, on the device that
+# ``placement.q_update`` names. Online traces replay the online loop (CPU only). Offline,
+# every round each agent runs ``passes_per_round`` passes over its chunk and the host
+# averages the tables, as ``train_offline`` does; what differs per device is how a round
+# is costed (see ``_cpu_program``, ``_gpu_program``, ``_pim_program``). A round of all
+# agents is one booking per lane or device and one SimPy timeout, so events grow with
+# rounds (online: with chunks of ONLINE_CHUNK steps), never with transitions.
+
+#: Online steps merged into one event (no other process observes the single agent).
+ONLINE_CHUNK = 10_000
+#: Multi-process costs of the CPU twin that no trace row and no fingerprint number holds.
+PIPE_ROUND_TRIP = Param(30e-6, "s", "measured: multiprocessing Pipe send + recv of a small "
+                        "message took 25 µs on the development host (2-vCPU KVM EPYC)",
+                        (10e-6, 100e-6))
+FORK = Param(2e-3, "s", "measured: starting one forked worker process took 1.5 ms on the "
+             "development host", (0.5e-3, 20e-3))
+#: GPU twin: what one update costs on a thread's dependent chain.
+GPU_DEPENDENT_LOADS = Param(2, "count", "global loads in sequence per update: the "
+                            "transition, then the Q entries at the states it names (a plain "
+                            "kernel; 1 if the next transition is prefetched)", (1, 2))
+GPU_DEPENDENT_OP = Param(2.7e-9, "s", "one dependent ALU op: about 4 cycles of issue "
+                         "latency (Jia et al., arXiv 1804.06826) at about 1.5 GHz",
+                         (1.5e-9, 5e-9))
+#: PIM twin: native instructions of the DPU kernel per transition besides the arithmetic.
+DPU_FIELD_LOADS = 4  # s, a, r, s' from the tasklet's WRAM buffer
+DPU_ADDRESS_OPS = 3  # s'·A and s·A + a (A a small constant: shifts and adds)
+DPU_LOOP_OPS = 3  # index increment, bound compare, branch
+DPU_FIXED_POINT_OPS = 4  # int32: two (x + 2^23) >> 24 rescalings, an add and a shift each
+DPU_SARSA_DRAW_OPS = 7  # offline SARSA's a': xorshift32 (3 shifts, 3 xors), the ε compare
+DPU_STACK = Param(1024, "B", "assumption: WRAM stack per tasklet (SDK stacks are set at "
+                  "build time; 1 KB holds this kernel's few locals)", (256, 2048))
+#: MRAM DMA sizes the WRAM layout tries for each tasklet's transition buffer (SDK: 8-2048 B).
+DPU_BUFFERS = (2048, 1024, 512, 256, 128, 64, 32, 16, 8)
+
+
+@dataclass(frozen=True)
+class _Offline:
+    """An offline trace's loop as the twin runs it: the trace's numbers and the knobs."""
+
+    algorithm: str
+    n_states: int
+    n_actions: int
+    dtype: str  # the run's number format (knob, else the trace's)
+    transitions: int  # dataset size N
+    agents: int
+    passes: int
+    passes_per_round: int
+    flops_per: float  # per transition, from the trace's q_update rows
+    touches_per: float
+    bytes_per: float
+
+    @property
+    def rounds(self) -> int:
+        return self.passes // self.passes_per_round
+
+    @property
+    def updates(self) -> int:
+        return self.transitions * self.passes
+
+    @property
+    def q_bytes(self) -> int:
+        return Q_BYTES * self.n_states * self.n_actions
+
+    @property
+    def compares_per(self) -> float:
+        """Compares of the max over actions per update (the flops beyond the 5 of the TD
+        arithmetic, see the module docstring)."""
+        return max(self.flops_per - 5.0, 0.0)
+
+
+def program(m: Machine) -> Outcome:
+    """The tabular loop on machine ``m``, on the device kind placed for ``q_update``."""
+    kind = m.kind_of("q_update")
+    if m.trace.meta.workload_info.get("mode") == "online":
+        if kind != HOST_KIND:
+            raise RldseError(f"'{kind}' runs offline (SwiftRL-style) tabular traces only; this "
+                             "trace is online (one agent stepping its env), which runs on "
+                             f"'{HOST_KIND}'", where="placement.q_update")
+        return _online_program(m)
+    return OFFLINE_PROGRAMS[kind](m)
+
+
+def _offline(m: Machine, default_agents: int) -> _Offline:
+    """The offline loop's shape: the knobs, else the trace's numbers; ``default_agents``
+    is the device's (one per DPU on PIM, the trace's elsewhere)."""
+    info, k = m.trace.meta.workload_info, m.knobs
+    n = k.transitions or int(info["dataset_transitions"])
+    ppr = int(info["passes_per_round"])
+    passes = k.passes or int(info["passes"])
+    if passes % ppr:
+        raise RldseError(f"workload.passes: {passes} is not a multiple of the trace's "
+                         f"passes_per_round ({ppr})")
+    agents = k.agents or min(default_agents, n)
+    if agents > n:
+        raise RldseError(f"workload.agents: {agents} agents need at least as many "
+                         f"transitions (workload.transitions is {n})")
+    upd = m.trace.ops[m.trace.ops["phase"] == "q_update"]
+    items = float(upd["items"].sum())
+    return _Offline(
+        algorithm=m.trace.meta.algorithm, n_states=int(info["n_states"]),
+        n_actions=int(info["n_actions"]), dtype=k.dtype or str(info["dtype"]),
+        transitions=n, agents=agents, passes=passes, passes_per_round=ppr,
+        flops_per=float(upd["flops"].sum()) / items,
+        touches_per=float(upd["touches"].sum()) / items,
+        bytes_per=float(upd["bytes"].sum()) / items)
+
+
+def _split(n: int, parts: int, i: int) -> int:
+    """Start of part i when n items are cut into `parts` contiguous parts (train_offline)."""
+    return n * i // parts
+
+
+# ---- CPU: agents in worker processes ---------------------------------------------------
+
+@dataclass(frozen=True)
+class _Glue:
+    """Untimed time of the captured offline loop, from its timestamps (host seconds)."""
+
+    load_per_transition_s: float  # before the first update: chunks to Python lists, forks
+    agent_switch_s: float  # between two agents of one process: table in, table out
+    round_s: float  # per round besides the agents' work and the average (ticks, pipes)
+
+
+def _ipc_s(workers: int, q_bytes: int, agents: int, host_copy_gbs: float) -> float:
+    """Per round with worker processes: a pipe round trip to each, and the tables pickled
+    through it (start table out, every agent's table back) at the host's copy rate."""
+    if workers <= 1:
+        return 0.0
+    return workers * PIPE_ROUND_TRIP.value + q_bytes * (workers + agents) / (host_copy_gbs * 1e9)
+
+
+def _offline_glue(m: Machine) -> _Glue:
+    """Split the capture's untimed wall time into per-transition, per-agent and per-round
+    parts: gaps between consecutive agents of one process are agent switches; what a round
+    took beyond its busiest process's agents and the average is the round's own glue."""
+    info, ops = m.trace.meta.workload_info, m.trace.ops
+    agents, workers = int(info["agents"]), int(info["workers"])
+    edges = np.array([_split(agents, workers, w) for w in range(workers + 1)])
+    upd = ops[ops["phase"] == "q_update"]
+    agent = upd["worker"].astype(str).str.rpartition("/")[2].astype(int).to_numpy()
+    df = pd.DataFrame({"iter": upd["iter"].to_numpy(), "start": upd["start_s"].to_numpy(),
+                       "dur": upd["dur_s"].to_numpy(),
+                       "proc": np.searchsorted(edges, agent, side="right") - 1})
+    df = df.sort_values(["iter", "proc", "start"], kind="stable")
+    same = (df["iter"].to_numpy()[1:] == df["iter"].to_numpy()[:-1]) & \
+        (df["proc"].to_numpy()[1:] == df["proc"].to_numpy()[:-1])
+    ends = (df["start"] + df["dur"]).to_numpy()
+    gaps = df["start"].to_numpy()[1:][same] - ends[:-1][same]
+    switch_s = float(np.clip(gaps, 0, None).mean()) if len(gaps) else 0.0
+    agg = ops[ops["phase"] == "aggregate"].groupby("iter")["dur_s"].sum()
+    first = df.groupby("iter")["start"].min()
+    per_proc = df.groupby(["iter", "proc"])["dur"].agg(["sum", "count"])
+    busy = (per_proc["sum"] + per_proc["count"] * switch_s).groupby(level=0).max()
+    # traces whose times start at the recorder's calibration, not the loop: the loop ends
+    # right after its last average, so that end is at least the wall time from its start
+    last_end = float((ops["start_s"] + ops["dur_s"]).max())
+    offset = max(last_end - m.trace.meta.wall_time_s, 0.0)
+    span = np.append(np.diff(first.to_numpy()),
+                     m.trace.meta.wall_time_s + offset - first.iloc[-1])
+    glue = span - busy.to_numpy() - agg.reindex(first.index, fill_value=0.0).to_numpy()
+    glue = glue[:-1] if len(glue) > 1 else glue  # the last round also holds the teardown
+    q_bytes = int(info["q_table_bytes"])
+    ipc = _ipc_s(workers, q_bytes, agents, m.trace.meta.host.copy_gbs)
+    round_s = max(float(glue.mean()) - ipc, 0.0)
+    forks = workers * FORK.value if workers > 1 else 0.0
+    load_s = max(float(first.iloc[0]) - offset - forks, 0.0) * workers  # built in parallel
+    return _Glue(load_s / int(info["dataset_transitions"]), switch_s, round_s)
+
+
+def _aggregate_s(m: Machine, agents: int) -> float:
+    """The host's average of ``agents`` tables on the target CPU, from the trace's aggregate
+    rows with their work rescaled to that many agents (flops agents·S·A + S·A, bytes
+    4·S·A·(agents + 1)): the part of a row's measured time its host roofline explains
+    scales with the roofline, the rest (numpy call overhead) stays, as offpolicy rescales
+    a learner step to another batch size; then the CPU model costs it on the target."""
+    ops, cm = m.trace_ops("aggregate"), m.model("cpu")
+    info = m.trace.meta.workload_info
+    cells = int(info["n_states"]) * int(info["n_actions"])
+    flops = np.full(len(ops), float((agents + 1) * cells))
+    bytes_ = np.full(len(ops), float(Q_BYTES * cells * (agents + 1)))
+    old = roofline_seconds(cm.host, ops.flops, ops.bytes, ops.touches)
+    new = roofline_seconds(cm.host, flops, bytes_, ops.touches)
+    explained = np.minimum(ops.host_dur_s, old)
+    scale = np.divide(new, old, out=np.ones_like(old), where=old > 0)
+    rescaled = OpColumns(phase=ops.phase, dtype=ops.dtype, items=np.full(len(ops), float(agents)),
+                         flops=flops, bytes=bytes_, touches=ops.touches,
+                         host_dur_s=ops.host_dur_s - explained + explained * scale)
+    return float(np.mean(cm.op_seconds(rescaled)))
+
+
+def _cpu_program(m: Machine, sh: _Offline) -> Outcome:
+    """Agents in ``workers`` processes on the CPU's cores, as ``train_offline`` runs them.
+
+    Workers = ``workload.cores``, else the trace's worker count (so a replay on the capture
+    host reproduces the captured run; more cores predict more workers), at most the agents.
+    Worker w runs agents [G·w/W, G·(w+1)/W) one after another. An agent's round costs its
+    chunk × passes_per_round × the trace's cost per transition (a q_update row's cost on
+    this CPU / its items; rows are taken in turn from a seeded start) plus one agent switch.
+    Then the host averages (``_aggregate_s``) and runs its per-round glue, plus the pipe
+    traffic when W > 1. Before round 0 the chunks are loaded (the trace's time before its
+    first update, per transition, split over the workers, plus a fork per worker). Untimed
+    glue is measured host time, scaled like interpreter time. ``dtype`` cannot change a
+    CPU's cost here: the trace measured its own number format.
+
+    More workers than cores share them (the OS time-slices processes): a round's agents
+    then take max(the busiest worker, all workers' work / cores), not a FIFO queue of
+    whole workers. A trace captured with more workers than its host had CPUs measured its
+    updates while sharing, so its costs are divided by workers / CPUs first.
+    """
+    info, k = m.trace.meta.workload_info, m.knobs
+    env, clock, cpu, cm = m.env, m.clock, m.device("cpu"), m.model("cpu")
+    workers = min(k.cores or int(info["workers"]), sh.agents)
+    g = _offline_glue(m)
+    scale = cm.interp_scale
+    shared = max(1.0, int(info["workers"]) / m.trace.meta.host.cores)
+    upd_ops = m.trace_ops("q_update")
+    per_transition = Cycle(m.phase_cost("q_update", "cpu") / np.maximum(upd_ops.items, 1.0)
+                           / shared, start=int(m.rng.integers(len(upd_ops))))
+    agg_s = _aggregate_s(m, sh.agents)
+    ipc_s = _ipc_s(workers, sh.q_bytes, sh.agents, m.trace.meta.host.copy_gbs) * scale
+    round_glue_s = g.round_s * scale + ipc_s
+    switch_s = g.agent_switch_s * scale / shared
+    load_s = (g.load_per_transition_s * sh.transitions / workers * scale
+              + (workers * FORK.value if workers > 1 else 0.0))
+    groups = []  # (agents, transitions per pass) of each worker
+    for w in range(workers):
+        lo, hi = _split(sh.agents, workers, w), _split(sh.agents, workers, w + 1)
+        n = _split(sh.transitions, sh.agents, hi) - _split(sh.transitions, sh.agents, lo)
+        groups.append((hi - lo, n * sh.passes_per_round))
+    split = {"load_s": load_s, "q_update_s": 0.0, "sync_s": 0.0, "aggregate_s": 0.0}
+
+    def host():
+        t = cpu.book(env.now, load_s, "load")
+        clock.spend("host", "load", "cpu", load_s)
+        yield env.timeout(t - env.now)
+        for _ in range(sh.rounds):
+            t0, work = env.now, []
+            for n_agents, n in groups:
+                s_upd = n * per_transition.take(n_agents) / n_agents
+                s_sw = n_agents * switch_s
+                work.append(s_upd + s_sw)
+                clock.spend("agent", "q_update", "cpu", s_upd, n_agents)
+                clock.spend("agent", "sync", "cpu", s_sw, n_agents)
+            if workers <= cpu.lanes:
+                ends = [cpu.book(t0, s, "q_update") for s in work]
+            else:  # time-sliced: the work spread over every core, the busiest worker a floor
+                share = sum(work) / cpu.lanes
+                ends = [cpu.book(t0, share, "q_update") for _ in range(cpu.lanes)]
+                ends = [max(t0 + s, max(ends)) for s in work]
+            t_agents = max(ends)
+            t = cpu.book(t_agents, round_glue_s + agg_s, "aggregate")
+            clock.spend("host", "aggregate", "cpu", agg_s)
+            clock.spend("host", "sync", "cpu", round_glue_s)
+            clock.spend("host", "wait:agents", "any", t_agents - t0, 0)
+            clock.spend("agent", "wait:host", "any", sum(t - e for e in ends), 0)
+            split["q_update_s"] += t_agents - t0
+            split["sync_s"] += round_glue_s
+            split["aggregate_s"] += agg_s
+            yield env.timeout(t - env.now)
+
+    env.process(host())
+    env.run()
+    return Outcome(env_steps=sh.updates, updates=sh.updates, breakdown_s=split)
+
+
+# ---- GPU: one thread per agent ----------------------------------------------------------
+
+def _gpu_program(m: Machine, sh: _Offline) -> Outcome:
+    """The dataset resident in GPU memory; per round one kernel updates every agent's table
+    (one thread per agent: agents in parallel, an agent's transitions in order), then an
+    averaging kernel writes the next start table. Agents: ``workload.agents``, else the
+    trace's.
+
+    A thread's transitions form a dependent chain: each update loads its transition, then
+    the Q entries at the states it names (row s' for the max, Q[s,a]), then computes the
+    max over actions and the TD step, and stores Q[s,a], which the next update may read.
+    So an update costs GPU_DEPENDENT_LOADS global-memory latencies (the part's
+    ``mem_latency_ns``, a miss to device memory: a pessimistic bound when the tables stay
+    in L2; set it lower to model hits) plus its flops as dependent ALU ops
+    (GPU_DEPENDENT_OP each). The kernel takes launch + max(longest chain, the roofline of
+    all updates' flops and bytes): the GPU model's kernel form with the chain as its
+    latency term, like its sum-tree descent. Copies: the dataset in once, the final table
+    out once (``copy_seconds``). Memory: dataset + every agent's table + the average.
+    Sources: GPU_DEPENDENT_* above, and rldse/models/gpu.py for launch, latency, roofline.
+    """
+    env, clock, gm = m.env, m.clock, m.model("gpu")
+    gpu = m.gpus[0]
+    dtype = sh.dtype
+    chunk = -(-sh.transitions // sh.agents) * sh.passes_per_round
+    per_update_s = (GPU_DEPENDENT_LOADS.value * gm.spec.mem_latency_ns * 1e-9
+                    + sh.flops_per * GPU_DEPENDENT_OP.value)
+    n_round = sh.transitions * sh.passes_per_round
+    roof_s = float(gm.kernel_seconds(0, n_round * sh.flops_per,
+                                     n_round * sh.bytes_per + sh.agents * sh.q_bytes, dtype))
+    kernel_s = float(gm.kernel_seconds(1, 0, 0)) + max(chunk * per_update_s, roof_s)
+    cells = sh.n_states * sh.n_actions
+    average_s = float(gm.kernel_seconds(1, (sh.agents + 1) * cells,
+                                        sh.q_bytes * (sh.agents + 1), dtype))
+    h2d_s = float(gm.copy_seconds(sh.transitions * OFFLINE_TRANSITION_BYTES))
+    d2h_s = float(gm.copy_seconds(sh.q_bytes))
+    need = sh.transitions * OFFLINE_TRANSITION_BYTES + (sh.agents + 1) * sh.q_bytes
+
+    def host():
+        t = gpu.book(env.now, h2d_s, "load")
+        clock.spend("host", "load", "gpu", h2d_s)
+        for _ in range(sh.rounds):
+            t = gpu.book(t, kernel_s, "q_update")
+            t = gpu.book(t, average_s, "aggregate")
+            yield env.timeout(t - env.now)
+        clock.spend("host", "q_update", "gpu", kernel_s * sh.rounds, sh.agents * sh.rounds)
+        clock.spend("host", "aggregate", "gpu", average_s * sh.rounds, sh.rounds)
+        t = gpu.book(env.now, d2h_s, "sync")
+        clock.spend("host", "sync", "gpu", d2h_s)
+        yield env.timeout(t - env.now)
+
+    env.process(host())
+    env.run()
+    split = {"h2d_s": h2d_s, "kernel_s": kernel_s * sh.rounds,
+             "average_s": average_s * sh.rounds, "d2h_s": d2h_s}
+    return Outcome(env_steps=sh.updates, updates=sh.updates, breakdown_s=split,
+                   gpu_memory_peak_bytes=int(need), checks={"gpu_memory": bool(gm.fits(need))})
+
+
+# ---- PIM: SwiftRL on UPMEM ----------------------------------------------------------------
+
+def dpu_mix(sh: _Offline) -> OpMix:
+    """Work of one Q-learning or SARSA update in the DPU kernel (per transition).
+
+    Arithmetic in the kernel's data type (INT32 native; FP32 emulated in software):
+    ``add`` = the compares of the max over actions (A − 1 for Q-learning; for SARSA only
+    when a' is greedy: from the trace's flops) + 3 (+r, −Q[s,a], +Q[s,a]); ``mul`` = 2
+    (γ·max, α·δ). An FP32 compare is counted as an emulated add (PrIM gives no compare
+    rate; a soft-float compare is cheaper, so this bounds it from above). The fixed-point
+    products count as INT32 multiplies, as SwiftRL's INT32 kernel does (the Python twin
+    widens to 64 bits, which on a DPU would cost an INT64 multiply). ``native`` INT32
+    instructions: 4 loads of the transition's fields, 3 of address arithmetic, 1 load or
+    store per Q touch (A + 2 for Q-learning), 1 select per compare, 3 of loop control,
+    int32: 4 for the two rounding rescalings; SARSA: 7 to draw a' (xorshift32, ε compare).
+    Q-learning with A = 4 in INT32: add 6, mul 2, native 23 (87 instructions at PrIM's
+    costs); in FP32: 6 emulated adds, 2 emulated multiplies, native 19 (776).
+    """
+    native = (DPU_FIELD_LOADS + DPU_ADDRESS_OPS + sh.touches_per + sh.compares_per
+              + DPU_LOOP_OPS)
+    if sh.dtype == "int32":
+        native += DPU_FIXED_POINT_OPS
+    if sh.algorithm == "sarsa":
+        native += DPU_SARSA_DRAW_OPS
+    return OpMix(add=sh.compares_per + 3, mul=2, native=native)
+
+
+def wram_layout(wram_bytes: int, q_bytes: int, tasklets: int) -> tuple[bool, int]:
+    """(Q-table in WRAM?, each tasklet's transition buffer in bytes).
+
+    WRAM holds every tasklet's stack (DPU_STACK) and transition buffer; the Q-table stays
+    there when it fits beside them with a buffer of at least 64 B (the largest such buffer
+    is chosen: fewer DMA setups). Otherwise the table lives in MRAM and the buffers take
+    the WRAM. With 16 tasklets and 1 KB stacks, 2 KB buffers leave 16 KB for Q: FrozenLake
+    (256 B), CliffWalking (768 B) and Taxi (12 KB) fit.
+    """
+    for buf in DPU_BUFFERS[:6]:
+        if tasklets * (DPU_STACK.value + buf) + q_bytes <= wram_bytes:
+            return True, buf
+    for buf in DPU_BUFFERS:
+        if tasklets * (DPU_STACK.value + buf) <= wram_bytes:
+            return False, buf
+    raise RldseError(f"pim.tasklets: {tasklets} tasklets' stacks ({DPU_STACK.value} B each) "
+                     f"do not fit in WRAM ({wram_bytes} B)")
+
+
+def _pim_program(m: Machine, sh: _Offline) -> Outcome:
+    """SwiftRL on UPMEM: the dataset split over DPUs, one agent per DPU by default.
+
+    Agents go to DPUs in contiguous blocks (D = min(agents, DPUs) DPUs used); a DPU runs
+    its agents one after another, each with its chunk streamed from MRAM in its tasklets'
+    buffers and its table in WRAM (``wram_layout``; else in MRAM, where each update pays
+    a DMA for row s', one for Q[s,a] and a write-back). The tasklets share the agent's
+    table and take interleaved slices of its chunk (SwiftRL's kernel, lock-free; one
+    tasklet gives the strictly in-order loop at 1/11 of the issue rate). Kernel time =
+    the busiest DPU's updates × ``dpu_mix`` through ``PimModel.kernel_seconds``' rule
+    (compute and DMA overlap with ≥ 2 tasklets), plus loading and storing each agent's
+    table (MRAM↔WRAM, not overlapped).
+
+    Per run and round, SwiftRL's (and PrIM's) time split:
+    - cpu_to_dpu: the dataset once (parallel per rank, ranks in parallel, padded to the
+      largest chunk, as a parallel push is) and the first start table (broadcast);
+    - kernel: every round;
+    - inter_dpu: between rounds, every DPU's tables to the CPU (parallel per rank), the
+      host's average (a roofline on one core of agents·S·A adds) and the broadcast of the
+      new start table: there is no DPU↔DPU path. The last average is counted here too;
+    - dpu_to_cpu: the last round's tables.
+    Energy: DPU instructions (``instruction_joules``) on top of the DIMMs' idle power.
+    """
+    env, clock, k = m.env, m.clock, m.knobs
+    pm, pim, cpu = m.model("pim"), m.device("pim"), m.device("cpu")
+    ps = pm.spec
+    tasklets = k.tasklets or ps.tasklets
+    dpus = min(sh.agents, ps.dpus)
+    # transitions and agents of each DPU (agents in contiguous blocks, as in train_offline)
+    first_agent = np.array([_split(sh.agents, dpus, j) for j in range(dpus + 1)], np.int64)
+    starts = sh.transitions * first_agent // sh.agents
+    busiest = int(np.diff(starts).max())
+    agents_per_dpu = int(np.diff(first_agent).max())
+    mram_need = busiest * OFFLINE_TRANSITION_BYTES + agents_per_dpu * sh.q_bytes
+    if mram_need > ps.mram_bytes:
+        raise RldseError(f"pim: {mram_need:,} bytes of transitions and tables per DPU exceed "
+                         f"its MRAM ({ps.mram_bytes:,} B); use more DPUs (workload.agents) or "
+                         "fewer transitions")
+    q_in_wram, buf = wram_layout(ps.wram_bytes, sh.q_bytes, tasklets)
+    mix = dpu_mix(sh)
+    items = busiest * sh.passes_per_round
+    compute_s = float(pm.compute_seconds(items, mix, sh.dtype, tasklets))
+    dma_s = float(pm.mram_seconds(items * OFFLINE_TRANSITION_BYTES, buf))
+    if not q_in_wram:
+        row = -(-Q_BYTES * sh.n_actions // 8) * 8
+        dma_s += items * float(pm.mram_seconds(row, row) + pm.mram_seconds(8, 8)
+                               + pm.mram_seconds(8, 8, write=True))
+    body_s = compute_s + dma_s if tasklets == 1 else max(compute_s, dma_s)
+    table = -(-sh.q_bytes // 8) * 8
+    swap_s = agents_per_dpu * float(pm.mram_seconds(table, min(table, 2048))
+                                    + pm.mram_seconds(table, min(table, 2048), write=True))
+    kernel_s = body_s + swap_s
+    load_s = float(pm.cpu_to_dpu_seconds(busiest * OFFLINE_TRANSITION_BYTES, dpus, "parallel"))
+    bcast_s = float(pm.cpu_to_dpu_seconds(sh.q_bytes, dpus, "broadcast"))
+    gather_s = float(pm.dpu_to_cpu_seconds(agents_per_dpu * sh.q_bytes, dpus, "parallel"))
+    cells = sh.n_states * sh.n_actions
+    average_s = float(m.model("cpu").roofline_seconds((sh.agents + 1) * cells,
+                                                      sh.q_bytes * (sh.agents + 1)))
+    rounds = sh.rounds
+
+    def host():
+        t = pim.book_all(env.now, load_s + bcast_s, "load")
+        for r in range(rounds):
+            # a round on the DPUs: the start table (after round 0), the kernel, the tables back
+            parts = ([("sync", bcast_s)] if r else []) + [("q_update", kernel_s),
+                                                          ("sync", gather_s)]
+            for phase, s in parts:
+                t = pim.book_all(t, s, phase)
+            t = cpu.book(t, average_s, "aggregate")
+            yield env.timeout(t - env.now)
+
+    env.process(host())
+    env.run()
+    # every round costs the same, so the accounting is in closed form
+    between = rounds - 1
+    split = {"cpu_to_dpu_s": load_s + bcast_s, "kernel_s": kernel_s * rounds,
+             "inter_dpu_s": (gather_s + bcast_s) * between + average_s * rounds,
+             "dpu_to_cpu_s": gather_s, "inter_dpu_gather_s": gather_s * between,
+             "inter_dpu_average_s": average_s * rounds, "inter_dpu_broadcast_s": bcast_s * between}
+    host_s = (gather_s + bcast_s) * between + gather_s
+    clock.spend("host", "load", "pim", load_s + bcast_s)
+    clock.spend("host", "sync", "pim", host_s, 2 * rounds - 1)
+    clock.spend("host", "aggregate", "cpu", average_s * rounds, rounds)
+    clock.spend("host", "wait:agents", "any", kernel_s * rounds, 0)
+    clock.spend("agent", "q_update", "pim", kernel_s * rounds * dpus, sh.agents * rounds)
+    clock.spend("agent", "wait:host", "any", (host_s + average_s * rounds + load_s + bcast_s)
+                * dpus, 0)
+    instructions = sh.updates * pm.instructions(mix, sh.dtype)
+    pim.add_action_energy("dpu_instructions", float(pm.instruction_joules(instructions)))
+    return Outcome(env_steps=sh.updates, updates=sh.updates, breakdown_s=split)
+
+
+# ---- online: one agent stepping its env ---------------------------------------------------
+
+def _online_program(m: Machine) -> Outcome:
+    """Replay the online loop on one core: per step an env step, an act (SARSA: one more
+    per episode), a Q update, and resets folded in at the trace's rate per step; merged in
+    chunks of ONLINE_CHUNK steps. ``loop`` is the loop's untimed glue (appending the
+    transition log, episode bookkeeping, the recorder's own calls): the trace's wall time
+    not inside any recorded operation, per step, scaled like interpreter time."""
+    k, env, clock, cpu = m.knobs, m.env, m.clock, m.device("cpu")
+    if k.agents not in (None, 1):
+        raise RldseError(f"workload.agents: online tabular traces run one agent, got {k.agents}")
+    ops = m.trace.ops
+    trace_steps = int(ops.loc[ops["phase"] == "env_step", "items"].sum())
+    steps = k.env_steps or trace_steps
+    step_c, act_c, upd_c = (m.cycle(p, "cpu") for p in ("env_step", "act", "q_update"))
+    acts_per_step = int((ops["phase"] == "act").sum()) / trace_steps
+    resets = m.phase_cost("env_reset", "cpu") if (ops["phase"] == "env_reset").any() else None
+    reset_per_step = float(resets.sum()) / trace_steps if resets is not None else 0.0
+    untimed = m.trace.meta.wall_time_s - float(ops["dur_s"].sum())
+    glue_per_step = max(untimed, 0.0) / trace_steps * m.model("cpu").interp_scale
+    done = {"steps": 0, "acts": 0}
+
+    def agent():
+        while done["steps"] < steps:
+            n = min(ONLINE_CHUNK, steps - done["steps"])
+            done["steps"] += n
+            n_act = round(done["steps"] * acts_per_step) - done["acts"]
+            done["acts"] += n_act
+            parts = {"env_step": step_c.take(n), "act": act_c.take(n_act),
+                     "q_update": upd_c.take(n), "env_reset": n * reset_per_step,
+                     "loop": n * glue_per_step}
+            t = cpu.book(env.now, sum(parts.values()), "env_step")
+            for phase, s in parts.items():
+                count = {"act": n_act, "env_reset": 0, "loop": 0}.get(phase, n)
+                clock.spend("agent", phase, "cpu", s, count)
+            yield env.timeout(t - env.now)
+
+    env.process(agent())
+    env.run()
+    return Outcome(env_steps=steps, updates=steps)
+
+
+#: The offline twin of each kind the tabular family places q_update on; the registry's
+#: ``placements`` names the same kinds, so a kind missing here is refused before a run.
+OFFLINE_PROGRAMS = {
+    "cpu": lambda m: _cpu_program(m, _offline(m, int(m.trace.meta.workload_info["agents"]))),
+    "gpu": lambda m: _gpu_program(m, _offline(m, int(m.trace.meta.workload_info["agents"]))),
+    "pim": lambda m: _pim_program(m, _offline(m, m.model("pim").spec.dpus)),
+}
