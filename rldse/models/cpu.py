@@ -119,6 +119,24 @@ def roofline_seconds(spec: CpuSpec, flops: ArrayLike, bytes_: ArrayLike,
             + k * spec.random_access_ns * 1e-9)
 
 
+def with_work(host: CpuSpec, ops: OpColumns, flops: ArrayLike, bytes_: ArrayLike,
+              items: float) -> OpColumns:
+    """Trace rows with their work replaced (another batch size, agent count, ...): the part
+    of each row's measured time the host's roofline explains scales by new/old roofline;
+    the rest (interpreter and call overhead) stays. The one rescaling rule every program
+    uses when a knob changes an operation's size."""
+    n = len(ops)
+    flops = np.asarray(flops, np.float64) + np.zeros(n)
+    bytes_ = np.asarray(bytes_, np.float64) + np.zeros(n)
+    old = roofline_seconds(host, ops.flops, ops.bytes, ops.touches)
+    new = roofline_seconds(host, flops, bytes_, ops.touches)
+    explained = np.minimum(ops.host_dur_s, old)
+    scale = np.divide(new, old, out=np.ones_like(old), where=old > 0)
+    return OpColumns(phase=ops.phase, dtype=ops.dtype, items=np.full(n, float(items)),
+                     flops=flops, bytes=bytes_, touches=ops.touches,
+                     host_dur_s=ops.host_dur_s - explained + explained * scale)
+
+
 class CpuModel:
     """A target CPU, with the capture host it scales measured times from."""
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from rldse.errors import RldseError
 from rldse.models import OpColumns
-from rldse.models.cpu import roofline_seconds
+from rldse.models.cpu import with_work
 from rldse.sim.machine import Cycle, Machine, Outcome
 from rldse.trace import Trace
 from rldse.workloads.common.mlp import (
@@ -136,18 +136,8 @@ def program(m: Machine) -> Outcome:
 
 
 def _rescale(m: Machine, ops: OpColumns, flops: np.ndarray, bytes_: np.ndarray, items: float):
-    """Trace rows with their work replaced: the host time the host's roofline explains is
-    scaled by the new/old roofline (what offpolicy._Costs._rescaled does)."""
-    host = m.model("cpu").host
-    old = roofline_seconds(host, ops.flops, ops.bytes, ops.touches)
-    new = roofline_seconds(host, flops, bytes_, ops.touches)
-    explained = np.minimum(ops.host_dur_s, old)
-    scale = np.divide(new, old, out=np.ones_like(old), where=old > 0)
-    return OpColumns(phase=ops.phase, dtype=ops.dtype, items=np.full(len(ops), float(items)),
-                     flops=np.asarray(flops, np.float64) + np.zeros(len(ops)),
-                     bytes=np.asarray(bytes_, np.float64) + np.zeros(len(ops)),
-                     touches=ops.touches,
-                     host_dur_s=ops.host_dur_s - explained + explained * scale)
+    """Trace rows with their work replaced, by the CPU model's one rescaling rule."""
+    return with_work(m.model("cpu").host, ops, flops, bytes_, items)
 
 
 def _cycles(costs: np.ndarray, n: int, rng: np.random.Generator) -> list[Cycle]:

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from rldse.models import OpColumns
-from rldse.models.cpu import roofline_seconds
+from rldse.models.cpu import roofline_seconds, with_work
 from rldse.models.kinds import ReplayJob
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
@@ -80,17 +80,8 @@ class _Costs:
         ops = self.m.trace_ops(phase)
         if work is None:
             return ops
-        cpu = self.m.model("cpu")
-        old = roofline_seconds(cpu.host, ops.flops, ops.bytes, ops.touches)
-        flops = np.full(len(ops), float(work.flops))
-        bytes_ = np.full(len(ops), float(work.bytes))
-        new = roofline_seconds(cpu.host, flops, bytes_, ops.touches)
-        explained = np.minimum(ops.host_dur_s, old)
-        scale = np.divide(new, old, out=np.ones_like(old), where=old > 0)
-        host_dur = ops.host_dur_s - explained + explained * scale
-        items = np.full(len(ops), float(self.batch))
-        return OpColumns(phase=ops.phase, dtype=ops.dtype, items=items, flops=flops,
-                         bytes=bytes_, touches=ops.touches, host_dur_s=host_dur)
+        return with_work(self.m.model("cpu").host, ops, float(work.flops), float(work.bytes),
+                         self.batch)
 
     def cycle(self, phase: str, kind: str, work: Work | None = None) -> Cycle:
         ops = self._rescaled(phase, work)

@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 
 from rldse.errors import RldseError
-from rldse.models import OpColumns
-from rldse.models.cpu import roofline_seconds
+from rldse.models.cpu import with_work
 from rldse.models.pim import OpMix
 from rldse.models.spec import Param
 from rldse.sim.machine import Cycle, Machine, Outcome
@@ -203,15 +202,8 @@ def _aggregate_s(m: Machine, agents: int) -> float:
     ops, cm = m.trace_ops("aggregate"), m.model("cpu")
     info = m.trace.meta.workload_info
     cells = int(info["n_states"]) * int(info["n_actions"])
-    flops = np.full(len(ops), float((agents + 1) * cells))
-    bytes_ = np.full(len(ops), float(Q_BYTES * cells * (agents + 1)))
-    old = roofline_seconds(cm.host, ops.flops, ops.bytes, ops.touches)
-    new = roofline_seconds(cm.host, flops, bytes_, ops.touches)
-    explained = np.minimum(ops.host_dur_s, old)
-    scale = np.divide(new, old, out=np.ones_like(old), where=old > 0)
-    rescaled = OpColumns(phase=ops.phase, dtype=ops.dtype, items=np.full(len(ops), float(agents)),
-                         flops=flops, bytes=bytes_, touches=ops.touches,
-                         host_dur_s=ops.host_dur_s - explained + explained * scale)
+    rescaled = with_work(cm.host, ops, (agents + 1) * cells, Q_BYTES * cells * (agents + 1),
+                         agents)
     return float(np.mean(cm.op_seconds(rescaled)))
 
 
