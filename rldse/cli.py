@@ -230,11 +230,13 @@ def cmd_parts(args: argparse.Namespace) -> None:
 # ---- parser ----------------------------------------------------------------------------
 
 def build_parser() -> argparse.ArgumentParser:
+    from rldse.workloads import WORKLOADS
+
     p = argparse.ArgumentParser(prog="rldse", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     c = sub.add_parser("capture", help="run real training and record it as a trace")
-    c.add_argument("workload", choices=["tabular", "dqn", "ddpg", "actor_learner"])
+    c.add_argument("workload", choices=list(WORKLOADS))
     c.add_argument("--env", help="Gymnasium env id, e.g. CartPole-v1 ('auto' with --dataset: "
                    "from the file name)")
     c.add_argument("--steps", type=int, help="environment steps (default per workload)")

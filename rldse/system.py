@@ -20,6 +20,7 @@ results cache.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from dataclasses import dataclass, replace
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from rldse.errors import RldseError, did_you_mean, validation_error
+from rldse.errors import RldseError, validation_error
 from rldse.models import PART_KINDS, ROLES, PartRef
 from rldse.models.kinds import Instance, kinds_for
 from rldse.models.registry import load_part
@@ -134,17 +135,21 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
     path = Path(path)
     raw = read_mapping(path, "sections " + ", ".join(
         [k.name for k in PART_KINDS.values() if k.in_system] + ["placement", "workload"]))
-    spec = parse_spec(raw, where=str(path)) if not sets else None
-    for dotted, value in (sets or {}).items():
+    if not sets:
+        return parse_spec(_files_beside(raw, path), where=str(path))
+    parse_spec(_files_beside(copy.deepcopy(raw), path), where=str(path))  # the file alone
+    for dotted, value in sets.items():
         set_path(raw, dotted, value)
-    for kind in PART_KINDS.values():  # files a spec names are relative to it
+    return parse_spec(_files_beside(raw, path), where="--set")
+
+
+def _files_beside(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Files a spec names (a table's latency_csv) are relative to the spec file."""
+    for kind in PART_KINDS.values():
         ref = raw.get(kind.name)
         if isinstance(ref, dict) and isinstance(ref.get("latency_csv"), str):
             ref["latency_csv"] = str((path.parent / ref["latency_csv"]).resolve())
-    if spec is not None:
-        return parse_spec(raw, where=str(path))
-    parse_spec(read_mapping(path, ""), where=str(path))  # the file alone is valid
-    return parse_spec(raw, where="--set")
+    return raw
 
 
 # ---- resolving ---------------------------------------------------------------------------
@@ -166,17 +171,10 @@ class ResolvedSystem:
     def name(self) -> str:
         return self.spec.name
 
-    def instances(self) -> list[Instance]:
-        return [i for insts in self.parts.values() for i in insts]
-
-    def count(self, kind: str) -> int:
-        return len(self.parts.get(kind, ()))
-
-    def part(self, kind: str) -> Any:
-        """The spec of `kind`'s first instance (every instance of a kind shares it)."""
-        if not self.parts.get(kind):
-            raise RldseError(f"system '{self.name}' has no {kind} part")
-        return self.parts[kind][0].spec
+    @property
+    def specs(self) -> dict[str, Any]:
+        """Each kind's part spec (every instance of a kind shares its first one's)."""
+        return {k: insts[0].spec for k, insts in self.parts.items()}
 
     def as_dict(self) -> dict[str, Any]:
         """Everything the digest covers, as plain JSON values."""
@@ -189,9 +187,6 @@ class ResolvedSystem:
             "knobs": self.knobs.model_dump(mode="json"),
         }
 
-    def to_yaml(self) -> str:
-        return yaml.safe_dump(self.as_dict(), sort_keys=False)
-
 
 def resolve(spec: Any, trace: Trace) -> ResolvedSystem:
     """Resolve `spec` for `trace`: parts from presets and overrides, placement checked
@@ -200,23 +195,28 @@ def resolve(spec: Any, trace: Trace) -> ResolvedSystem:
 
     workload = workload_of(trace)
     workload.check_knob_names(spec.workload)
-    host = trace.meta.host
-    present = spec.present()
-
-    def load(kind: str, preset: str, where: str, overrides: dict[str, Any]):
-        return load_part(kind, preset, host=host, where=where, **overrides)
-
-    parts: dict[str, tuple[Instance, ...]] = {}
-    for name, ref in present.items():
-        kind = PART_KINDS[name]
-        insts = tuple(kind.instances(kind, ref, load, f"system.{name}"))
-        if insts:
-            parts[name] = insts
+    parts = resolve_parts(spec, trace, where="system.")
     placement = _placement(spec, parts, workload)
     knobs = workload.resolve_knobs(spec.workload, trace, parts, placement)
     system = ResolvedSystem(spec=spec, workload=workload, parts=parts, placement=placement,
                             knobs=knobs, version=code_version(), digest="")
     return replace(system, digest=_digest(system.as_dict(), {}))
+
+
+def resolve_parts(spec: Any, trace: Trace, where: str = "") -> dict[str, tuple[Instance, ...]]:
+    """Every part the spec holds, by kind: its presets (the CPU preset 'host' from the
+    trace's fingerprint) with overrides, as the kind's instances; errors name
+    ``where`` + the part's path."""
+    def load(kind: str, preset: str, at: str, overrides: dict[str, Any]):
+        return load_part(kind, preset, host=trace.meta.host, where=at, **overrides)
+
+    parts: dict[str, tuple[Instance, ...]] = {}
+    for name, ref in spec.present().items():
+        kind = PART_KINDS[name]
+        insts = tuple(kind.instances(kind, ref, load, f"{where}{name}"))
+        if insts:
+            parts[name] = insts
+    return parts
 
 
 def _placement(spec: Any, parts: dict[str, tuple[Instance, ...]],
@@ -226,10 +226,7 @@ def _placement(spec: Any, parts: dict[str, tuple[Instance, ...]],
     out = {}
     for role, kind in spec.placement.model_dump().items():
         where = f"placement.{role}"
-        if kind not in PART_KINDS:
-            raise RldseError(f"unknown part kind '{kind}'{did_you_mean(kind, list(PART_KINDS))} "
-                             f"(kinds that run {role}: {', '.join(kinds_for(role))})", where=where)
-        if role not in PART_KINDS[kind].roles:
+        if role not in PART_KINDS.lookup(kind, where).roles:
             raise RldseError(f"a {kind} part cannot run {role} (kinds that can: "
                              f"{', '.join(kinds_for(role))})", where=where)
         allowed = workload.placements.get(role)

@@ -114,6 +114,11 @@ class Trace:
             self._digest = _digest(self)
         return self._digest
 
+    @property
+    def env_steps(self) -> int:
+        """Environment steps the run took: the items of its env_step rows."""
+        return int(self.ops.loc[self.ops["phase"] == "env_step", "items"].sum())
+
     def phase_summary(self) -> pd.DataFrame:
         """Per (worker kind, phase): count, time and work, for `rldse trace info`."""
         kind = self.ops["worker"].astype(str).str.split("/").str[0]

@@ -19,7 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from rldse.errors import RldseError
-from rldse.models.spec import PartSpec, close_names
+from rldse.models.spec import PartSpec
+from rldse.plugins import Registry
 
 #: Placement roles: the phases a SystemSpec's `placement` maps to a part kind.
 ROLES: dict[str, str] = {
@@ -111,23 +112,11 @@ class PartKind:
             raise ValueError(f"part kind {self.name}: unknown roles {sorted(unknown)}")
 
 
-PART_KINDS: dict[str, PartKind] = {}
+PART_KINDS: Registry[PartKind] = Registry("part kind")
 
 
 def register(kind: PartKind) -> PartKind:
-    """Add a kind; a second kind of the same name is a programming error."""
-    if kind.name in PART_KINDS:
-        raise ValueError(f"part kind '{kind.name}' is registered twice")
-    PART_KINDS[kind.name] = kind
-    return kind
-
-
-def part_kind(name: str, where: str = "part kind") -> PartKind:
-    """The registered kind ``name``; unknown names fail with the closest ones."""
-    if name not in PART_KINDS:
-        raise RldseError(f"{where}: unknown part kind '{name}'{close_names(name, list(PART_KINDS))}"
-                         f" (kinds: {', '.join(PART_KINDS)})")
-    return PART_KINDS[name]
+    return PART_KINDS.add(kind.name, kind)
 
 
 def kinds_for(role: str) -> list[str]:
@@ -160,5 +149,3 @@ class ReplayJob:
     searches_per_item: float = 1.0  # TCAM: searches per sampled item (AMPER's k-NN)
     writes_per_update_item: float = 1.0  # TCAM: rows rewritten per updated priority
 
-
-REPLAY_OPS = ("sample", "update", "insert")

@@ -23,7 +23,7 @@ import yaml
 from rldse.errors import RldseError
 from rldse.host import HostFingerprint, measure
 from rldse.models.cpu import CpuSpec, host_params
-from rldse.models.kinds import PART_KINDS, ModelContext, part_kind
+from rldse.models.kinds import PART_KINDS, ModelContext
 from rldse.models.spec import Param, PartSpec, build, close_names, unit_of
 
 HOST = "host"
@@ -84,7 +84,7 @@ def cpu_from_host(fp: HostFingerprint, **overrides: Any) -> CpuSpec:
 
 def get_preset(kind: str, name: str, *, host: HostFingerprint | None = None) -> Preset:
     """The preset ``name`` of ``kind``; unknown names fail with the closest ones."""
-    part_kind(kind)
+    PART_KINDS.lookup(kind, "")
     if kind == "cpu" and name == HOST:
         if host is None:
             raise RldseError("cpu preset 'host' is built from a trace's host fingerprint: "

@@ -146,9 +146,7 @@ def spec_value(system: ResolvedSystem, name: str, where: str) -> float:
     (`spec.pim.dimms` reads the preset's value when the spec does not override it), or a
     resolved knob (`spec.workload.actors` is the trace's when the spec leaves it unset)."""
     path = name.removeprefix(SPEC).split(".")
-    parts = {k: insts[0].spec for k, insts in system.parts.items()}
-    if path[0] == "workload":
-        parts = {"workload": system.knobs}
+    parts = {"workload": system.knobs} if path[0] == "workload" else system.specs
     node: Any = system.spec
     for i, key in enumerate(path):
         if i == 1 and path[0] in parts and (path[0] == "workload" or not hasattr(node, key)):

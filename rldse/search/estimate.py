@@ -77,7 +77,7 @@ def estimate(trace: Trace, system: ResolvedSystem) -> Estimate:
     cost = sum(d.cost_usd for d in machine.devices.values())
     values = {"avg_power_w": idle_w, "cost_usd": cost}
     ops = trace.ops
-    trace_steps = float(ops.loc[ops["phase"] == "env_step", "items"].sum())
+    trace_steps = float(trace.env_steps)
     if trace_steps <= 0:  # nothing to scale per env step (an offline tabular trace)
         return Estimate(values)
     knobs = system.knobs

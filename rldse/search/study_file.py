@@ -44,13 +44,11 @@ from pydantic import (
 )
 
 from rldse.errors import RldseError
-from rldse.models import PART_KINDS
-from rldse.models.registry import load_part
 from rldse.search.constraints import Constraint, parse_constraint, spec_value
 from rldse.search.metrics import metric_name
 from rldse.search.samplers import check_sampler
 from rldse.search.space import Dimension, Scalar, Space
-from rldse.system import load_spec, parse_spec, resolve, set_path
+from rldse.system import load_spec, parse_spec, resolve, resolve_parts, set_path
 from rldse.trace import Trace, load_trace
 from rldse.workloads import workload_of
 from rldse.yamlfile import read_mapping
@@ -338,19 +336,11 @@ def _point_problem(space: Space, point: dict[str, Scalar], trace: Trace) -> Rlds
         for path, value in point.items():
             set_path(raw, path, value)
         spec = parse_spec(raw, where="")
-        for name, ref in spec.present().items():  # each part on its own
-            kind = PART_KINDS[name]
-            kind.instances(kind, ref, _loader(trace), name)
+        resolve_parts(spec, trace)
         workload_of(trace).resolve_knobs(spec.workload, trace, {}, {})
     except RldseError as exc:
         return exc
     return None
-
-
-def _loader(trace: Trace):
-    def load(kind: str, preset: str, where: str, overrides: dict[str, Any]):
-        return load_part(kind, preset, host=trace.meta.host, where=where, **overrides)
-    return load
 
 
 def _check_spec_terms(study: StudyFile, where: str) -> None:

@@ -17,7 +17,7 @@ import numpy as np
 import simpy
 
 from rldse.errors import RldseError
-from rldse.models import PART_KINDS, OpColumns, make_model
+from rldse.models import PART_KINDS, OpColumns, cpu_from_host, make_model
 from rldse.models.spec import PartSpec
 from rldse.sim.device import Device
 from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats
@@ -85,13 +85,16 @@ class Machine:
         self.rng = np.random.default_rng(seed)
         self.clock = WorkerClock()
         self.timeline: list | None = [] if timeline else None
-        host = trace.meta.host
-        self.parts: dict[str, PartSpec] = {k: insts[0].spec for k, insts in system.parts.items()}
+        host = cpu_from_host(trace.meta.host)  # what CPU models scale from, built once
+        self.parts: dict[str, PartSpec] = system.specs
         self.models: dict[str, Any] = {}
         self.devices: dict[str, Device] = {}
         for kind, insts in system.parts.items():
+            built: dict[int, Any] = {}  # one model per distinct spec (a kind's instances share one)
             for inst in insts:
-                model = make_model(inst.spec, host=host)
+                model = built.get(id(inst.spec))
+                if model is None:
+                    model = built[id(inst.spec)] = make_model(inst.spec, host=host)
                 self.models.setdefault(kind, model)
                 self.models[inst.name] = model
                 self.devices[inst.name] = Device(

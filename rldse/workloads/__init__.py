@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rldse.errors import RldseError, did_you_mean, validation_error
+from rldse.plugins import Registry
 
 if TYPE_CHECKING:
     from rldse.trace import Trace
@@ -110,38 +111,23 @@ class Workload:
         return self.knobs.model_validate({**defaults, **given.model_dump(exclude_none=True)})
 
 
-WORKLOADS: dict[str, Workload] = {}
+WORKLOADS: Registry[Workload] = Registry("workload")
 
 
 def register(workload: Workload) -> Workload:
-    if workload.name in WORKLOADS:
-        raise ValueError(f"workload '{workload.name}' is registered twice")
-    WORKLOADS[workload.name] = workload
-    return workload
-
-
-def get_workload(name: str, where: str = "workload") -> Workload:
-    if name not in WORKLOADS:
-        raise RldseError(f"unknown workload '{name}'{did_you_mean(name, list(WORKLOADS))} "
-                         f"(workloads: {', '.join(WORKLOADS)})", where=where)
-    return WORKLOADS[name]
+    return WORKLOADS.add(workload.name, workload)
 
 
 def workload_of(trace: Trace) -> Workload:
     """The registered workload that replays ``trace``."""
-    name = trace.meta.workload
-    if name not in WORKLOADS:
-        raise RldseError(f"workload '{name}' has no simulated program (workloads: "
-                         f"{', '.join(WORKLOADS)}; record with one of their loop kinds)",
-                         where=f"trace {trace.digest}")
-    return WORKLOADS[name]
+    return WORKLOADS.lookup(trace.meta.workload, f"trace {trace.digest}")
 
 
 def capture(cfg: CaptureConfig, progress: Progress | None = None) -> Trace:
     """Run the real training ``cfg`` asks for and return its Trace."""
     from rldse.workloads.common.base import no_progress
 
-    return get_workload(cfg.workload).capture(cfg, progress or no_progress)
+    return WORKLOADS.lookup(cfg.workload, "workload").capture(cfg, progress or no_progress)
 
 
 # Families: importing a family's package registers its workloads, one line each.

@@ -52,8 +52,7 @@ class ActorLearnerInfo(Info):
 
 
 def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
-    ops = trace.ops
-    return {"env_steps": int(ops.loc[ops["phase"] == "env_step", "items"].sum()),
+    return {"env_steps": trace.env_steps,
             "actors": info.actors, "envs_per_actor": info.envs_per_actor,
             "inference": "local", "batch_size": info.batch_size, "learner": "sync",
             "sync_interval": 1, "rollout_len": info.rollout_len, "epochs": info.epochs,

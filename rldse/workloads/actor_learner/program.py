@@ -222,8 +222,7 @@ class _Sim:
         self.S_res = self.N * self.E * self.W
         self.mb = min(k.batch_size or int(info["minibatch_size"]), self.S_res)
         self.n_mb = self.epochs * math.ceil(self.S / self.mb)
-        env_rows = m.trace.ops["phase"] == "env_step"
-        total = k.env_steps or int(m.trace.ops.loc[env_rows, "items"].sum())
+        total = k.env_steps or m.trace.env_steps
         self.iterations = max(1, math.ceil(total / self.S))
         self.central = k.inference == "central"
         self.asynchronous = k.learner == "async"

@@ -49,8 +49,10 @@ class CaptureConfig(BaseModel):
     def _registered(cls, name: str) -> str:
         from rldse.workloads import WORKLOADS
 
-        if name not in WORKLOADS:
-            raise ValueError(f"unknown workload '{name}' (workloads: {', '.join(WORKLOADS)})")
+        try:
+            WORKLOADS.lookup(name, "workload")
+        except RldseError as exc:
+            raise ValueError(exc.message) from None
         return name
 
 

@@ -61,8 +61,7 @@ class DDPGInfo(Info):
 
 
 def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
-    ops = trace.ops
-    return {"env_steps": int(ops.loc[ops["phase"] == "env_step", "items"].sum()),
+    return {"env_steps": trace.env_steps,
             "actors": 1, "batch_size": info.batch_size, "replay_capacity": info.replay_capacity,
             "learn_every": info.learn_every, "learner": "sync", "sync_interval": 1,
             "gpu_swap": False}

@@ -63,11 +63,6 @@ class Shape:
     am_writes_per_update_item: float = 1.0  # replay on am: rows written per updated item
 
 
-def trace_env_steps(m: Machine) -> int:
-    ops = m.trace.ops
-    return int(ops.loc[ops["phase"] == "env_step", "items"].sum())
-
-
 class _Costs:
     """Per-operation costs on the placed devices, for this system's batch size."""
 
@@ -139,7 +134,9 @@ class _LearnerCosts:
 
 
 def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
-                   capacity: int) -> _LearnerCosts:
+                   job: ReplayJob | None) -> _LearnerCosts:
+    """``job``: what the replay part's own model serves (None: replay on the CPU or a
+    measured table)."""
     place = m.spec.placement
     bytes_batch = batch * shape.transition_bytes
     if place.replay == "table" or place.learn == "table":
@@ -164,7 +161,6 @@ def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
         if shape.prioritized and _rows(m, "replay_update"):
             lc.update = costs.cycle("replay_update", HOST_KIND)
     else:  # the kind's own replay model (rldse.models.kinds.ReplayJob)
-        job = replay_job(m, shape, batch, capacity)
         rmm = m.model(place.replay)
         lc.sample = _Fixed(rmm.replay_seconds(job, "sample", 1))
         if shape.prioritized:
@@ -194,7 +190,7 @@ def _reset_s_per_step(m: Machine) -> float:
     if not _rows(m, "env_reset"):
         return 0.0
     resets = m.phase_cost("env_reset", "cpu")
-    return float(resets.sum()) / max(trace_env_steps(m), 1)
+    return float(resets.sum()) / max(m.trace.env_steps, 1)
 
 
 def _rows(m: Machine, phase: str) -> bool:
@@ -218,7 +214,9 @@ def program(m: Machine, shape: Shape) -> Outcome:
     reset_s_per_step = _reset_s_per_step(m)
     act_c = [costs.cycle("act", place.act) for _ in range(actors)]
     add_cpu = [m.cycle("replay_add", "cpu") for _ in range(actors)]
-    lc = _learner_costs(m, shape, costs, batch, capacity)
+    own_model = place.replay not in (HOST_KIND, "table")  # a kind's own replay model
+    job = replay_job(m, shape, batch, capacity) if own_model else None
+    lc = _learner_costs(m, shape, costs, batch, job)
     rm, learner_dev = lc.rm, lc.learner
 
     # ---- capacities ----------------------------------------------------------------
@@ -234,9 +232,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
         swapped = capacity * shape.transition_bytes
         lc.sample = _Plus(lc.sample, costs.copy_s(batch * shape.transition_bytes))
     checks = {"gpu_memory": gpu_ok or bool(swapped)} if costs.gpu is not None else {}
-    own_model = place.replay not in (HOST_KIND, "table")  # a kind's own replay model
-    if own_model:
-        checks.update(m.model(place.replay).replay_checks(replay_job(m, shape, batch, capacity)))
+    if job is not None:
+        checks.update(m.model(place.replay).replay_checks(job))
 
     # ---- processes -----------------------------------------------------------------
     env, clock = m.env, m.clock
@@ -375,8 +372,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
             env.process(async_actor(a))
         env.process(async_learner())
     env.run()
-    if own_model:  # per-action energy of the replay part's own model
-        job, rmm = replay_job(m, shape, batch, capacity), m.model(place.replay)
+    if job is not None:  # per-action energy of the replay part's own model
+        rmm = m.model(place.replay)
         inserted = state["steps"] - state["pending_inserts"]
         for op, n in (("sample", state["updates"]),
                       ("update", state["updates"] if shape.prioritized else 0),

@@ -40,9 +40,8 @@ class TabularInfo(Info):
 
 
 def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
-    ops = trace.ops
     if info.mode == "online":
-        return {"env_steps": int(ops.loc[ops["phase"] == "env_step", "items"].sum()),
+        return {"env_steps": trace.env_steps,
                 "agents": 1, "dtype": info.dtype}
     return {"transitions": info.dataset_transitions, "passes": info.passes, "dtype": info.dtype}
 

@@ -490,7 +490,7 @@ def _online_program(m: Machine) -> Outcome:
     if k.agents not in (None, 1):
         raise RldseError(f"workload.agents: online tabular traces run one agent, got {k.agents}")
     ops = m.trace.ops
-    trace_steps = int(ops.loc[ops["phase"] == "env_step", "items"].sum())
+    trace_steps = m.trace.env_steps
     steps = k.env_steps or trace_steps
     step_c, act_c, upd_c = (m.cycle(p, "cpu") for p in ("env_step", "act", "q_update"))
     acts_per_step = int((ops["phase"] == "act").sum()) / trace_steps
