@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from rldse.errors import RldseError
@@ -142,6 +143,9 @@ def _print_result(result) -> None:
     if not result.checks.get("gpu_memory", True):
         print(f"  the GPU would hold {result.gpu_memory_peak_bytes:,} bytes "
               "(set workload.gpu_swap: true to swap to host memory)")
+    if not result.checks.get("host_memory", True):
+        print(f"  host memory would hold {result.host_memory_peak_bytes:,} bytes "
+              "(raise cpu.mem_bytes or cpu.sockets, or shrink buffers)")
     if result.swapped_bytes:
         print(f"swapped {result.swapped_bytes:,} bytes to host memory")
     for warning in result.warnings:
@@ -162,15 +166,31 @@ def cmd_simulate(args: argparse.Namespace) -> None:
     from rldse.system import load_spec
     from rldse.trace import load_trace
 
+    if args.bands is not None and args.bands < 1:
+        raise RldseError(f"--bands {args.bands}: must be at least 1")
     trace = load_trace(args.trace)
     spec = load_spec(args.system, _parse_set(args.set))
     result = simulate(trace, spec, seed=args.seed, timeline=args.timeline)
+    band = None
+    if args.bands is not None:
+        from rldse.sim.bands import bands
+
+        band = bands(trace, spec, args.bands, seed=args.seed)
     if args.json:
-        print(result.to_json())
+        if band is None:
+            print(result.to_json())
+            return
+        out = result.model_dump(mode="json")
+        b = band.to_dict()
+        out["bands"] = b.pop("bands")
+        out["bands_design"] = b
+        print(json.dumps(out, indent=1))
         return
     _print_result(result)
     if args.timeline:
         print(f"timeline: {args.timeline} (open in https://ui.perfetto.dev)")
+    if band is not None:
+        print(band.table())
 
 
 def cmd_validate(args: argparse.Namespace) -> None:
@@ -178,10 +198,33 @@ def cmd_validate(args: argparse.Namespace) -> None:
     from rldse.trace import load_trace
 
     table, result = validate(load_trace(args.trace), seed=args.seed)
-    print(f"{args.trace}: replayed on its capture host ({result.devices[0].preset})")
+    print(f"{args.trace}: REPLAY CONSISTENCY on its capture host ({result.devices[0].preset}): "
+          "event bookkeeping, not model accuracy")
     print("per-phase rows check the program's accounting (scale factor 1 on the capture "
-          "host); TOTAL is the check of its structure: what it overlaps, merges or omits")
+          "host); TOTAL is the check of its structure: what it overlaps, merges or omits. "
+          "Accuracy on other machines or configurations is not tested here "
+          "(README: How close it comes)")
     print(table.to_string(float_format=lambda x: f"{x:.4g}"))
+
+
+# ---- calibrate -------------------------------------------------------------------------
+
+def cmd_calibrate(args: argparse.Namespace) -> None:
+    from rldse.calibrate.preset_file import write_preset_file
+
+    if args.target == "gpu":
+        from rldse.calibrate.gpu import calibrate_gpu
+
+        cal = calibrate_gpu(args.name, args.output, device=args.device, base=args.base,
+                            quick=args.quick)
+    else:
+        from rldse.calibrate.cpu import calibrate_cpu
+
+        cal = calibrate_cpu(args.name, args.output, quick=args.quick)
+    path = write_preset_file(args.output, cal.name, cal.document)
+    print("\n".join(cal.report))
+    print(f"wrote {path} ({cal.kind} preset '{cal.name}'; use it with --presets {args.output} "
+          f"--set {cal.kind}.preset={cal.name})")
 
 
 # ---- search ---------------------------------------------------------------------------
@@ -228,6 +271,12 @@ def cmd_parts(args: argparse.Namespace) -> None:
 
 
 # ---- parser ----------------------------------------------------------------------------
+
+def _presets_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--presets", action="append", default=[], metavar="DIR",
+                   help="user preset directory whose *.yaml files add presets (repeatable; "
+                        "also RLDSE_PRESETS, os.pathsep-separated)")
+
 
 def build_parser() -> argparse.ArgumentParser:
     from rldse.workloads import WORKLOADS
@@ -285,13 +334,40 @@ def build_parser() -> argparse.ArgumentParser:
     si.add_argument("--seed", type=int, default=0)
     si.add_argument("--timeline", help="write a Chrome trace event file (Perfetto)")
     si.add_argument("--json", action="store_true", help="the Result as JSON")
+    si.add_argument("--bands", type=int, metavar="N",
+                    help="also simulate N systems sampled over every assumed or UNVERIFIED "
+                         "preset number's range (Latin hypercube seeded by --seed) and report "
+                         "p5/p50/p95 of each metric")
+    _presets_option(si)
     si.set_defaults(func=cmd_simulate)
 
-    va = sub.add_parser("validate", help="replay a trace on its capture host: measured vs "
+    va = sub.add_parser("validate", help="check replay consistency (event bookkeeping, not "
+                        "model accuracy): replay a trace on its capture host, measured vs "
                         "simulated time per phase")
     va.add_argument("trace")
     va.add_argument("--seed", type=int, default=0)
+    _presets_option(va)
     va.set_defaults(func=cmd_validate)
+
+    ca = sub.add_parser("calibrate", help="measure this machine's CPU or a GPU and write it "
+                        "as a user preset file DIR/NAME.yaml")
+    csub = ca.add_subparsers(dest="target", required=True, metavar="PART")
+    cg = csub.add_parser("gpu", help="measure a GPU with PyTorch (dispatch, kernel overhead, "
+                         "copies, GEMM curve, dependent loads, sum tree, NVML power)")
+    cg.add_argument("--device", default="cuda:0",
+                    help="torch device (default cuda:0; 'cpu' runs the code path on the CPU)")
+    cg.add_argument("--base", metavar="PRESET", help="gpu preset whose datasheet numbers the "
+                    "measurements complete (default h100-sxm/h100-pcie on an H100; else required)")
+    cc = csub.add_parser("cpu", help="measure this host's fingerprint as a cpu preset, with "
+                         "copy-bandwidth and GEMM curves")
+    for c in (cg, cc):
+        c.add_argument("--name", required=True, help="name of the new preset")
+        c.add_argument("-o", "--output", required=True, metavar="DIR",
+                       help="directory to write NAME.yaml to (created if missing)")
+        c.add_argument("--quick", action="store_true",
+                       help="fewer sizes and repeats (seconds; for tests, not for numbers)")
+        _presets_option(c)
+        c.set_defaults(func=cmd_calibrate)
 
     se = sub.add_parser(
         "search", help="search the machine design: an Optuna study over SystemSpec paths",
@@ -307,6 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "(default: the journal file out/journal.log beside the study)")
     se.add_argument("--resume", action="store_true",
                     help="continue an interrupted study, or join one in --storage")
+    _presets_option(se)
     se.set_defaults(func=cmd_search)
 
     st = sub.add_parser("study", help="reproduce the seed papers")
@@ -316,13 +393,30 @@ def build_parser() -> argparse.ArgumentParser:
                     "cpu_gpu_ratio or timerl_memory")
     sr.add_argument("--all", action="store_true", help="run every study")
     sr.add_argument("--root", default="studies", help="folder holding the study folders")
+    _presets_option(sr)
     sr.set_defaults(func=cmd_study_run)
 
     pa = sub.add_parser("parts", help="list part presets, or show one with sources")
     pa.add_argument("action", nargs="?", choices=["list", "show"], default="list")
     pa.add_argument("name", nargs="?", help="preset name (with 'show')")
+    _presets_option(pa)
     pa.set_defaults(func=cmd_parts)
     return p
+
+
+@contextmanager
+def _user_presets(args: argparse.Namespace) -> Iterator[None]:
+    """The command's --presets directories are the registry's for its length, no longer."""
+    if not hasattr(args, "presets"):
+        yield
+        return
+    from rldse.models.registry import use_preset_dirs
+
+    previous = use_preset_dirs(args.presets)
+    try:
+        yield
+    finally:
+        use_preset_dirs(previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -332,7 +426,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("parts show: a preset NAME is required")
     func: Callable[[argparse.Namespace], None] = args.func
     try:
-        func(args)
+        with _user_presets(args):
+            func(args)
     except RldseError as exc:
         print(f"rldse: error: {exc}", file=sys.stderr)
         return exc.exit_code

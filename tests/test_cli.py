@@ -69,3 +69,35 @@ def test_parts_list_and_show(capsys):
 def test_parts_unknown_preset_is_one_line(capsys):
     code, _, err = _run(["parts", "show", "a100-41g"], capsys)
     assert code == 2 and err.count("\n") == 1 and "a100-41g" in err
+
+
+def test_validate_says_it_checks_replay_consistency_not_accuracy(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "not model accuracy" in " ".join(capsys.readouterr().out.split())
+    from pathlib import Path
+
+    trace = Path(__file__).resolve().parents[1] / "traces" / "tabular_frozenlake.parquet"
+    code, out, _ = _run(["validate", str(trace)], capsys)
+    header = out.splitlines()[0]
+    assert code == 0 and "REPLAY CONSISTENCY" in header and "not model accuracy" in header
+
+
+def test_parts_with_a_user_preset_dir(tmp_path, capsys):
+    import yaml
+
+    (tmp_path / "l.yaml").write_text(yaml.safe_dump({"kind": "link", "presets": {"slow-link": {
+        "description": "a slow link", "bandwidth_gbs": {"value": 1, "unit": "GB/s",
+                                                         "source": "test"}}}}))
+    code, out, _ = _run(["parts", "--presets", str(tmp_path)], capsys)
+    assert code == 0 and "slow-link" in out and str(tmp_path / "l.yaml") in out
+    code, out, _ = _run(["parts"], capsys)  # the directory was the command's, not the process's
+    assert code == 0 and "slow-link" not in out
+    code, _, err = _run(["parts", "--presets", str(tmp_path / "nope")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "no such directory" in err
+
+
+def test_calibrate_gpu_without_torch_says_how_to_install(monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
+    code, _, err = _run(["calibrate", "gpu", "--name", "g", "-o", str(tmp_path)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "pip install 'rldse[torch]'" in err

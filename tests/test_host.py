@@ -27,3 +27,52 @@ def test_rejects_unknown_and_bad_fields(host_fp):
         HostFingerprint(**host_fp.model_dump(), gpu="none")
     with pytest.raises(ValidationError):
         HostFingerprint(**(host_fp.model_dump() | {"copy_gbs": -1.0}))
+
+
+def test_shared_core_slowdown_is_measured_or_none(monkeypatch):
+    import os
+
+    from rldse import host
+
+    t0 = time.perf_counter()
+    factor = host._shared_core_slowdown()
+    assert time.perf_counter() - t0 < 1.0  # about 0.2 s
+    if hasattr(os, "sched_setaffinity"):
+        assert factor is not None and 0.7 < factor < 3.0
+    monkeypatch.delattr(os, "sched_setaffinity", raising=False)
+    assert host._shared_core_slowdown() is None  # not measured: said, not defaulted
+
+
+def test_unmeasured_optional_fields_stay_out_of_the_dump(host_fp):
+    """Traces captured before shared_core_slowdown and mem_bytes keep their digests."""
+    assert host_fp.shared_core_slowdown is None and host_fp.mem_bytes is None
+    dumped = host_fp.model_dump(mode="json")
+    assert "shared_core_slowdown" not in dumped and "mem_bytes" not in dumped
+    assert HostFingerprint(**dumped) == host_fp
+    measured = host_fp.model_copy(update={"shared_core_slowdown": 1.1, "mem_bytes": 2**33})
+    again = HostFingerprint.model_validate_json(measured.model_dump_json())
+    assert again.shared_core_slowdown == 1.1 and again.mem_bytes == 2**33
+
+
+def test_gemm_curve_elementwise_rates_caches_and_sum_tree_are_measured():
+    from rldse.host import GEMM_GRID
+
+    fp = measure()
+    n = len(GEMM_GRID[0]) * len(GEMM_GRID[1]) * len(GEMM_GRID[2])
+    assert len(fp.gemm_curve) == 3 * n
+    assert {c[0] for c in fp.gemm_curve} == {"fwd", "dw", "dx"}
+    assert all(0.001 < c[4] < 1e5 for c in fp.gemm_curve)
+    assert 0.1 < fp.elementwise_gbs < 2e3 and 0.1 < fp.vector_gbs < 2e3
+    assert 0.01 < fp.scatter_add_ns < 1e4
+    per_level, per_item = fp.sum_tree_level_ns
+    assert per_level >= 0 and per_item >= 0 and per_level + per_item > 0
+    assert [ws for ws, _ in fp.gather_ns] == sorted(ws for ws, _ in fp.gather_ns)
+    if fp.cache_bytes is not None:  # sysfs: sizes in bytes, data caches only
+        assert all(k in ("L1d", "L2", "L3", "L4") and v > 0 for k, v in fp.cache_bytes.items())
+
+
+def test_fingerprints_from_before_the_curve_still_load(host_fp):
+    old = {k: v for k, v in host_fp.model_dump().items()
+           if k not in ("gemm_curve", "elementwise_gbs", "vector_gbs", "cache_bytes",
+                        "gather_ns", "scatter_add_ns", "sum_tree_level_ns")}
+    assert HostFingerprint(**old).gemm_curve is None

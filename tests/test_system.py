@@ -48,7 +48,7 @@ def test_editing_a_preset_number_changes_the_digest_and_misses_the_cache(monkeyp
     result = simulate(trace, before)
     cache.put(result)
     assert cache.get(trace.digest, before.digest, 0) is not None
-    _edited_gpu_presets(monkeypatch, "launch_s", 10.0)
+    _edited_gpu_presets(monkeypatch, "dispatch_s", 10.0)
     after = resolve(spec, trace)
     assert spec.digest == load_spec(DGX, {"workload.env_steps": 2000}).digest  # as written
     assert after.digest != before.digest

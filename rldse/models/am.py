@@ -1,10 +1,34 @@
-"""Associative-memory (TCAM) part: arrays of rows searched all at once.
+"""Associative-memory (TCAM) part: arrays of rows searched all at once, and the periphery
+that organises them into one searchable memory (CAMASim / Eva-CAM-style).
 
-- A search compares one key with every row of every array in parallel: it takes one
-  array's search latency (plus peripheral latency, where the source lists it apart)
-  and costs every array's search energy.
-- Writes (priority updates) program one row at a time: rows × write latency and energy.
-- Leakage flows for the whole run in every array.
+One search of N arrays (Li et al., CAMASim, arXiv 2403.03442, models the same stages):
+
+1. *Key broadcast* through an H-tree from the part's port to every array. The arrays tile
+   a square of pitch p = sqrt(rows × bits_per_row × cell_area / array_efficiency); the
+   tree has L = ceil(log2 N) levels and the segment of level j (counted from the arrays,
+   j = 1..L) is ℓ_j = p/2 · 2^floor((j−1)/2) long (an H-tree alternates horizontal and
+   vertical branches, so its span doubles every two levels) and there are ceil(N/2^(j−1))
+   of them. Latency: the root-to-leaf path Σ ℓ_j at ``wire_ps_per_mm`` (a repeated wire's
+   delay is linear in length); energy: the key's bits over the whole tree Σ count_j ℓ_j
+   at ``wire_pj_per_bit_mm``. One array (L = 0) has no tree.
+2. *Array search*: every array compares the key with all its rows in parallel: one
+   array's search latency (plus peripheral latency, where the source lists it apart) and
+   every array's search energy (Eva-CAM / CAMASim / chip numbers, unchanged).
+3. *Match merge and priority encoding* across arrays: a reduction tree on the same H-tree
+   with L stages of ``merge_ns`` each (a 2:1 priority select per array pair), whose
+   results (a hit flag and a row address of ceil(log2 rows·N) bits) travel back over the
+   tree's wires: latency L × merge_ns + the path; energy (N − 1) pair merges × merge_pj
+   plus the result bits over the whole tree.
+
+Around the searches, a prioritized-replay sampler such as AMPER (Li et al., ICCAD 2022)
+draws random numbers (``rng_ns``/``rng_pj`` per number: a target priority per item and a
+pick from the candidate set) and reads candidates out of its candidate buffer
+(``candidate_read_ns``/``candidate_read_pj`` per entry). Everything on the part runs one
+step after another (nothing is pipelined: an upper bound on latency).
+
+- Writes (priority updates) program one row at a time: the row's data travels the
+  root-to-leaf path, then rows × write latency and energy.
+- Leakage flows for the whole run in every array (the periphery's is not modelled).
 
 Larger arrays cost less energy per bit but search slower (Eva-CAM's 64/128/256 tables:
 Liu et al., DATE 2022; CAMASim's FeFET cost table: Li et al., arXiv 2403.03442).
@@ -12,12 +36,17 @@ Liu et al., DATE 2022; CAMASim's FeFET cost table: Li et al., arXiv 2403.03442).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from rldse.models.kinds import Check, PartKind, ReplayJob, register
+from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, register
 from rldse.models.ops import ArrayLike
 from rldse.models.power import IDLE_PLUS_ACTIONS, EnergyEstimate, action_joules
 from rldse.models.spec import PartSpec, quantity
+
+#: Labels of a sample's per-action energy (replay_joules) and latency (sample_parts_s).
+SAMPLE_LABELS = ("search", "htree", "merge", "rng", "candidate_read")
 
 
 class AmSpec(PartSpec):
@@ -34,6 +63,26 @@ class AmSpec(PartSpec):
     write_pj: float = quantity("pJ", "energy to write one row", ge=0, le=1e9)
     leakage_w: float = quantity("W", "leakage power per array", ge=0, le=1e3)
     array_price_usd: float = quantity("USD", "price of one array", ge=0, le=1e6)
+    # ---- array organisation (periphery across arrays) ----------------------------------
+    cell_area_um2: float = quantity("um^2", "area of one TCAM cell (one key bit of one row)",
+                                    gt=0, le=1e4)
+    array_efficiency: float = quantity(
+        "fraction", "share of an array's area that is cells (the rest: drivers, sense "
+        "amplifiers, encoder); sets the array pitch of the H-tree", gt=0, le=1)
+    wire_ps_per_mm: float = quantity("ps/mm", "delay of a repeated on-chip wire per mm",
+                                     ge=0, le=1e5)
+    wire_pj_per_bit_mm: float = quantity("pJ/bit/mm", "energy to move one bit one mm on chip",
+                                         ge=0, le=1e3)
+    merge_ns: float = quantity("ns", "latency of one merge stage (a 2:1 priority select of "
+                                     "two arrays' match results)", ge=0, le=1e6)
+    merge_pj: float = quantity("pJ", "energy to merge the match results of one array pair",
+                               ge=0, le=1e6)
+    rng_ns: float = quantity("ns", "latency to draw one random number", ge=0, le=1e6)
+    rng_pj: float = quantity("pJ", "energy to draw one random number", ge=0, le=1e6)
+    candidate_read_ns: float = quantity("ns", "latency to read one candidate-buffer entry",
+                                        ge=0, le=1e6)
+    candidate_read_pj: float = quantity("pJ", "energy to read one candidate-buffer entry",
+                                        ge=0, le=1e6)
     energy_accuracy: str = quantity("", "accuracy the energy numbers' sources claim")
 
     @property
@@ -47,44 +96,122 @@ class AmSpec(PartSpec):
 
 
 class AmModel:
-    """All arrays of one associative-memory part."""
+    """All arrays of one associative-memory part, with the H-tree that joins them."""
 
     def __init__(self, spec: AmSpec) -> None:
         self.spec = spec
+        s = spec
+        self.levels = math.ceil(math.log2(s.arrays)) if s.arrays > 1 else 0
+        self.pitch_mm = math.sqrt(s.rows * s.bits_per_row * s.cell_area_um2
+                                  / s.array_efficiency) * 1e-3
+        j = np.arange(1, self.levels + 1)
+        seg_mm = self.pitch_mm / 2 * 2.0 ** ((j - 1) // 2)  # ℓ_j: doubles every two levels
+        segments = np.ceil(s.arrays / 2.0 ** (j - 1))  # ceil(N / 2^(j-1)) branches at level j
+        self.path_mm = float(seg_mm.sum())  # root to one array
+        self.tree_mm = float((segments * seg_mm).sum())  # every branch of the tree
+        self.result_bits = 1 + math.ceil(math.log2(s.capacity_rows)) if s.capacity_rows > 1 \
+            else 1  # hit flag + row address
+
+    # ---- one search, by stage -------------------------------------------------------------
+    def search_parts_ns(self) -> dict[str, float]:
+        """Latency of one search by stage: broadcast ('htree'), the arrays ('search'), the
+        merge tree and its way back ('merge')."""
+        s = self.spec
+        wire_ns = self.path_mm * s.wire_ps_per_mm * 1e-3
+        return {"htree": wire_ns, "search": s.search_ns + s.periph_ns,
+                "merge": self.levels * s.merge_ns + wire_ns}
+
+    def search_parts_pj(self) -> dict[str, float]:
+        """Energy of one search by stage: the key over the tree, every array's search, the
+        N−1 pair merges plus the results over the tree."""
+        s = self.spec
+        return {"htree": s.bits_per_row * self.tree_mm * s.wire_pj_per_bit_mm,
+                "search": s.arrays * (s.search_pj + s.periph_pj),
+                "merge": (s.arrays - 1) * s.merge_pj
+                + self.result_bits * self.tree_mm * s.wire_pj_per_bit_mm}
 
     def search_seconds(self, n_searches: ArrayLike) -> np.ndarray:
-        """``n_searches`` keys one after another, each against all arrays at once."""
-        s = self.spec
-        return np.asarray(n_searches, dtype=np.float64) * (s.search_ns + s.periph_ns) * 1e-9
+        """``n_searches`` keys one after another, each broadcast to all arrays, searched in
+        all at once, and merged back."""
+        return np.asarray(n_searches, dtype=np.float64) * sum(self.search_parts_ns().values()) \
+            * 1e-9
 
     def search_joules(self, n_searches: ArrayLike) -> np.ndarray:
-        """Every array spends its search energy on every key."""
-        s = self.spec
-        return action_joules(np.asarray(n_searches, dtype=np.float64) * s.arrays,
-                             s.search_pj + s.periph_pj)
+        """Every array spends its search energy on every key, plus broadcast and merge."""
+        return action_joules(n_searches, sum(self.search_parts_pj().values()))
 
     def write_seconds(self, rows: ArrayLike) -> np.ndarray:
-        """``rows`` row writes, one after another."""
-        return np.asarray(rows, dtype=np.float64) * self.spec.write_ns * 1e-9
+        """``rows`` row writes, one after another, each sent down one root-to-array path."""
+        s = self.spec
+        return np.asarray(rows, dtype=np.float64) * (
+            s.write_ns + self.path_mm * s.wire_ps_per_mm * 1e-3) * 1e-9
+
+    def write_parts_joules(self, rows: ArrayLike) -> dict[str, np.ndarray]:
+        """Row writes ('write') and the row's data down one path of the tree ('htree')."""
+        s = self.spec
+        return {"write": action_joules(rows, s.write_pj),
+                "htree": action_joules(rows, s.bits_per_row * self.path_mm
+                                       * s.wire_pj_per_bit_mm)}
 
     def write_joules(self, rows: ArrayLike) -> np.ndarray:
-        return action_joules(rows, self.spec.write_pj)
+        return sum(self.write_parts_joules(rows).values())
+
+    # ---- a sampler's work: searches, random numbers, candidate reads ----------------------
+    def sample_parts_s(self, searches: float, candidate_reads: float,
+                       randoms: float) -> dict[str, float]:
+        """Seconds of a sampler's work on the part by label (SAMPLE_LABELS), each step after
+        the other: ``searches`` searches, ``candidate_reads`` candidate-buffer entries
+        read, ``randoms`` random numbers drawn."""
+        s = self.spec
+        parts = {k: searches * v * 1e-9 for k, v in self.search_parts_ns().items()}
+        parts["rng"] = randoms * s.rng_ns * 1e-9
+        parts["candidate_read"] = candidate_reads * s.candidate_read_ns * 1e-9
+        return {k: float(parts[k]) for k in SAMPLE_LABELS}
+
+    def sample_seconds(self, searches: float, candidate_reads: float, randoms: float) -> float:
+        return sum(self.sample_parts_s(searches, candidate_reads, randoms).values())
+
+    def sample_joules(self, searches: float, candidate_reads: float,
+                      randoms: float) -> dict[str, float]:
+        """Joules of the same work by label (SAMPLE_LABELS)."""
+        s = self.spec
+        parts = {k: searches * v * 1e-12 for k, v in self.search_parts_pj().items()}
+        parts["rng"] = randoms * s.rng_pj * 1e-12
+        parts["candidate_read"] = candidate_reads * s.candidate_read_pj * 1e-12
+        return {k: float(parts[k]) for k in SAMPLE_LABELS}
 
     # ---- the replay role: priorities in the arrays, transitions in host memory ----------
-    def replay_seconds(self, job: ReplayJob, op: str, n: int) -> float:
-        """A sample is searches_per_item nearest-priority searches per item plus the host's
-        gather of the batch; an update rewrites rows; an insert writes one row each."""
+    @staticmethod
+    def _sample_counts(job: ReplayJob, n: int) -> tuple[float, float, float]:
+        """(searches, candidate reads, random numbers) of n sampled batches: searches_per_item
+        searches per item; each candidate a search put in the buffer read once, plus one read
+        of the drawn entry per item; two random numbers per item (its target priority and
+        its pick from the candidate set)."""
+        items = n * job.batch
+        candidates = job.candidates_per_item
+        return items * job.searches_per_item, items * (candidates + 1.0), 2.0 * items
+
+    def _write_rows(self, job: ReplayJob, op: str, n: int) -> float:
+        if op == "update":
+            return n * job.batch * job.writes_per_update_item
+        if op == "insert":
+            return float(n)
+        raise ValueError(f"replay op must be 'sample', 'update' or 'insert', got {op!r}")
+
+    def replay_seconds(self, job: ReplayJob, op: str, n: int) -> PartTime:
+        """A sample is the arrays' work (searches with broadcast and merge, random numbers,
+        candidate reads) and then the host's gather of the batch from host memory; an update
+        rewrites rows; an insert writes one row each."""
         if op == "sample":
-            return n * (float(self.search_seconds(job.batch * job.searches_per_item))
-                        + job.host_gather_s)
-        rows = n * job.batch * job.writes_per_update_item if op == "update" else n
-        return float(self.write_seconds(rows))
+            device = self.sample_seconds(*self._sample_counts(job, n))
+            return PartTime.serial(n * job.host_gather_s, device)
+        return PartTime.serial(0.0, float(self.write_seconds(self._write_rows(job, op, n))))
 
     def replay_joules(self, job: ReplayJob, op: str, n: int) -> dict[str, float]:
         if op == "sample":
-            return {"search": float(self.search_joules(n * job.batch * job.searches_per_item))}
-        rows = n * job.batch * job.writes_per_update_item if op == "update" else n
-        return {"write": float(self.write_joules(rows))}
+            return self.sample_joules(*self._sample_counts(job, n))
+        return {k: float(v) for k, v in
+                self.write_parts_joules(self._write_rows(job, op, n)).items()}
 
     def replay_checks(self, job: ReplayJob) -> dict[str, bool]:
         """One row per buffered priority."""
@@ -110,7 +237,7 @@ class AmModel:
 
     def energy(self, n_searches: ArrayLike, rows_written: ArrayLike,
                wall_s: ArrayLike) -> EnergyEstimate:
-        """Searches and writes per action, plus leakage over the run."""
+        """Searches (with broadcast and merge) and writes per action, plus leakage."""
         joules = (self.search_joules(n_searches) + self.write_joules(rows_written)
                   + self.idle_w * np.asarray(wall_s, dtype=np.float64))
         return EnergyEstimate(joules, IDLE_PLUS_ACTIONS, self.spec.energy_accuracy)

@@ -57,7 +57,7 @@ from __future__ import annotations
 from pydantic import field_validator
 
 from rldse.errors import RldseError
-from rldse.models.kinds import Check, PartKind, ReplayJob, register
+from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, register
 from rldse.models.link import LinkSpec
 from rldse.models.power import UtilisationPower
 from rldse.models.spec import PartSpec, idle_at_most_max, quantity
@@ -155,19 +155,19 @@ class FpgaModel(UtilisationPower):
         return 2 * self.link.latency_s + (bytes_in + bytes_out) / (self.link.bandwidth_gbs * 1e9)
 
     # ---- the replay role -----------------------------------------------------------------
-    def replay_seconds(self, job: ReplayJob, op: str, n: int) -> float:
+    def replay_seconds(self, job: ReplayJob, op: str, n: int) -> PartTime:
         """The replay role with the tree on chip and the transitions in card DDR
-        (``data_on_card``) or host memory: the on-card time plus the link's transfers; a
-        sample from host-resident data adds the host's gather."""
+        (``data_on_card``) or host memory: the card's time (on-card work plus the link's
+        transfers), then, for a sample from host-resident data, the host core's gather."""
         if n <= 0:
-            return 0.0
+            return PartTime(0.0, 0.0, 0.0)
         s = self.spec
         tb = job.transition_bytes if s.data_on_card else 0
         if op == "insert":
             words = n * s.ddr_bytes_per_item / 2
             card = (self.insert_seconds(n, job.capacity, tb) if job.prioritized
                     else self._ddr_seconds(n * (s.ddr_bytes_per_item + tb)))
-            return card + self.link_seconds(words + n * tb, words)
+            return PartTime.serial(0.0, card + self.link_seconds(words + n * tb, words))
         words = job.batch * s.ddr_bytes_per_item / 2
         if op == "sample":
             if job.prioritized:
@@ -176,12 +176,12 @@ class FpgaModel(UtilisationPower):
                 card = (self._cycles_seconds(job.batch)
                         + self._ddr_seconds(job.batch * (s.ddr_bytes_per_item + tb)))
             gather = 0.0 if s.data_on_card else job.host_gather_s
-            return n * (card + self.link_seconds(words, words + job.batch * tb) + gather)
+            return PartTime.serial(gather, card + self.link_seconds(words, words + job.batch * tb)) * n
         if op == "update":
             if not job.prioritized:
-                return 0.0
-            return n * (self.update_seconds(job.batch, job.capacity)
-                        + self.link_seconds(words, words))
+                return PartTime(0.0, 0.0, 0.0)
+            return PartTime.serial(0.0, self.update_seconds(job.batch, job.capacity)
+                                   + self.link_seconds(words, words)) * n
         raise RldseError(f"fpga: unknown replay operation '{op}' (sample, update, insert)")
 
     def replay_joules(self, job: ReplayJob, op: str, n: int) -> dict[str, float]:

@@ -1,30 +1,50 @@
-"""GPU part: kernels launched from the host, a roofline per kernel, copies over a link.
+"""GPU part: the framework dispatches kernels from a host core; the GPU runs them.
 
-- An operation is ``kernels`` launches plus a roofline of its work:
-  t = kernels × launch_s + max(flops / peak(dtype), bytes / memory bandwidth)
-  + dependent levels × global-memory latency. Small RL networks are launch-bound, so the
-  kernel count matters more than the peak: it is a parameter per phase,
-  kernels = kernels_fixed[phase] + kernels_per_layer[phase] × layers, with ``layers`` the
-  network depth the engine reads from the trace (an MLP forward of L layers is 2L
-  kernels: GEMM with bias, then activation).
-- Host↔device copies: copy_fixed_s + bytes / link bandwidth (public cudaMemcpy
-  microbenchmarks: a small copy costs ≈10 µs fixed; the fixed cost includes the link's
-  latency).
-- A sum tree (prioritized replay) is a descent of log2(capacity) levels per sampled item,
-  each level a dependent global-memory load: levels serialize, batch items run in
-  parallel. A priority update climbs the same levels, so it costs the same.
+An operation's cost has two sides (``GpuTimes``), because they occupy different hardware:
+
+- **Host dispatch**: the framework's per-operator overhead (PyTorch eager: argument
+  parsing, dispatcher, allocator, the CUDA launch call) runs on the CPU core that issues
+  the kernels: ``kernels × dispatch_s``. It keeps that core busy and draws CPU power, not
+  GPU power.
+- **Device time**: what the GPU is busy for, ``kernels × kernel_overhead_s`` (a minimal
+  kernel's launch latency and duration on the device) plus the work's roofline,
+  max(flops / (peak(dtype) × e(f)), bytes / memory bandwidth), plus dependent levels ×
+  load latency. e(f) is the GEMM efficiency curve against f, the flops per kernel:
+  e(f) = gemm_efficiency × f / (f + gemm_half_flops), Hockney's half-performance form
+  (so an operation's compute time is (flops + kernels × gemm_half_flops) /
+  (gemm_efficiency × peak)): small GEMMs leave most SMs idle (too few output tiles),
+  large ones reach cuBLAS's sustained share of peak. The GPU's dynamic power is charged for device time only.
+
+The host issues asynchronously, so an operation ends after max(host, device) (the final
+synchronisation makes the host wait for the last kernel, idle, not busy). A launch-bound
+learner (small networks, tens of kernels of microseconds each) therefore shows a busy
+CPU core and a mostly idle GPU, which is what profilers show for RL on small MLPs.
+
+- Kernels per operation: kernels_fixed[phase] + kernels_per_layer[phase] × layers, with
+  ``layers`` the network depth the engine reads from the trace (an MLP forward of L
+  layers is 2L kernels: GEMM with bias, then activation).
+- Host↔device copies: the host dispatches one operator; the copy engine takes
+  copy_fixed_s + bytes / (copy_efficiency × link bandwidth).
+- Dependent loads (a sum-tree descent) cost the L2 latency while the data they walk fits
+  in L2 (``l2_bytes``), the device-memory latency beyond it.
+- A sum tree (prioritized replay) of capacity C is ceil(log2 C) levels per sampled item,
+  levels in sequence, items in parallel; an update climbs the same levels. Two
+  implementations real code uses (``sumtree``): ``eager``, framework ops per level
+  (``sumtree_ops_per_level`` kernels each: gather children, compare, select, subtract,
+  index), and ``fused``, one kernel that walks every level.
 - ``mem_bytes`` is the capacity the engine checks for out-of-memory (``fits``).
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from dataclasses import dataclass
+from typing import Annotated, Literal
 
 import numpy as np
 from pydantic import Field, field_validator
 
 from rldse.errors import RldseError
-from rldse.models.kinds import Check, PartKind, ReplayJob, register
+from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, ArrayLike, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower
@@ -34,6 +54,8 @@ KernelCounts = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
 
 #: Bytes one dependent global-memory load moves: a 32-byte sector (CUDA's transaction size).
 SECTOR_BYTES = 32
+#: Bytes of one sum-tree node: a float32 priority sum (the tree's working set per level).
+SUMTREE_NODE_BYTES = 4
 
 
 class GpuSpec(PartSpec):
@@ -44,17 +66,33 @@ class GpuSpec(PartSpec):
     tf32_tflops: float = quantity("TFLOP/s", "peak TF32 tensor-core (dense); 0 if none",
                                   ge=0, le=1e5)
     use_tf32: bool = quantity("", "let fp32 work run at the TF32 tensor rate")
+    gemm_efficiency: float = quantity("fraction", "share of peak large GEMMs sustain",
+                                      gt=0, le=1)
+    gemm_half_flops: float = quantity("flop", "flops per kernel at which a GEMM reaches half "
+                                      "of gemm_efficiency", ge=0, le=1e15)
     mem_bw_gbs: float = quantity("GB/s", "device memory bandwidth", ge=0.001, le=1e5)
     mem_bytes: int = quantity("B", "device memory capacity", ge=1, le=2**50)
-    mem_latency_ns: float = quantity("ns", "latency of one dependent global-memory load",
+    mem_latency_ns: float = quantity("ns", "latency of one dependent load that misses L2",
                                      ge=0, le=1e5)
-    launch_s: float = quantity("s", "cost per kernel launched from the framework", ge=0, le=1.0)
+    l2_bytes: int = quantity("B", "L2 cache capacity", ge=0, le=2**40)
+    l2_latency_ns: float = quantity("ns", "latency of one dependent load that hits L2",
+                                    ge=0, le=1e5)
+    dispatch_s: float = quantity("s", "host CPU time per framework operator (occupies the "
+                                 "issuing core)", ge=0, le=1.0)
+    kernel_overhead_s: float = quantity("s", "GPU time per kernel beyond its work (launch "
+                                        "latency and a minimal kernel's duration)", ge=0, le=1.0)
     copy_fixed_s: float = quantity("s", "fixed cost of one host↔device copy", ge=0, le=1.0)
+    copy_efficiency: float = quantity("fraction", "share of the host link's line rate a "
+                                      "pinned host↔device copy reaches", gt=0, le=1)
     host_link: str = quantity("", "link preset to the host (PCIe generation)")
     kernels_fixed: KernelCounts = quantity("kernels", "kernels per operation, by phase "
                                            "(phases not listed: 1)")
     kernels_per_layer: KernelCounts = quantity("kernels", "extra kernels per network layer, "
                                                "by phase (phases not listed: 0)")
+    sumtree: Literal["eager", "fused"] = quantity(
+        "", "sum-tree implementation: framework ops per level, or one fused kernel")
+    sumtree_ops_per_level: float = quantity("kernels", "framework ops per sum-tree level "
+                                            "(sumtree: eager)", ge=1, le=1000)
     max_w: float = quantity("W", "board power at full load (TDP)", gt=0, le=1e4)
     idle_w: float = quantity("W", "board power when idle (≤ max_w)", ge=0, le=1e4)
     price_usd: float = quantity("USD", "price of one GPU", ge=0, le=1e7)
@@ -68,10 +106,31 @@ class GpuSpec(PartSpec):
         return self.fp32_tflops * 1e12 / (self.mem_bw_gbs * 1e9)
 
 
+@dataclass(frozen=True)
+class GpuTimes:
+    """Per operation: seconds on the issuing host core and on the GPU (module docstring)."""
+
+    host_s: np.ndarray
+    device_s: np.ndarray
+
+    @property
+    def wall_s(self) -> np.ndarray:
+        """The host issues asynchronously: an operation is done after the later of the two."""
+        return np.maximum(self.host_s, self.device_s)
+
+    def __add__(self, other: GpuTimes) -> GpuTimes:
+        """One after the other on the same stream (e.g. a copy in, then the kernels)."""
+        return GpuTimes(self.host_s + other.host_s, self.device_s + other.device_s)
+
+    def total(self) -> PartTime:
+        """All operations one after another, as one PartTime."""
+        return PartTime.overlapped(float(np.sum(self.host_s)), float(np.sum(self.device_s)))
+
+
 class GpuModel(UtilisationPower):
     """One GPU and the link that connects it to the host. Energy: the utilisation model
-    with busy = seconds with a kernel running; HBM/GDDR energy is inside board power, so
-    no per-bit term is added."""
+    with busy = seconds with a kernel or copy running (device time, never dispatch);
+    HBM/GDDR energy is inside board power, so no per-bit term is added."""
 
     def __init__(self, spec: GpuSpec, link: LinkSpec) -> None:
         self.spec = spec
@@ -83,57 +142,88 @@ class GpuModel(UtilisationPower):
         self.peak_ops = np.array([peak[d] * 1e12 for d in DTYPE_NAMES])
         self._fixed = per_phase(spec.kernels_fixed, 1.0)
         self._per_layer = per_phase(spec.kernels_per_layer, 0.0)
+        #: effective host↔device copy bandwidth, bytes/s
+        self.copy_bps = spec.copy_efficiency * link.bandwidth_gbs * 1e9
 
     def kernels(self, ops: OpColumns, layers: ArrayLike = 0) -> np.ndarray:
         """Kernel launches per operation: fixed[phase] + per_layer[phase] × layers."""
         return self._fixed[ops.phase] + self._per_layer[ops.phase] * np.asarray(layers, float)
 
-    def kernel_seconds(self, kernels: ArrayLike, flops: ArrayLike, bytes_: ArrayLike,
-                       dtype: str = "fp32") -> np.ndarray:
-        """kernels × launch + max(flops / peak(dtype), bytes / bandwidth)."""
+    def _times(self, kernels: np.ndarray, flops: np.ndarray, bytes_: np.ndarray,
+               peak: np.ndarray | float, levels: np.ndarray | float = 0.0,
+               level_s: float = 0.0) -> GpuTimes:
+        s = self.spec
+        # flops / (peak × e(flops / K)) with e(f) = gemm_efficiency × f / (f + half), which is
+        # Hockney's (flops + K × half) / (gemm_efficiency × peak); work without kernels of
+        # its own (K = 0) is one kernel's worth
+        gemms = np.where(kernels > 0, kernels, 1.0)
+        compute_s = np.where(flops > 0, (flops + gemms * s.gemm_half_flops)
+                             / (peak * s.gemm_efficiency), 0.0)
+        roof = np.maximum(compute_s, bytes_ / (s.mem_bw_gbs * 1e9))
+        device = kernels * s.kernel_overhead_s + roof + levels * level_s
+        return GpuTimes(host_s=kernels * s.dispatch_s, device_s=device)
+
+    def kernel_times(self, kernels: ArrayLike, flops: ArrayLike, bytes_: ArrayLike,
+                     dtype: str = "fp32") -> GpuTimes:
+        """Kernels the engine makes up (no trace row): dispatch, and on the device
+        kernels × overhead + max(flops / (peak(dtype) × e), bytes / bandwidth)."""
         if dtype not in DTYPE_NAMES:
             raise RldseError(f"gpu: dtype '{dtype}' is not one of {', '.join(DTYPE_NAMES)}")
-        peak = self.peak_ops[DTYPE_NAMES.index(dtype)]
-        return (np.asarray(kernels, dtype=np.float64) * self.spec.launch_s
-                + np.maximum(np.asarray(flops, dtype=np.float64) / peak,
-                             np.asarray(bytes_, dtype=np.float64) / (self.spec.mem_bw_gbs * 1e9)))
+        k, f, b = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
+                                        for x in (kernels, flops, bytes_)))
+        return self._times(k.copy(), f.copy(), b.copy(), self.peak_ops[DTYPE_NAMES.index(dtype)])
 
-    def op_seconds(self, ops: OpColumns, layers: ArrayLike = 0) -> np.ndarray:
-        """Seconds per traced operation run on this GPU (its data already on the device).
+    def op_times(self, ops: OpColumns, layers: ArrayLike = 0) -> GpuTimes:
+        """Each traced operation run on this GPU (its data already on the device).
 
-        Touches are dependent loads: touches / items levels in sequence (a sum-tree
-        descent per item), items in parallel.
-        """
-        roof = np.maximum(ops.flops / self.peak_ops[ops.dtype],
-                          ops.bytes / (self.spec.mem_bw_gbs * 1e9))
+        Touches are dependent loads, touches / items levels in sequence (a descent per
+        item), items in parallel, each at device-memory latency (a trace row does not say
+        what its loads walk, so L2 hits are not assumed)."""
         levels = ops.touches / np.maximum(ops.items, 1.0)
-        return (self.kernels(ops, layers) * self.spec.launch_s + roof
-                + levels * self.spec.mem_latency_ns * 1e-9)
+        kernels = np.broadcast_to(self.kernels(ops, layers), ops.flops.shape).astype(np.float64)
+        return self._times(kernels, ops.flops, ops.bytes, self.peak_ops[ops.dtype], levels,
+                           self.spec.mem_latency_ns * 1e-9)
 
-    def copy_seconds(self, bytes_: ArrayLike) -> np.ndarray:
-        """One host↔device copy: fixed cost + bytes / link bandwidth."""
-        return (self.spec.copy_fixed_s
-                + np.asarray(bytes_, dtype=np.float64) / (self.link.bandwidth_gbs * 1e9))
+    def copy_times(self, bytes_: ArrayLike) -> GpuTimes:
+        """One host↔device copy: one operator dispatched; the copy engine takes
+        copy_fixed_s + bytes / (copy_efficiency × link bandwidth)."""
+        b = np.asarray(bytes_, dtype=np.float64)
+        return GpuTimes(host_s=np.full(b.shape, self.spec.dispatch_s),
+                        device_s=self.spec.copy_fixed_s + b / self.copy_bps)
 
-    def sumtree_seconds(self, batch: ArrayLike, capacity: ArrayLike) -> np.ndarray:
-        """Sample (or update) ``batch`` leaves of a sum tree over ``capacity`` priorities:
-        one kernel, ceil(log2 capacity) dependent levels, each moving one sector per item."""
-        b = np.asarray(batch, dtype=np.float64)
-        depth = np.ceil(np.log2(np.maximum(np.asarray(capacity, dtype=np.float64), 2.0)))
-        traffic_s = b * depth * SECTOR_BYTES / (self.spec.mem_bw_gbs * 1e9)
-        return self.spec.launch_s + np.maximum(depth * self.spec.mem_latency_ns * 1e-9, traffic_s)
+    def level_latencies_s(self, depth: int) -> np.ndarray:
+        """Latency of a dependent load at each sum-tree level (root first): L2 while the
+        levels above and including it fit in L2, device memory below."""
+        s = self.spec
+        level = np.arange(depth, dtype=np.float64)
+        resident = (2.0 ** (level + 1) - 1) * SUMTREE_NODE_BYTES <= s.l2_bytes
+        return np.where(resident, s.l2_latency_ns, s.mem_latency_ns) * 1e-9
 
-    def replay_seconds(self, job: ReplayJob, op: str, n: int) -> float:
+    def sumtree_time(self, batch: int, capacity: int) -> PartTime:
+        """Sample (or update) ``batch`` leaves of a sum tree over ``capacity`` priorities,
+        in the spec's implementation (module docstring)."""
+        s = self.spec
+        depth = int(np.ceil(np.log2(max(capacity, 2))))
+        walk_s = float(self.level_latencies_s(depth).sum())
+        traffic_s = batch * depth * SECTOR_BYTES / (s.mem_bw_gbs * 1e9)
+        kernels = depth * s.sumtree_ops_per_level if s.sumtree == "eager" else 1.0
+        device_s = kernels * s.kernel_overhead_s + max(walk_s, traffic_s)
+        return PartTime.overlapped(kernels * s.dispatch_s, device_s)
+
+    def replay_seconds(self, job: ReplayJob, op: str, n: int) -> PartTime:
         """The replay role with buffer and sum tree in device memory: a prioritized sample or
         update is a sum-tree pass; a uniform sample two kernels (indices, gather); an insert
         of n transitions one copy in and one scatter kernel."""
         if op == "insert":
+            if not n:
+                return PartTime(0.0, 0.0, 0.0)
             nbytes = n * job.transition_bytes
-            return float(self.copy_seconds(nbytes) + self.kernel_seconds(1, 0, nbytes)) if n else 0.0
+            return (self.copy_times(nbytes) + self.kernel_times(1, 0, nbytes)).total()
         if job.prioritized:
-            return n * float(self.sumtree_seconds(job.batch, job.capacity))
-        return n * float(self.kernel_seconds(2, 0, job.batch * job.transition_bytes)) \
-            if op == "sample" else 0.0
+            return self.sumtree_time(job.batch, job.capacity) * n
+        if op != "sample":
+            return PartTime(0.0, 0.0, 0.0)
+        return self.kernel_times(2, 0, job.batch * job.transition_bytes).total() * n
 
     def replay_joules(self, job: ReplayJob, op: str, n: int) -> dict[str, float]:
         """Nothing beyond board power (the utilisation model)."""
@@ -146,7 +236,6 @@ class GpuModel(UtilisationPower):
     def fits(self, bytes_: ArrayLike) -> np.ndarray:
         """Whether this many bytes fit in device memory (False: the run is out of memory)."""
         return np.asarray(bytes_, dtype=np.float64) <= self.spec.mem_bytes
-
 
 
 register(PartKind(

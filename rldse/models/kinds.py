@@ -130,11 +130,51 @@ def all_checks() -> dict[str, Check]:
 
 
 @dataclass(frozen=True)
+class PartTime:
+    """Seconds one operation takes on a part that a host core drives: ``host_s`` occupies
+    the issuing CPU core (framework dispatch, a gather from host memory), ``device_s``
+    occupies the part itself (kernels, searches; what its dynamic power is charged for),
+    and ``wall_s`` is when the operation is done, counted from its start: the max of the
+    two where the host issues asynchronously (GPU kernels), their sum where one waits for
+    the other (a TCAM search, then the host's gather)."""
+
+    host_s: float
+    device_s: float
+    wall_s: float
+
+    def __post_init__(self) -> None:
+        if not (0.0 <= self.host_s <= self.wall_s * (1 + 1e-12) + 1e-18
+                and 0.0 <= self.device_s <= self.wall_s * (1 + 1e-12) + 1e-18):
+            raise ValueError(f"PartTime: host {self.host_s} and device {self.device_s} "
+                             f"must lie in [0, wall {self.wall_s}]")
+
+    @classmethod
+    def overlapped(cls, host_s: float, device_s: float) -> PartTime:
+        """The host issues and moves on; the device runs behind it."""
+        return cls(host_s, device_s, max(host_s, device_s))
+
+    @classmethod
+    def serial(cls, host_s: float, device_s: float) -> PartTime:
+        """One waits for the other."""
+        return cls(host_s, device_s, host_s + device_s)
+
+    def __mul__(self, n: float) -> PartTime:
+        return PartTime(self.host_s * n, self.device_s * n, self.wall_s * n)
+
+    __rmul__ = __mul__
+
+    def __add__(self, other: PartTime) -> PartTime:
+        """One operation after the other."""
+        return PartTime(self.host_s + other.host_s, self.device_s + other.device_s,
+                        self.wall_s + other.wall_s)
+
+
+@dataclass(frozen=True)
 class ReplayJob:
     """What a replay manager serves, for kinds that can run the `replay` role on their own
     hardware (GPU, TCAM, FPGA). Such a kind's model has
 
-        replay_seconds(job, op, n) -> float   # op: 'sample' | 'update' | 'insert'
+        replay_seconds(job, op, n) -> PartTime   # op: 'sample' | 'update' | 'insert'
         replay_joules(job, op, n) -> dict[str, float]   # per-action energy by label
         replay_checks(job) -> dict[str, bool]   # its declared checks (e.g. capacity)
 
@@ -148,4 +188,5 @@ class ReplayJob:
     host_gather_s: float = 0.0  # gathering a batch from host memory (replay data kept there)
     searches_per_item: float = 1.0  # TCAM: searches per sampled item (AMPER's k-NN)
     writes_per_update_item: float = 1.0  # TCAM: rows rewritten per updated priority
+    candidates_per_item: float = 0.0  # TCAM: candidate-set entries read per sampled item
 

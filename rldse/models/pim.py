@@ -17,7 +17,12 @@ characterization (Gómez-Luna et al., IEEE Access 2022, arXiv 2105.03814):
 - CPU↔DPU: per rank, ranks in parallel. Serial transfers visit DPUs one after another;
   parallel transfers move the same size to every DPU of a rank at once; broadcast sends
   one buffer to all (CPU→DPU only). PrIM measured one DPU and a full rank of 64; between
-  them, bandwidth follows the power law through both points.
+  them, bandwidth follows the power law through both points. All ranks' transfers together
+  go through the host's memory system: given the target CPU's sustained DRAM bandwidth
+  (``host_gbs``, CpuSpec.host_bw_gbs: sockets × mem_bw_gbs × dram_efficiency), a serial
+  or parallel transfer takes at least its total bytes / host_gbs (a broadcast's one
+  buffer is not capped). The program passes it in: the PIM
+  model is built from its own spec alone, and the cap belongs to the CPU/PIM pair.
 - No DPU↔DPU path: data goes DPU→CPU→DPU (``dpu_to_dpu_seconds``).
 - Power: idle power per DPU over the run, plus energy per instruction, derived from the
   per-DPU power at full issue rate: (P_dpu − P_idle) / clock.
@@ -213,30 +218,35 @@ class PimModel:
 
     # ---- between the CPU and the DPUs ----------------------------------------------------
     def cpu_to_dpu_seconds(self, bytes_per_dpu: ArrayLike, n_dpus: int | None = None,
-                           mode: Mode = "parallel") -> np.ndarray:
-        """Send ``bytes_per_dpu`` to each of ``n_dpus`` DPUs (all by default)."""
+                           mode: Mode = "parallel", *,
+                           host_gbs: float | None = None) -> np.ndarray:
+        """Send ``bytes_per_dpu`` to each of ``n_dpus`` DPUs (all by default); ``host_gbs``
+        caps all ranks together at the host's DRAM bandwidth (None: no cap)."""
         s = self.spec
         return self._transfer(bytes_per_dpu, n_dpus, mode, s.cpu_dpu_serial_gbs,
-                              s.cpu_dpu_parallel_gbs, s.cpu_dpu_broadcast_gbs)
+                              s.cpu_dpu_parallel_gbs, s.cpu_dpu_broadcast_gbs, host_gbs)
 
     def dpu_to_cpu_seconds(self, bytes_per_dpu: ArrayLike, n_dpus: int | None = None,
-                           mode: Literal["serial", "parallel"] = "parallel") -> np.ndarray:
-        """Gather ``bytes_per_dpu`` from each of ``n_dpus`` DPUs (all by default)."""
+                           mode: Literal["serial", "parallel"] = "parallel", *,
+                           host_gbs: float | None = None) -> np.ndarray:
+        """Gather ``bytes_per_dpu`` from each of ``n_dpus`` DPUs (all by default); ``host_gbs``
+        as in ``cpu_to_dpu_seconds``."""
         if mode == "broadcast":
             raise RldseError("pim.mode: 'broadcast' exists only from CPU to DPU "
                              "(allowed here: serial, parallel)")
         s = self.spec
         return self._transfer(bytes_per_dpu, n_dpus, mode, s.dpu_cpu_serial_gbs,
-                              s.dpu_cpu_parallel_gbs, None)
+                              s.dpu_cpu_parallel_gbs, None, host_gbs)
 
     def dpu_to_dpu_seconds(self, bytes_per_dpu: ArrayLike, n_dpus: int | None = None,
-                           broadcast: bool = True) -> np.ndarray:
+                           broadcast: bool = True, *,
+                           host_gbs: float | None = None) -> np.ndarray:
         """Exchange between DPUs, which have no path of their own: gather to the CPU in
         parallel, then send back (one broadcast buffer, or one buffer per DPU). The CPU's
         reduction in between is costed on the CPU."""
         back: Mode = "broadcast" if broadcast else "parallel"
-        return (self.dpu_to_cpu_seconds(bytes_per_dpu, n_dpus)
-                + self.cpu_to_dpu_seconds(bytes_per_dpu, n_dpus, back))
+        return (self.dpu_to_cpu_seconds(bytes_per_dpu, n_dpus, host_gbs=host_gbs)
+                + self.cpu_to_dpu_seconds(bytes_per_dpu, n_dpus, back, host_gbs=host_gbs))
 
     @staticmethod
     def rank_bandwidth_gbs(dpus_in_rank: int, serial_gbs: float, parallel_gbs: float) -> float:
@@ -248,12 +258,27 @@ class PimModel:
         return min(serial_gbs * k ** exponent, k * serial_gbs, parallel_gbs)
 
     def _transfer(self, bytes_per_dpu: ArrayLike, n_dpus: int | None, mode: str,
-                  serial_gbs: float, parallel_gbs: float, broadcast_gbs: float | None) -> np.ndarray:
+                  serial_gbs: float, parallel_gbs: float, broadcast_gbs: float | None,
+                  host_gbs: float | None = None) -> np.ndarray:
+        """Per-rank time (``_rank_transfer``); serial and parallel transfers move distinct
+        bytes per DPU through host memory, so they take at least n × bytes / ``host_gbs``.
+        A broadcast sends one buffer, and the channel traffic behind PrIM's per-rank rate
+        (bytes delivered) is not known, so it is not capped."""
         s = self.spec
         n = s.dpus if n_dpus is None else n_dpus
         if not (isinstance(n, int | np.integer) and 1 <= n <= s.dpus):
             raise RldseError(f"pim.n_dpus: {n!r} is out of range (allowed: 1 ≤ n_dpus ≤ {s.dpus})")
         b = np.asarray(bytes_per_dpu, dtype=np.float64)
+        t = self._rank_transfer(b, n, mode, serial_gbs, parallel_gbs, broadcast_gbs)
+        if host_gbs is None or mode == "broadcast":
+            return t
+        if not host_gbs > 0:
+            raise RldseError(f"pim.host_gbs: {host_gbs!r} must be positive")
+        return np.maximum(t, n * b / (host_gbs * 1e9))
+
+    def _rank_transfer(self, b: np.ndarray, n: int, mode: str, serial_gbs: float,
+                       parallel_gbs: float, broadcast_gbs: float | None) -> np.ndarray:
+        s = self.spec
         if mode == "serial":
             return n * b / (serial_gbs * 1e9)
         # ranks fill in order and run in parallel: the fullest rank sets the time

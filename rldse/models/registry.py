@@ -6,15 +6,28 @@ unit must equal the unit its spec field declares, and a ``range`` marks an uncer
 number (UNVERIFIED or assumed) that a study may sweep. Adding a part is adding an entry.
 The CPU preset ``host`` is built from a trace's host fingerprint instead.
 
+User preset directories add to the packaged presets: every ``*.yaml`` file in them has the
+same form as a packaged kind file (``kind:``, optional ``defaults:``, ``presets:`` by name,
+and an optional free-form ``provenance:`` block, which ``rldse calibrate`` writes), and is
+grouped by its ``kind``. A user preset starts from the packaged kind's defaults. A name
+that is already a preset (packaged or in another user file) is an error naming both
+files, never an override. The directories are one explicit setting:
+``use_preset_dirs([...])`` (the CLI's ``--presets``) plus ``RLDSE_PRESETS``
+(os.pathsep-separated); ``preset_dirs()`` says which are active.
+
 The engine's entry points: ``load_part(kind, name, **overrides)`` for a validated spec,
 ``make_model(spec)`` for its cost model. The CLI's: ``list_presets()``, ``show_preset()``.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
+from pathlib import Path
 from typing import Any, cast
 
 import pandas as pd
@@ -25,10 +38,14 @@ from rldse.host import HostFingerprint, measure
 from rldse.models.cpu import CpuSpec, host_params
 from rldse.models.kinds import PART_KINDS, ModelContext
 from rldse.models.spec import Param, PartSpec, build, close_names, unit_of
+from rldse.yamlfile import read_mapping
 
 HOST = "host"
 _HOST_DESCRIPTION = "the capture host, built from a trace's host fingerprint"
 _PARAM_KEYS = {"value", "unit", "source", "range"}
+#: Environment variable naming user preset directories (os.pathsep-separated).
+PRESETS_ENV = "RLDSE_PRESETS"
+_FILE_KEYS = ("kind", "defaults", "presets", "provenance")
 
 
 @dataclass(frozen=True)
@@ -39,9 +56,17 @@ class Preset:
     name: str
     description: str
     params: dict[str, Param]
+    origin: str = ""  # the file it was read from ("" for a packaged preset)
+    provenance: dict[str, Any] | None = None  # a user file's `provenance:` block
 
     def spec(self, where: str | None = None, **overrides: Any) -> PartSpec:
         """The validated spec, with ``overrides`` (field → value) applied."""
+        return self._spec(where, overrides, _presets_of)
+
+    def _spec(self, where: str | None, overrides: dict[str, Any],
+              presets_of: Callable[[str], dict[str, Preset]]) -> PartSpec:
+        """``spec``, with the presets a field may name looked up in ``presets_of(kind)``
+        (while files are read: the presets read so far, not the registry's)."""
         where = where or self.kind
         model = PART_KINDS[self.kind].spec
         fields = [f for f in model.model_fields if f != "name"]
@@ -55,7 +80,7 @@ class Preset:
             values[key] = {**old, **new} if isinstance(old, dict) and isinstance(new, dict) else new
         spec = build(model, {**values, "name": self.name}, where)
         for field, kind in PART_KINDS[self.kind].preset_refs.items():
-            named, presets = getattr(spec, field), _presets_of(kind)
+            named, presets = getattr(spec, field), presets_of(kind)
             if named not in presets:
                 raise RldseError(f"unknown {kind} preset '{named}'"
                                  f"{close_names(named, list(presets))} "
@@ -114,15 +139,16 @@ def make_model(spec: PartSpec, *, host: HostFingerprint | CpuSpec | None = None)
 
 
 def list_presets() -> pd.DataFrame:
-    """Every preset: kind, name, description and price in USD (NaN where none)."""
+    """Every preset: kind, name, description, price in USD (NaN where none) and the file
+    a user preset came from ('' for packaged ones)."""
     rows = []
     for kind in _preset_kinds():
         for preset in _presets_of(kind).values():
             price = getattr(preset.spec(), "price_usd", float("nan"))
-            rows.append((kind, preset.name, preset.description, price))
+            rows.append((kind, preset.name, preset.description, price, preset.origin))
         if kind == "cpu":
-            rows.append(("cpu", HOST, _HOST_DESCRIPTION, float("nan")))
-    return pd.DataFrame(rows, columns=["kind", "name", "description", "price_usd"])
+            rows.append(("cpu", HOST, _HOST_DESCRIPTION, float("nan"), ""))
+    return pd.DataFrame(rows, columns=["kind", "name", "description", "price_usd", "file"])
 
 
 def show_preset(name: str, host: HostFingerprint | None = None) -> str:
@@ -147,33 +173,137 @@ def show_preset(name: str, host: HostFingerprint | None = None) -> str:
     price = getattr(spec, "price_usd", None)
     if price is not None and "price_usd" not in preset.params:
         rows.append(("price_usd (total)", _fmt(price), "USD", "", "derived: unit price × count"))
-    return f"{preset.name} ({preset.kind}): {preset.description}{note}\n{_table(rows)}"
+    head = f"{preset.name} ({preset.kind}): {preset.description}{note}"
+    if preset.origin:
+        head += f"\nfrom {preset.origin}"
+    return f"{head}\n{_table(rows)}"
 
 
 # ---- loading ---------------------------------------------------------------------------
 
+_explicit_dirs: tuple[Path, ...] = ()
+
+
+def use_preset_dirs(dirs: Iterable[str | Path]) -> tuple[Path, ...]:
+    """Make ``dirs`` the user preset directories (besides RLDSE_PRESETS's); returns the
+    previous setting so a caller can restore it. The one switch that changes which
+    presets exist: the CLI sets it from ``--presets`` for the length of a command."""
+    global _explicit_dirs
+    previous, _explicit_dirs = _explicit_dirs, tuple(Path(d) for d in dirs)
+    return previous
+
+
+def preset_dirs() -> tuple[Path, ...]:
+    """The active user preset directories: RLDSE_PRESETS's, then use_preset_dirs'."""
+    env = [Path(p) for p in os.environ.get(PRESETS_ENV, "").split(os.pathsep) if p]
+    return tuple(dict.fromkeys([*env, *_explicit_dirs]))
+
+
+def packaged_file(kind: str) -> str:
+    """Where a kind's packaged presets live (for messages)."""
+    return str(resources.files("rldse.models").joinpath(f"presets/{kind}.yaml"))
+
+
 @cache
 def _read_kind(kind: str) -> tuple[dict[str, Param], dict[str, Preset]]:
-    """(defaults, presets by name) of one kind; each preset is validated here, once."""
+    """(defaults, presets by name) of one kind's packaged file; validated here, once."""
     where = f"presets/{kind}.yaml"
     text = resources.files("rldse.models").joinpath(where).read_text(encoding="utf-8")
-    doc = yaml.safe_load(text)
-    model = PART_KINDS[kind].spec
-    defaults = {f: _param(model, f, raw, f"{where}: defaults.{f}")
-                for f, raw in (doc.get("defaults") or {}).items()}
-    presets: dict[str, Preset] = {}
-    for name, entry in doc["presets"].items():
-        entry = dict(entry)
-        description = str(entry.pop("description", ""))
-        params = {f: _param(model, f, raw, f"{where}: {name}.{f}") for f, raw in entry.items()}
-        preset = Preset(kind, name, description, {**defaults, **params})
-        preset.spec(where=f"{where}: {name}")
-        presets[name] = preset
+    defaults, presets = _parse_kind(kind, yaml.safe_load(text), where, {}, "")
+    for name, preset in presets.items():  # packaged presets name packaged presets only
+        preset._spec(f"{where}: {name}", {}, lambda k: _read_kind(k)[1])
     return defaults, presets
 
 
+def _parse_kind(kind: str, doc: dict[str, Any], where: str, base: dict[str, Param],
+                origin: str) -> tuple[dict[str, Param], dict[str, Preset]]:
+    """(defaults, presets) of one kind file's mapping, each number checked, the specs not
+    yet (the presets they name may come later); ``base`` are defaults the file's own
+    extend (a user file: the packaged kind's)."""
+    model = PART_KINDS[kind].spec
+    raw_defaults = doc.get("defaults") or {}
+    if not isinstance(raw_defaults, dict):
+        raise RldseError(f"{where}: defaults: expected a mapping of fields")
+    defaults = {**base, **{f: _param(model, f, raw, f"{where}: defaults.{f}")
+                           for f, raw in raw_defaults.items()}}
+    entries = doc.get("presets")
+    if not isinstance(entries, dict) or not entries:
+        raise RldseError(f"{where}: presets: expected a mapping of preset names to fields")
+    provenance = doc.get("provenance")
+    presets: dict[str, Preset] = {}
+    for name, entry in entries.items():
+        if not isinstance(name, str) or not name or name == HOST:
+            raise RldseError(f"{where}: presets: {name!r} is not a usable preset name"
+                             + (" ('host' is built from a trace)" if name == HOST else ""))
+        if not isinstance(entry, dict):
+            raise RldseError(f"{where}: {name}: expected a mapping of fields")
+        entry = dict(entry)
+        description = str(entry.pop("description", ""))
+        params = {f: _param(model, f, raw, f"{where}: {name}.{f}") for f, raw in entry.items()}
+        presets[name] = Preset(kind, name, description, {**defaults, **params}, origin,
+                               provenance if isinstance(provenance, dict) else None)
+    return defaults, presets
+
+
+def _user_presets() -> dict[str, dict[str, Preset]]:
+    """User presets by kind, from every *.yaml file in the active directories (re-read
+    when a file is added, removed or changed)."""
+    dirs = preset_dirs()
+    if not dirs:
+        return {}
+    files = []
+    for d in dirs:
+        if not d.is_dir():
+            raise RldseError(f"preset directory {d}: no such directory "
+                             f"(from --presets or {PRESETS_ENV})")
+        files += sorted(p for p in d.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    # keyed by content, not mtime: two writes within a clock tick must not look alike
+    stamp = tuple((str(p), hashlib.sha1(p.read_bytes()).hexdigest()) for p in files)
+    return _read_user_files(stamp)
+
+
+@lru_cache(maxsize=16)
+def _read_user_files(stamp: tuple[tuple[str, str], ...]) -> dict[str, dict[str, Preset]]:
+    kinds = _preset_kinds()
+    seen: dict[str, str] = {n: packaged_file(k) for k in kinds for n in _read_kind(k)[1]}
+    out: dict[str, dict[str, Preset]] = {}
+    for path, _ in stamp:
+        doc = read_mapping(path, "kind, defaults, presets, provenance")
+        unknown = [k for k in doc if k not in _FILE_KEYS]
+        if unknown:
+            raise RldseError(f"{path}: {unknown[0]}: unknown key{close_names(str(unknown[0]), list(_FILE_KEYS))}"
+                             f" (allowed: {', '.join(_FILE_KEYS)})")
+        kind = doc.get("kind")
+        if kind not in kinds:
+            got = "required" if kind is None else f"unknown part kind {kind!r}" \
+                f"{close_names(str(kind), kinds)}"
+            raise RldseError(f"{path}: kind: {got} (one of: {', '.join(kinds)})")
+        _, presets = _parse_kind(kind, doc, path, _read_kind(kind)[0], path)
+        for name, preset in presets.items():
+            if name in seen:
+                raise RldseError(f"{path}: preset '{name}' is already defined in {seen[name]} "
+                                 "(rename one: presets never override each other)")
+            seen[name] = path
+            out.setdefault(kind, {})[name] = preset
+    for presets in out.values():
+        for name, preset in presets.items():
+            preset._spec(f"{preset.origin}: {name}", {},
+                         lambda k: {**_read_kind(k)[1], **out.get(k, {})})
+    return out
+
+
 def _presets_of(kind: str) -> dict[str, Preset]:
-    return _read_kind(kind)[1] if PART_KINDS[kind].presets else {}
+    if not PART_KINDS[kind].presets:
+        return {}
+    user = _user_presets().get(kind)
+    return {**_read_kind(kind)[1], **user} if user else _read_kind(kind)[1]
+
+
+def preset_names() -> dict[str, str]:
+    """Every preset name (packaged and user, plus 'host') and its kind."""
+    out = {n: k for k in _preset_kinds() for n in _presets_of(k)}
+    out[HOST] = "cpu"
+    return out
 
 
 def _preset_kinds() -> list[str]:
@@ -191,8 +321,12 @@ def _param(model: type[PartSpec], field: str, raw: Any, where: str) -> Param:
                          f"'{unit_of(model, field)}'")
     rng = raw.get("range")
     if rng is not None:
-        lo, hi = (float(x) for x in rng)
-        if not lo <= float(raw["value"]) <= hi:
+        try:
+            lo, hi = (float(x) for x in rng)
+            value = float(raw["value"])
+        except (TypeError, ValueError):
+            raise RldseError(f"{where}: range: expected [low, high] around a number") from None
+        if not lo <= value <= hi:
             raise RldseError(f"{where}: value {raw['value']} lies outside its range [{lo}, {hi}]")
         rng = (lo, hi)
     return Param(raw["value"], raw["unit"], str(raw["source"]), rng)
@@ -201,10 +335,16 @@ def _param(model: type[PartSpec], field: str, raw: Any, where: str) -> Param:
 # ---- formatting ------------------------------------------------------------------------
 
 def _fmt(value: Any) -> str:
+    if value is None:
+        return "none"
     if isinstance(value, bool | str):
         return str(value)
     if isinstance(value, dict):
         return ", ".join(f"{k}={_fmt(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple) and len(value) > 8:  # a measured curve: its size
+        return f"{len(value)} points"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
     if isinstance(value, int) and abs(value) >= 100_000:
         return f"{value:,}"
     return f"{value:.6g}"

@@ -18,8 +18,10 @@ import simpy
 
 from rldse.errors import RldseError
 from rldse.models import PART_KINDS, OpColumns, cpu_from_host, make_model
+from rldse.models.kinds import PartTime
 from rldse.models.spec import PartSpec
 from rldse.sim.device import Device
+from rldse.sim.lanes import Lanes
 from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats
 from rldse.system import ResolvedSystem, resolve
 from rldse.trace import Trace
@@ -55,6 +57,33 @@ class Cycle:
         return full * self._total + float(s)
 
 
+class SplitCycle:
+    """Consecutive sums of host-core, device and wall seconds of the same rows, advanced
+    together: ``take(k)`` is a PartTime (rldse.models.kinds) of the next k operations
+    run one after another."""
+
+    __slots__ = ("host", "device", "wall")
+
+    def __init__(self, host_s: np.ndarray, device_s: np.ndarray, wall_s: np.ndarray,
+                 start: int = 0) -> None:
+        self.host, self.device, self.wall = (Cycle(np.asarray(c, dtype=np.float64), start)
+                                             for c in (host_s, device_s, wall_s))
+
+    @classmethod
+    def on_device(cls, costs_s: np.ndarray, start: int = 0) -> SplitCycle:
+        """Operations that a device runs by itself, nothing on an issuing core (a CPU
+        part running the phase on its own cores)."""
+        return cls(np.zeros_like(costs_s), costs_s, costs_s, start)
+
+    @property
+    def mean_s(self) -> float:
+        """Mean wall seconds per operation."""
+        return self.wall.mean_s
+
+    def take(self, k: int) -> PartTime:
+        return PartTime(self.host.take(k), self.device.take(k), self.wall.take(k))
+
+
 @dataclass
 class Outcome:
     """What a program reports back besides what the devices accounted. ``checks`` holds the
@@ -65,6 +94,9 @@ class Outcome:
     breakdown_s: dict[str, float] = field(default_factory=dict)
     gpu_memory_peak_bytes: int = 0
     swapped_bytes: int = 0
+    #: bytes the program keeps in host DRAM at its peak (buffers, tables, data sets and
+    #: what it swapped out of a GPU); the Machine checks it against the CPU's ``mem_bytes``
+    host_memory_bytes: int = 0
     checks: dict[str, bool] = field(default_factory=dict)
 
 
@@ -165,10 +197,29 @@ class Machine:
         if key not in self._costs:
             ops = self.trace_ops(phase)
             model = self.model(kind)
-            costs = model.op_seconds(ops, layers=layers) if kind == "gpu" else \
+            costs = model.op_times(ops, layers=layers).wall_s if kind == "gpu" else \
                 model.op_seconds(ops)
             self._costs[key] = np.asarray(costs)
         return self._costs[key]
+
+    def drive(self, dev: Device, t: float, work: PartTime, phase: str, worker: str,
+              core: Device, core_lanes: Lanes | None = None, count: int = 1) -> float:
+        """Run ``work`` from ``t`` on ``dev``, driven by ``worker`` from a core of ``core``
+        (``core_lanes``: the cores that worker may use; None: any): the host part (a
+        framework's dispatch, a gather) is booked on the core as 'dispatch', the device
+        part on ``dev`` as ``phase``. Returns when the operation is done (later than its
+        wall time if a device was busy). The worker's clock gets the host part as
+        'dispatch' and the rest of the wall time as ``phase`` on ``dev``'s kind, so a
+        launch-bound learner's bottleneck reads 'dispatch'; waits are the caller's."""
+        end = t + work.wall_s
+        if work.device_s > 0:
+            end = max(end, dev.book(t, work.device_s, phase))
+        if work.host_s > 0:
+            end = max(end, core.book_on(core_lanes, t, work.host_s, "dispatch")
+                      if core_lanes is not None else core.book(t, work.host_s, "dispatch"))
+            self.clock.spend(worker, "dispatch", core.kind, work.host_s, 0)
+        self.clock.spend(worker, phase, dev.kind, work.wall_s - work.host_s, count)
+        return end
 
     def cycle(self, phase: str, kind: str) -> Cycle:
         """A cycle over the phase's costs starting at a seeded random row."""
@@ -185,6 +236,8 @@ class Machine:
         cost = sum(d.cost_usd for d in devices)
         warnings = [f"{d.name} did no work: it adds only idle power ({d.avg_power_w:.3g} W) "
                     "and its cost" for d in devices if d.busy_s == 0]
+        warnings += [w for m in {id(m): m for m in self.models.values()}.values()
+                     for w in getattr(m, "warnings", ())]
         return Result(
             sim_time_s=t, env_steps=outcome.env_steps,
             env_steps_per_s=outcome.env_steps / t if t > 0 else 0.0,
@@ -193,7 +246,8 @@ class Machine:
             steps_per_joule=outcome.env_steps / energy if energy > 0 else 0.0,
             cost_usd=cost, bottleneck=name, critical_share=share,
             gpu_memory_peak_bytes=outcome.gpu_memory_peak_bytes,
-            swapped_bytes=outcome.swapped_bytes, checks=self._checks(outcome),
+            swapped_bytes=outcome.swapped_bytes,
+            host_memory_peak_bytes=outcome.host_memory_bytes, checks=self._checks(outcome),
             breakdown_s=outcome.breakdown_s, warnings=warnings, devices=devices, phases=phases,
             trace_digest=self.trace.digest, spec_digest=self.system.digest, seed=self.seed)
 
@@ -204,4 +258,13 @@ class Machine:
         unknown = set(outcome.checks) - set(declared)
         if unknown:
             raise ValueError(f"program reported undeclared checks {sorted(unknown)}")
-        return {name: bool(outcome.checks.get(name, True)) for name in declared}
+        checks = {name: bool(outcome.checks.get(name, True)) for name in declared}
+        if "host_memory" in checks and "host_memory" not in outcome.checks:
+            checks["host_memory"] = outcome.host_memory_bytes <= self.host_memory_capacity
+        return checks
+
+    @property
+    def host_memory_capacity(self) -> int:
+        """Bytes of host DRAM: the CPU's mem_bytes × sockets (0 without a CPU part)."""
+        cpu = self.models.get("cpu")
+        return int(cpu.spec.mem_capacity_bytes) if cpu is not None else 0

@@ -62,6 +62,8 @@ class Result(BaseModel):
                                   "bottleneck phase")
     gpu_memory_peak_bytes: int = 0
     swapped_bytes: int = 0
+    host_memory_peak_bytes: int = Field(default=0, description="bytes the program keeps in "
+                                        "host DRAM at its peak (checks.host_memory)")
     checks: dict[str, bool] = Field(default_factory=dict, description="feasibility checks the "
                                     "system's part kinds declare, by name (True: feasible)")
     breakdown_s: dict[str, float] = Field(default_factory=dict,

@@ -1,8 +1,11 @@
-"""`rldse validate`: replay a trace on its own capture host and compare with what was measured.
+"""`rldse validate`: a replay-consistency check, not a test of model accuracy.
 
-The system is the `host` CPU preset built from the trace's fingerprint, every phase on
-the CPU, and the trace's own knobs (actors, batch, schedule), so any difference comes
-from the program's structure (what it merges, what it omits), not from part scaling.
+It replays a trace on its own capture host and compares with what was measured. The
+system is the `host` CPU preset built from the trace's fingerprint, every phase on the
+CPU, and the trace's own knobs (actors, batch, schedule), so every part model runs at
+scale factor 1 and per-phase times come back by construction: what is checked is the
+event bookkeeping (what the program overlaps, merges or omits). How well rldse predicts
+*another* machine or configuration is measured elsewhere (README: How close it comes).
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ def host_spec_for(trace: Trace):
 
 
 def validate(trace: Trace, seed: int = 0) -> tuple[pd.DataFrame, Result]:
-    """Per phase and in total: measured seconds, simulated seconds, relative error (NaN for
-    phases the trace did not time, such as the loop glue a program accounts separately)."""
+    """Per phase and in total: measured seconds, simulated seconds, relative difference
+    (NaN for phases the trace did not time, such as the loop glue a program accounts
+    separately). A replay-consistency table: small differences mean the bookkeeping is
+    sound, not that predictions for other systems are accurate."""
     result = simulate(trace, host_spec_for(trace), seed=seed)
     measured = trace.ops.groupby("phase", observed=True)["dur_s"].sum()
     sim = result.phases_frame()

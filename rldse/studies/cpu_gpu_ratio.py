@@ -15,13 +15,15 @@ The analytic rates, for N actors with E envs each, C cores, one GPU:
 
 - production P(N) = min(N·E / (t_env + t_inf(N) + w), C·E / t_env): an actor's vector
   step is its env step on a core (t_env), one inference batch of the N actors (t_inf)
-  and, when inference shares the learner's GPU, a wait w = t_learn / 2 behind the
-  minibatch step in progress (the learner is busy at and past the knee); C cores step
-  at most C·E / t_env;
-- consumption L(N) = 1 / (h / (E·T) + epochs·t_learn / B + t_inf(N) / (N·E)): per env
-  step the learner receives its share of a rollout (h per rollout of E·T steps), trains
-  it `epochs` times in minibatches of B (t_learn each), and the GPU also serves its
-  share of an inference batch;
+  and, when inference shares the learner's GPU, a wait w = g_learn / 2 behind the
+  kernels of the minibatch step in progress (g_learn: its GPU time; the learner is busy
+  at and past the knee); C cores step at most C·E / t_env;
+- consumption L(N) = 1 / (h / (E·T) + max(epochs·t_learn / B, epochs·g_learn / B +
+  g_inf(N) / (N·E))): per env step the learner receives its share of a rollout (h per
+  rollout of E·T steps) and trains it `epochs` times in minibatches of B; a minibatch
+  step takes t_learn (the later of its core's dispatch and its kernels), unless the GPU,
+  which also runs its share of an inference batch's kernels (g_inf) when inference
+  shares it, is busier than that;
 - the knee N* is where P(N*) = L(N*); below it the actors limit throughput, above it the
   learner.
 """
@@ -79,7 +81,7 @@ def production(u: UnitCosts, n, cores: int) -> np.ndarray:
     """Env steps/s that n actors on `cores` cores produce (module docstring)."""
     n = np.asarray(n, np.float64)
     e = u.envs_per_actor
-    wait = u.learn_step_s / 2 if u.inference_on_learner_gpu else 0.0
+    wait = u.learn_step_device_s / 2 if u.inference_on_learner_gpu else 0.0
     free = n * e / (u.env_step_s + _infer_s(u, n) + wait)
     return np.minimum(free, cores * e / u.env_step_s)
 
@@ -88,8 +90,11 @@ def consumption(u: UnitCosts, n) -> np.ndarray:
     """Env steps/s the learner can train with n actors (module docstring)."""
     n = np.asarray(n, np.float64)
     e = u.envs_per_actor
-    per_step = (u.handoff_s / (e * u.rollout_len) + u.epochs * u.learn_step_s / u.minibatch
-                + _infer_s(u, n) / (n * e))
+    gpu_s = u.epochs * u.learn_step_device_s / u.minibatch
+    if u.inference_on_learner_gpu:
+        gpu_s = gpu_s + np.interp(n, np.arange(len(u.act_device_s)), u.act_device_s) / (n * e)
+    per_step = (u.handoff_s / (e * u.rollout_len)
+                + np.maximum(u.epochs * u.learn_step_s / u.minibatch, gpu_s))
     return 1.0 / per_step
 
 

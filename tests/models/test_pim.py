@@ -119,3 +119,25 @@ def test_energy_idle_plus_instructions(p21):
     e = p21.energy(instructions=1e9, wall_s=2.0)
     assert float(e.joules) == pytest.approx(0.045 * 2556 * 2 + 1e9 * 300e-12)
     np.testing.assert_allclose(p21.instruction_joules([0, 1e9]), [0, 0.3])
+
+
+def test_all_ranks_together_are_capped_by_the_host_dram(p21):
+    """32 ranks × 6.68 GB/s = 214 GB/s, beyond a 2-socket Silver 4215's sustained DRAM
+    bandwidth (2 × 115.2 × 0.75 = 172.8 GB/s): capped. One rank (6.68 GB/s) is not."""
+    host_gbs = load_part("cpu", "xeon-silver-4215").host_bw_gbs
+    assert host_gbs == pytest.approx(172.8)
+    b = 1e6
+    n = 32 * 64
+    capped = float(p21.cpu_to_dpu_seconds(b, n, host_gbs=host_gbs))
+    assert float(p21.cpu_to_dpu_seconds(b, n)) == pytest.approx(64 * b / 6.68e9)
+    assert capped == pytest.approx(n * b / 172.8e9)
+    assert n * b / capped / 1e9 <= host_gbs * (1 + 1e-12)
+    one = float(p21.cpu_to_dpu_seconds(b, 64, host_gbs=host_gbs))
+    assert one == pytest.approx(64 * b / 6.68e9) == float(p21.cpu_to_dpu_seconds(b, 64))
+    # the gather is capped the same way; a broadcast's one buffer is not
+    back = float(p21.dpu_to_cpu_seconds(b, n, host_gbs=host_gbs))
+    assert back == pytest.approx(max(n * b / 172.8e9, float(p21.dpu_to_cpu_seconds(b, n))))
+    assert float(p21.cpu_to_dpu_seconds(b, n, "broadcast", host_gbs=host_gbs)) == \
+        float(p21.cpu_to_dpu_seconds(b, n, "broadcast"))
+    with pytest.raises(RldseError, match="host_gbs"):
+        p21.cpu_to_dpu_seconds(b, n, host_gbs=0.0)

@@ -68,7 +68,8 @@ def specs(draw, kind: str) -> PartSpec:
             values[field] = 0.0 if lo == 0 and u < 0.05 else floor * (hi / floor) ** u
     base = load_part(kind, name).model_dump()
     merged = {**base, **values}
-    for idle, top in (("idle_w", "max_w"), ("dpu_idle_w", "dpu_w")):
+    for idle, top in (("idle_w", "max_w"), ("dpu_idle_w", "dpu_w"),
+                      ("core_idle_w", "core_active_w")):
         if idle in merged:
             merged[idle] = min(merged[idle], merged[top])
     if kind == "pim":
@@ -158,12 +159,12 @@ def test_cpu_energy_at_least_idle(spec, wall, u):
 @given(specs("gpu"), specs("link"), ops_columns(), st.integers(0, 20), factors,
        st.sampled_from(["mem_bw_gbs", "fp32_tflops", "fp64_tflops", "int32_tops"]))
 def test_gpu_faster_part_never_costs_more(spec, link, ops, layers, f, field):
-    t = GpuModel(spec, link).op_seconds(ops, layers)
+    t = GpuModel(spec, link).op_times(ops, layers).wall_s
     assert ok(t)
-    assert le(GpuModel(raised(spec, field, f), link).op_seconds(ops, layers), t)
-    c = GpuModel(spec, link).copy_seconds([0, 1e3, 1e9])
-    assert ok(c) and le(GpuModel(spec, raised(link, "bandwidth_gbs", f)).copy_seconds(
-        [0, 1e3, 1e9]), c)
+    assert le(GpuModel(raised(spec, field, f), link).op_times(ops, layers).wall_s, t)
+    c = GpuModel(spec, link).copy_times([0, 1e3, 1e9]).wall_s
+    assert ok(c) and le(GpuModel(spec, raised(link, "bandwidth_gbs", f)).copy_times(
+        [0, 1e3, 1e9]).wall_s, c)
 
 
 @SETTINGS
@@ -171,11 +172,13 @@ def test_gpu_faster_part_never_costs_more(spec, link, ops, layers, f, field):
        st.sampled_from(["flops", "bytes", "touches"]))
 def test_gpu_more_work_never_costs_less(spec, link, ops, layers, k, field):
     model = GpuModel(spec, link)
-    t = model.op_seconds(ops, layers)
-    assert le(t, model.op_seconds(scaled(ops, k, **{field: True}), layers))
-    assert le(t, model.op_seconds(ops, layers + 1))
-    s = model.sumtree_seconds(32, 2**16)
-    assert ok(s) and le(s, model.sumtree_seconds(32 * k, 2**16 * k))
+    t = model.op_times(ops, layers)
+    more = model.op_times(scaled(ops, k, **{field: True}), layers)
+    assert le(t.device_s, more.device_s) and le(t.wall_s, more.wall_s)
+    deeper = model.op_times(ops, layers + 1)
+    assert le(t.host_s, deeper.host_s) and le(t.wall_s, deeper.wall_s)
+    s = model.sumtree_time(32, 2**16)
+    assert ok(s.wall_s) and s.wall_s <= model.sumtree_time(32 * k, 2**16 * k).wall_s * (1 + 1e-12)
 
 
 @SETTINGS

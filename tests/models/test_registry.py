@@ -41,7 +41,7 @@ def all_presets():
 
 def test_list_has_every_required_preset_once():
     df = list_presets()
-    assert list(df.columns) == ["kind", "name", "description", "price_usd"]
+    assert list(df.columns) == ["kind", "name", "description", "price_usd", "file"]
     assert df["name"].is_unique
     for kind, names in REQUIRED.items():
         assert names <= set(df.loc[df["kind"] == kind, "name"])
@@ -109,8 +109,8 @@ def test_unknown_field_names_the_path_and_allowed_fields():
     ("pim", "upmem-p21", {"dimms": 0}, "pim.dimms: 0 is out of range (allowed: 1 ≤ dimms ≤ 256)"),
     ("pim", "upmem-p21", {"tasklets": 25},
      "pim.tasklets: 25 is out of range (allowed: 1 ≤ tasklets ≤ 24)"),
-    ("cpu", "epyc-7742", {"idle_w": 300.0},
-     "cpu.idle_w: idle_w must not exceed max_w (225 W) (got 300.0)"),
+    ("cpu", "epyc-7742", {"core_idle_w": 3.0},
+     "cpu.core_idle_w: core_idle_w must not exceed core_active_w (2.46094 W) (got 3.0)"),
     ("gpu", "h100-sxm", {"mem_bw_gbs": float("nan")},
      "gpu.mem_bw_gbs: nan is not a finite number (allowed: 0.001 ≤ mem_bw_gbs ≤ 100000)"),
     ("gpu", "h100-sxm", {"kernels_per_layer": {"learn": -1}},
@@ -147,3 +147,141 @@ def test_prices_total_the_counted_units():
     assert load_part("cpu", "xeon-silver-4215").price_usd == pytest.approx(2 * 794)
     assert load_part("pim", "upmem-p21", dimms=4).price_usd == pytest.approx(4 * 500)
     assert load_part("gpu", "rtx-3090").price_usd == 1499
+
+
+# ---- user preset directories ------------------------------------------------------------
+
+import yaml  # noqa: E402
+
+from rldse.models import registry  # noqa: E402
+
+USER_GPU = {"kind": "gpu", "provenance": {"method": "measured"}, "presets": {"my-gpu": {
+    "description": "a V100 with a faster host dispatch",
+    **{f: {"value": p.value, "unit": p.unit, "source": p.source}
+       for f, p in get_preset("gpu", "v100-sxm2").params.items()},
+    "host_link": {"value": "my-link", "unit": "", "source": "the link in the other file"},
+}}}
+USER_LINK = {"kind": "link", "presets": {"my-link": {
+    "description": "test link", "bandwidth_gbs": {"value": 20, "unit": "GB/s", "source": "t"}}}}
+
+
+@pytest.fixture
+def user_dir(tmp_path, monkeypatch):
+    """A user preset directory holding a gpu file and a link file it names."""
+    monkeypatch.delenv(registry.PRESETS_ENV, raising=False)
+    (tmp_path / "my-gpu.yaml").write_text(yaml.safe_dump(USER_GPU))
+    (tmp_path / "links.yaml").write_text(yaml.safe_dump(USER_LINK))
+    previous = registry.use_preset_dirs([])
+    yield tmp_path
+    registry.use_preset_dirs(previous)
+
+
+def test_user_presets_add_to_the_packaged_ones(user_dir):
+    assert "my-gpu" not in list_presets()["name"].tolist()
+    registry.use_preset_dirs([user_dir])
+    assert registry.preset_dirs() == (user_dir,)
+    df = list_presets()
+    row = df[df["name"] == "my-gpu"].iloc[0]
+    assert row["kind"] == "gpu" and row["file"] == str(user_dir / "my-gpu.yaml")
+    assert "v100-sxm2" in df["name"].tolist()
+    spec = load_part("gpu", "my-gpu")
+    assert spec.host_link == "my-link" and make_model(spec).link.bandwidth_gbs == 20
+    assert f"from {user_dir / 'my-gpu.yaml'}" in show_preset("my-gpu")
+    assert get_preset("gpu", "my-gpu").provenance == {"method": "measured"}
+    registry.use_preset_dirs([])
+    with pytest.raises(RldseError, match="unknown gpu preset 'my-gpu'"):
+        load_part("gpu", "my-gpu")
+
+
+def test_presets_env_variable(user_dir, monkeypatch):
+    monkeypatch.setenv(registry.PRESETS_ENV, f"{user_dir}{__import__('os').pathsep}")
+    assert registry.preset_dirs() == (user_dir,)
+    assert load_part("link", "my-link").bandwidth_gbs == 20
+
+
+def test_edits_to_a_user_file_are_seen(user_dir):
+    registry.use_preset_dirs([user_dir])
+    assert load_part("link", "my-link").bandwidth_gbs == 20
+    changed = {**USER_LINK, "presets": {"my-link": {
+        **USER_LINK["presets"]["my-link"], "bandwidth_gbs": {"value": 21.5, "unit": "GB/s",
+                                                             "source": "t, with a longer note"}}}}
+    (user_dir / "links.yaml").write_text(yaml.safe_dump(changed))
+    assert load_part("link", "my-link").bandwidth_gbs == 21.5
+
+
+def _one_line_error(match: str):
+    return pytest.raises(RldseError, match=match)
+
+
+@pytest.mark.parametrize(("doc", "message"), [
+    ({"kind": "gpux", "presets": {}}, r"x\.yaml: kind: unknown part kind 'gpux'; did you mean 'gpu'"),
+    ({"presets": {"a": {}}}, r"x\.yaml: kind: required \(one of: cpu,"),
+    ({"kind": "link", "presets": {"a": {"bandwidth": {"value": 1, "unit": "GB/s", "source": "s"}}}},
+     r"x\.yaml: a\.bandwidth: unknown field; did you mean 'bandwidth_gbs'"),
+    ({"kind": "link", "presets": {"a": {"bandwidth_gbs": {"value": 1, "unit": "MB/s",
+                                                          "source": "s"}}}},
+     r"x\.yaml: a\.bandwidth_gbs: unit 'MB/s' differs"),
+    ({"kind": "link", "presets": {"a": {"bandwidth_gbs": 5}}},
+     r"x\.yaml: a\.bandwidth_gbs: expected \{value, unit, source, range\?\}"),
+    ({"kind": "link", "presets": {"a": {}}}, r"x\.yaml: a\.bandwidth_gbs: required field"),
+    ({"kind": "link", "presets": []}, r"x\.yaml: presets: expected a mapping"),
+    ({"kind": "link", "preset": {}}, r"x\.yaml: preset: unknown key; did you mean 'presets'"),
+])
+def test_bad_user_files_fail_in_one_line_naming_file_and_field(tmp_path, doc, message):
+    (tmp_path / "x.yaml").write_text(yaml.safe_dump(doc))
+    previous = registry.use_preset_dirs([tmp_path])
+    try:
+        with pytest.raises(RldseError, match=message) as err:
+            list_presets()
+        assert "\n" not in str(err.value) and str(tmp_path / "x.yaml") in str(err.value)
+    finally:
+        registry.use_preset_dirs(previous)
+
+
+def test_a_clash_with_a_packaged_preset_names_both_files(user_dir):
+    (user_dir / "clash.yaml").write_text(yaml.safe_dump({"kind": "link", "presets": {
+        "pcie4-x16": USER_LINK["presets"]["my-link"]}}))
+    registry.use_preset_dirs([user_dir])
+    with pytest.raises(RldseError) as err:
+        load_part("link", "pcie4-x16")
+    msg = str(err.value)
+    assert "\n" not in msg and str(user_dir / "clash.yaml") in msg
+    assert msg.endswith("presets never override each other)") and "presets/link.yaml" in msg
+
+
+def test_a_clash_between_two_user_files_names_both(user_dir, tmp_path_factory):
+    other = tmp_path_factory.mktemp("other")
+    (other / "again.yaml").write_text(yaml.safe_dump(USER_LINK))
+    registry.use_preset_dirs([user_dir, other])
+    with pytest.raises(RldseError, match="preset 'my-link' is already defined in") as err:
+        list_presets()
+    assert str(user_dir / "links.yaml") in str(err.value)
+    assert str(other / "again.yaml") in str(err.value)
+
+
+def test_a_missing_directory_is_one_line(tmp_path):
+    previous = registry.use_preset_dirs([tmp_path / "nope"])
+    try:
+        with pytest.raises(RldseError, match="nope: no such directory"):
+            list_presets()
+    finally:
+        registry.use_preset_dirs(previous)
+
+
+def test_digest_depends_on_numbers_not_on_sources(user_dir):
+    from rldse.system import parse_spec, resolve
+    from rldse.trace import load_trace
+
+    trace = load_trace(str(__import__("pathlib").Path(__file__).resolve().parents[2]
+                           / "traces" / "dqn_cartpole_uniform.parquet"))
+    registry.use_preset_dirs([user_dir])
+    spec = parse_spec({"cpu": {"preset": "xeon-silver-4215"},
+                       "gpu": {"preset": "my-gpu"}, "placement": {"learn": "gpu"}})
+    before = resolve(spec, trace).digest
+    doc = yaml.safe_load((user_dir / "my-gpu.yaml").read_text())
+    doc["presets"]["my-gpu"]["max_w"]["source"] = "a reworded source"
+    (user_dir / "my-gpu.yaml").write_text(yaml.safe_dump(doc))
+    assert resolve(spec, trace).digest == before
+    doc["presets"]["my-gpu"]["max_w"]["value"] = 301
+    (user_dir / "my-gpu.yaml").write_text(yaml.safe_dump(doc))
+    assert resolve(spec, trace).digest != before

@@ -29,7 +29,7 @@ def test_amper_study_writes_report_and_ratio_claims(tmp_path):
     text = report.read_text()
     rows = [line for line in text.splitlines() if line.startswith("| ")]
     ratio_rows = [r for r in rows if "| 55x-270x |" in r]
-    assert len(ratio_rows) == 4
+    assert len(ratio_rows) == 5  # periphery, eager GPU sum tree, search only, +update, all
     assert any(r.startswith("| replay sampling latency, PER on GPU / AMPER on TCAM")
                for r in ratio_rows)
     verdicts = ("| reproduced |", "| partly reproduced |", "| not reproduced |")
@@ -42,11 +42,14 @@ def test_amper_study_writes_report_and_ratio_claims(tmp_path):
     # 2 GPUs x 7 TCAM presets x 2 variants x 2 buffers x 2 batches
     assert len(results) == 2 * 7 * 2 * 2 * 2
     assert (results.ratio_sample > 1).all()
+    assert (results.ratio_sample_eager > results.ratio_sample).all()
     assert (results.searches_per_batch >= results.batch).all()  # >= 1 search per target
-    # a TCAM search does not slow with buffer size; the sum tree deepens
+    # the sum tree deepens with the buffer: eager ops per level grow; the fused kernel's
+    # descent is hidden behind its host dispatch at these depths
     big = results[results.buffer == 2**20].set_index(["gpu", "am", "variant", "batch"])
     small = results[results.buffer == 2**13].set_index(["gpu", "am", "variant", "batch"])
-    assert (big.gpu_sample_s > small.gpu_sample_s).all()
+    assert (big.gpu_sample_eager_s > small.gpu_sample_eager_s).all()
+    assert (big.gpu_sample_s >= small.gpu_sample_s).all()
     learning_csv = pd.read_csv(out / "learning.csv")
     assert set(learning_csv.replay) == {"uniform", "per", "amper_k", "amper_fr"}
     e2e = pd.read_csv(out / "end_to_end.csv")

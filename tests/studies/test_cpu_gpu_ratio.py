@@ -37,8 +37,11 @@ def test_cpu_gpu_ratio_study_knee_and_search(tmp_path):
 
     assert row("the number of actors limits throughput").endswith("| reproduced |")
     knee = row("the knee is where the actors' production rate meets")
-    assert "rates meet at 2.5 actors per GPU" in knee
-    assert "between 2 and 4 actors" in knee and knee.endswith("| reproduced |")
+    # the rates meet at 2.3 actors per GPU; the simulated bottleneck (the busiest worker per
+    # instance) names the learner from 2 actors on: its core dispatches all the time while
+    # the two actors' inference is cheap, although throughput still rises to 3 actors
+    assert "rates meet at 2.3 actors per GPU" in knee
+    assert "between 1 and 2 actors" in knee and knee.endswith("| partly reproduced |")
     assert row("steps per joule peaks near the knee").endswith("| not reproduced |")
     assert row("the CPU cores the actors get limit throughput").endswith("| not reproduced |")
     assert "(trial " in row("best CPU/GPU ratio under the power cap")

@@ -12,8 +12,9 @@ import pytest
 from rldse.errors import RldseError
 from rldse.trace import load_trace
 from rldse.workloads.actor_learner import ppo as al
+from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
 from rldse.workloads.common.base import CaptureConfig, no_progress
-from rldse.workloads.common.mlp import adam_work, backward_work, forward_work, n_params
+from rldse.workloads.common.mlp import adam_work, backward_work, cold, forward_work, n_params
 
 ENV = "CartPole-v1"
 PI, V = [4, 64, 64, 2], [4, 64, 64, 1]
@@ -107,7 +108,9 @@ def test_learn_and_sync_work_match_mlp_formulas(two_actors):
     learn = ops[ops["phase"] == "learn"]
     batch = info["minibatch_size"]
     expected = [forward_work(PI, batch), forward_work(V, batch), backward_work(PI, batch),
-                backward_work(V, batch), adam_work(n_params(PI) + n_params(V))]
+                backward_work(V, batch), ppo_loss_work(batch, PI[-1]),
+                cold(n_params(PI) + n_params(V), 1),
+                adam_work(n_params(PI) + n_params(V), clip=True)]
     assert len(learn) == 8 * info["epochs"] * 1024 // batch
     assert (learn["items"] == batch).all()
     assert (learn["flops"] == sum(w.flops for w in expected)).all()

@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rldse.models import OpColumns
+from rldse.errors import RldseError
+from rldse.models import OpColumns, cpu_from_host
 from rldse.sim import simulate
 from rldse.sim.machine import Machine
 from rldse.sim.validate import host_spec_for, validate
@@ -108,16 +109,22 @@ def test_replay_on_its_host_is_the_critical_path(synthetic):
 
 
 @pytest.mark.parametrize("actors,cores", [(1, 2), (2, 2), (4, 2), (5, 2), (3, 1)])  # host: 2 cores
-def test_more_actors_share_cores_ideally(synthetic, actors, cores):
+def test_more_actors_share_cores(synthetic, actors, cores):
     """N actors on C cores: sends in actor order (actor a has parameters at (a+1)·D), the
-    rollouts shared by an ideal time-sharing OS, N handoffs, N minibatches per iteration."""
+    rollouts time-shared by the OS at the CPU's core throughput (beyond C runnable
+    processes: divided by the capture host's shared-core slowdown), N handoffs, N
+    minibatches per iteration."""
     steps = K * actors * T
     r = simulate(synthetic, _spec({"actors": actors, "envs_per_actor": 1, "cores": cores,
                                    "env_steps": steps}, cpu="host", gpu=None))
+    cpu = cpu_from_host(synthetic.meta.host)
+    throughput = cpu.core_throughput(actors, cores)
+    if actors > cores:
+        assert throughput == pytest.approx(cores / cpu.shared_core_slowdown)
     d = T * (A + E_S) + AB
     release = (np.arange(actors) + 1) * D
     suffix = (actors - np.arange(actors)) * d
-    collect = max(float(np.max(release + d)), float(np.max(release + suffix / cores)))
+    collect = max(float(np.max(release + d)), float(np.max(release + suffix / throughput)))
     iteration = collect + actors * H + actors * L
     assert r.sim_time_s == pytest.approx(actors * U + K * iteration, rel=1e-9)
 
@@ -131,9 +138,10 @@ def test_central_inference_alternates_gpu_and_cores(synthetic):
     r = m.result(al.program(m))
     g = m.model("gpu")
     work = forward_work(PI, 1) + forward_work(V, 1)
-    fwd = float(g.op_seconds(OpColumns.of("act", flops=work.flops, bytes=work.bytes),
-                             layers=4)[0] + g.copy_seconds(16) + g.copy_seconds(12))
-    param = float(g.copy_seconds(4 * (n_params(PI) + n_params(V))))
+    fwd = float((g.copy_times(16) + g.op_times(OpColumns.of("act", flops=work.flops,
+                                                            bytes=work.bytes), layers=4)
+                 + g.copy_times(12)).wall_s[0])
+    param = float(g.copy_times(4 * (n_params(PI) + n_params(V))).wall_s)
     iteration = param + (T + 1) * fwd + T * E_S + H + L
     assert r.sim_time_s == pytest.approx(U + K * iteration, rel=1e-9)
     assert r.breakdown_s["inference_s"] == pytest.approx(K * (T + 1) * fwd, rel=1e-9)
@@ -250,7 +258,7 @@ def test_second_gpu_never_lowers_throughput(one_actor, actors, cores, learn):
 
     one, _ = run(1)
     two, m = run(2)
-    copy = float(m.model("gpu").copy_seconds(4 * m.trace.meta.workload_info["n_params"]))
+    copy = float(m.model("gpu").copy_times(4 * m.trace.meta.workload_info["n_params"]).wall_s)
     iterations = math.ceil(one.env_steps / (actors * 512))
     assert two.sim_time_s <= one.sim_time_s * (1 + 1e-2) + iterations * 2 * copy
     if actors >= 32 and cores >= 32 and "act on gpu" in one.bottleneck:
@@ -291,3 +299,24 @@ def test_async_learner_overlaps_collection_and_learning(one_actor):
         return simulate(one_actor, spec).env_steps_per_s
 
     assert rate("async") > rate("sync")
+
+
+def test_hidden_widths_rescale_the_learner_by_the_layer_formulas(synthetic):
+    base = simulate(synthetic, _host_spec(synthetic, actors=1, envs_per_actor=1, rollout_len=T))
+    same = simulate(synthetic, _host_spec(synthetic, actors=1, envs_per_actor=1,
+                                          rollout_len=T, hidden=[8]))
+    wide = simulate(synthetic, _host_spec(synthetic, actors=1, envs_per_actor=1,
+                                          rollout_len=T, hidden=[256, 256]))
+    assert same.breakdown_s["learn_s"] == pytest.approx(base.breakdown_s["learn_s"])
+    assert wide.breakdown_s["learn_s"] > base.breakdown_s["learn_s"]
+
+
+@pytest.mark.parametrize(("knobs", "needle"), [
+    ({"sync_interval": 4}, "workload.sync_interval: sync_interval needs learner 'async'"),
+    ({"resident_steps": 2}, "workload.resident_steps: resident_steps concerns a GPU"),
+    ({"gpu_swap": True}, "workload.gpu_swap: gpu_swap concerns a GPU learner"),
+])
+def test_knobs_the_placement_would_ignore_are_refused(synthetic, knobs, needle):
+    with pytest.raises(RldseError, match=needle) as err:
+        simulate(synthetic, _host_spec(synthetic, **knobs))
+    assert "\n" not in str(err.value)

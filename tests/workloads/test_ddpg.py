@@ -9,7 +9,14 @@ import pytest
 from rldse.errors import RldseError
 from rldse.trace import load_trace
 from rldse.workloads.common.base import CaptureConfig, no_progress
-from rldse.workloads.common.mlp import adam_work, backward_work, forward_work, n_params
+from rldse.workloads.common.mlp import (
+    adam_work,
+    backward_work,
+    cold,
+    elementwise,
+    forward_work,
+    n_params,
+)
 from rldse.workloads.offpolicy import ddpg
 
 ENV = "Pendulum-v1"
@@ -72,7 +79,7 @@ def test_trace_rows(short):
     assert info["transition_bytes"] == 4 * (2 * 3 + 1 + 1) + 1
     act = ops[ops["phase"] == "act"].sort_values("iter")
     assert (act["flops"].iloc[:200] == 0).all()
-    assert (act["flops"].iloc[200:] == forward_work([3, 64, 64, 1], 1).flops).all()
+    assert (act["flops"].iloc[200:] == forward_work([3, 64, 64, 1], 1, tanh=True).flops).all()
 
 
 def test_trace_round_trips(short, tmp_path):
@@ -83,17 +90,20 @@ def test_trace_round_trips(short, tmp_path):
 
 def test_learn_and_sync_work_match_mlp_formulas(short):
     actor, critic, b = [3, 64, 64, 1], [4, 64, 64, 1], 64
-    fa, fc = forward_work(actor, b), forward_work(critic, b)
-    parts = [fc, fa, fc, backward_work(critic, b), adam_work(n_params(critic)),
-             fa, fc, backward_work(critic, b, input_grad=True), backward_work(actor, b),
-             adam_work(n_params(actor))]
+    fa = forward_work(actor, b, tanh=True) + elementwise(b, 8 * b)  # bound · μ
+    fc = forward_work(critic, b) + elementwise(0, 8 * b * 4)  # concatenate [s, a]
+    parts = [fa, fc, elementwise(4 * b, 65 * b), fc, elementwise(2 * b, 36 * b),
+             backward_work(critic, b), adam_work(n_params(critic)),
+             fa, fc, elementwise(0, 4 * b), backward_work(critic, b, input_grad=True),
+             elementwise(b, 8 * b), backward_work(actor, b, tanh=True),
+             adam_work(n_params(actor)), cold(n_params(actor) + n_params(critic), 2)]
     learn = short.ops[short.ops["phase"] == "learn"]
     assert (learn["flops"] == sum(p.flops for p in parts)).all()
     assert (learn["bytes"] == sum(p.bytes for p in parts)).all()
     assert (learn["items"] == b).all()
     params = n_params(actor) + n_params(critic)
     sync = short.ops[short.ops["phase"] == "sync"]
-    assert (sync["flops"] == 3 * params).all() and (sync["bytes"] == 8 * params).all()
+    assert (sync["flops"] == 3 * params).all() and (sync["bytes"] == 28 * params).all()
 
 
 def test_same_seed_same_run(short):

@@ -8,9 +8,17 @@ import pytest
 from rldse.errors import RldseError
 from rldse.trace import load_trace
 from rldse.workloads.common.base import CaptureConfig
-from rldse.workloads.common.mlp import adam_work, backward_work, copy_work, forward_work, n_params
+from rldse.workloads.common.mlp import (
+    adam_work,
+    backward_work,
+    cold,
+    copy_work,
+    forward_work,
+    n_params,
+    n_tensors,
+)
 from rldse.workloads.common.recorder import Recorder
-from rldse.workloads.offpolicy.dqn import DQNConfig, capture, config_for, train
+from rldse.workloads.offpolicy.dqn import DQNConfig, capture, config_for, td_work, train
 
 WORK = ["items", "flops", "bytes", "touches"]
 
@@ -75,11 +83,12 @@ def test_learn_rows_equal_mlp_formulas(double):
     ops = capture(cfg).ops
     fwd = forward_work(sizes, batch)
     want = (3 if double else 2) * fwd.flops, (3 if double else 2) * fwd.bytes
-    bwd, adam = backward_work(sizes, batch), adam_work(n_params(sizes))
+    bwd, adam = backward_work(sizes, batch), adam_work(n_params(sizes), n_tensors(sizes))
+    td = td_work(batch, 2, double, weighted=False) + cold(n_params(sizes), 2)
     learn = ops[ops.phase == "learn"]
     assert len(learn) == sum(1 for s in range(100, 600) if s % 3 == 0)
-    assert set(learn.flops) == {want[0] + bwd.flops + adam.flops}
-    assert set(learn.bytes) == {want[1] + bwd.bytes + adam.bytes}
+    assert set(learn.flops) == {want[0] + bwd.flops + adam.flops + td.flops}
+    assert set(learn.bytes) == {want[1] + bwd.bytes + adam.bytes + td.bytes}
     assert set(learn["items"]) == {batch}
     act = ops[(ops.phase == "act") & (ops.flops > 0)]
     assert len(act) > 0 and set(act.flops) == {forward_work(sizes, 1).flops}

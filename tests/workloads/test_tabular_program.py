@@ -271,6 +271,11 @@ def test_events_grow_with_rounds_not_transitions():
     (lambda: offline_trace(), {"workload": {"agents": 20_000}}, "need at least as many"),
     (lambda: offline_trace(), {**PIM_HOST, "workload": {"transitions": 10**9, "agents": 64}},
      "exceed its MRAM"),
+    (lambda: offline_trace(), {"workload": {"dtype": "fp32"}},
+     "cannot predict an fp32 numpy loop from an int32 trace; capture with --dtype fp32"),
+    (lambda: online_trace(), {"workload": {"dtype": "int32"}},
+     "cannot predict an int32 numpy loop from an fp32 trace"),
+    (lambda: offline_trace(), {"workload": {"tasklets": 8}}, "tasklets are DPU threads"),
 ])
 def test_bad_requests_are_one_line_errors(trace, raw, needle):
     with pytest.raises(RldseError, match=needle) as err:

@@ -36,6 +36,10 @@ class ActorLearnerKnobs(Knobs):
                     "needs n + 1)")
     gpu_swap: bool | None = Field(default=None,
                                   description="swap GPU buffers to host memory instead of OOM")
+    hidden: list[int] | None = Field(
+        default=None, min_length=1, max_length=64,
+        description="widths of the hidden layers of both networks (the trace's unless set); "
+                    "learn work follows mlp.py's layer formulas and the host's GEMM curve")
 
 
 class ActorLearnerInfo(Info):

@@ -18,7 +18,7 @@ real parallel run. ``iter`` is the vector step (actors' act/env rows), the itera
 
 Work of ``learn`` is mlp.py's formulas: forward and backward of the policy and value
 networks on the minibatch, plus Adam over all parameters; the O(B·A) softmax, ratio and
-loss arithmetic is not counted, nor is the O(N) GAE pass.
+loss kernels are ppo_work.py's count; the O(N) GAE pass is not counted.
 
 ``program(machine)`` below is the simulated twin of this loop (rldse.sim.simulate runs it):
 see its docstring for what it models and what it merges.
@@ -40,6 +40,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from rldse.trace import Trace
+from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
 from rldse.workloads.common import base
 from rldse.workloads.common.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.common.mlp import (
@@ -49,7 +50,9 @@ from rldse.workloads.common.mlp import (
     Work,
     adam_work,
     backward_work,
+    cold,
     forward_work,
+    n_tensors,
 )
 from rldse.workloads.common.recorder import Recorder, rows_to_frame
 
@@ -125,7 +128,10 @@ class Policy:
     def learn_work(self, batch: int) -> Work:
         """mlp.py work of one minibatch step: both forwards, both backwards, Adam."""
         return (self.act_work(batch) + backward_work(self.pi_sizes, batch)
-                + backward_work(self.v_sizes, batch) + adam_work(self.n_params))
+                + backward_work(self.v_sizes, batch) + ppo_loss_work(batch, self.pi_sizes[-1])
+                + cold(self.n_params, 1)
+                + adam_work(self.n_params, n_tensors(self.pi_sizes) + n_tensors(self.v_sizes),
+                            clip=True))
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:

@@ -12,16 +12,20 @@ import pandas as pd
 
 from rldse.errors import RldseError
 from rldse.models import OpColumns
-from rldse.models.cpu import with_work
-from rldse.sim.machine import Cycle, Machine, Outcome
+from rldse.models.cpu import with_work, with_works
+from rldse.models.kinds import PartTime
+from rldse.sim.machine import Cycle, Machine, Outcome, SplitCycle
 from rldse.trace import Trace
+from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
 from rldse.workloads.common.mlp import (
     F32,
     Work,
     adam_work,
     backward_work,
+    cold,
     forward_work,
     n_params,
+    n_tensors,
 )
 
 #: Per transition: float32 obs, int32 action, float32 logp, reward, done and value.
@@ -92,11 +96,13 @@ def program(m: Machine) -> Outcome:
 
     Merged events (what no other process observes is one event). With local inference an iteration's collection is one
     event: actor a's rollout (its env steps, resets and acts) is one duration d_a from its
-    release r_a (when its parameters arrived), and the N rollouts share the C cores as an
-    ideal preemptive time-sharing OS would: the collection ends at
-    max(max_a r_a + d_a, max_k r_k + Σ_{j ≥ k} d_j / C) (releases sorted), the standard
-    lower bounds, tight for equal rollouts. Per-step interleaving and context-switch
-    overhead are not resolved. With central inference there is one event per batch (and
+    release r_a (when its parameters arrived), and the N rollouts share the C cores as a
+    preemptive time-sharing OS would: the collection ends at
+    max(max_a r_a + d_a, max_k r_k + Σ_{j ≥ k} d_j / throughput) (releases sorted), the
+    standard lower bounds, tight for equal rollouts, where throughput is C cores
+    (``CpuSpec.core_throughput``: with SMT's gain, and divided by the measured
+    shared-core slowdown when more rollouts than cores are runnable). Per-step
+    interleaving is not resolved. With central inference there is one event per batch (and
     one per idle wait of a server); actors are entries in the server's heap, not
     processes, so events grow with batches, not with actors × steps.
 
@@ -131,8 +137,21 @@ def program(m: Machine) -> Outcome:
     on the CPU); a per-send delivery includes the receiver's wake-up, so broadcasts to
     many actors are pessimistic; ``sync_interval`` matters only with ``async``.
     """
+    _refuse_ignored_knobs(m)
     sim = _Sim(m)
     return sim.run()
+
+
+def _refuse_ignored_knobs(m: Machine) -> None:
+    """One-line errors for knobs this placement would accept but not use."""
+    k, place = m.knobs, m.spec.placement
+    if k.learner == "sync" and k.sync_interval != 1:
+        raise RldseError("sync_interval needs learner 'async': the synchronous loop sends "
+                         "parameters every iteration", where="workload.sync_interval")
+    for name in ("resident_steps", "gpu_swap"):
+        if getattr(k, name) and place.learn != "gpu":
+            raise RldseError(f"{name} concerns a GPU learner's memory, but learn runs on "
+                             f"'{place.learn}'", where=f"workload.{name}")
 
 
 def _rescale(m: Machine, ops: OpColumns, flops: np.ndarray, bytes_: np.ndarray, items: float):
@@ -152,13 +171,22 @@ def _cycles(costs: np.ndarray, n: int, rng: np.random.Generator) -> list[Cycle]:
     return out
 
 
+def _split_cycles(host_s: np.ndarray, device_s: np.ndarray, wall_s: np.ndarray, n: int,
+                  rng: np.random.Generator) -> list[SplitCycle]:
+    """n split cycles over the same rows (one per actor), each from a seeded random row."""
+    return [SplitCycle(host_s, device_s, wall_s, int(rng.integers(len(wall_s))))
+            for _ in range(n)]
+
+
 def _act_work(pi: list[int], v: list[int], batch: int) -> Work:
     return forward_work(pi, batch) + forward_work(v, batch)
 
 
 def _learn_work(pi: list[int], v: list[int], batch: int) -> Work:
+    """One minibatch step of ppo.ppo_grads and Adam (with its clip norm)."""
     return (_act_work(pi, v, batch) + backward_work(pi, batch) + backward_work(v, batch)
-            + adam_work(n_params(pi) + n_params(v)))
+            + ppo_loss_work(batch, pi[-1]) + cold(n_params(pi) + n_params(v), 1)
+            + adam_work(n_params(pi) + n_params(v), n_tensors(pi) + n_tensors(v), clip=True))
 
 
 def trace_handoffs(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
@@ -213,7 +241,9 @@ class _Sim:
         self.obs_bytes = k.obs_bytes or self.t_obs_bytes
         obs_dim = max(1, math.ceil(self.obs_bytes / F32))
         self.t_pi, self.t_v = list(info["policy_sizes"]), list(info["value_sizes"])
-        self.pi, self.v = [obs_dim, *self.t_pi[1:]], [obs_dim, *self.t_v[1:]]
+        hidden = list(k.hidden) if k.hidden else self.t_pi[1:-1]
+        self.pi = [obs_dim, *hidden, self.t_pi[-1]]
+        self.v = [obs_dim, *hidden, self.t_v[-1]]
         self.params = n_params(self.pi) + n_params(self.v)
         self.layers = len(self.pi) - 1 + len(self.v) - 1  # both networks' layers
         self.S = self.N * self.E * self.T  # transitions per iteration
@@ -261,24 +291,30 @@ class _Sim:
         self._act_ops = self._act_rows(m)
         if not self.central:
             if place.act == "cpu":
-                act_s = cpu_model.op_seconds(self._act_ops)
-            else:
-                io = float(self.gpu.copy_seconds(self.E * self.obs_bytes)
-                           + self.gpu.copy_seconds(self.E * _ANSWER_BYTES))
-                act_s = self.gpu.op_seconds(self._act_ops, layers=self.layers) + io
-            self.act_c = _cycles(np.asarray(act_s), self.N, m.rng)
+                act_s = np.asarray(cpu_model.op_seconds(self._act_ops))
+                act = (act_s, np.zeros_like(act_s), act_s)
+            else:  # dispatch on the actor's core, kernels and copies on the GPU
+                t = (self.gpu.copy_times(self.E * self.obs_bytes)
+                     + self.gpu.op_times(self._act_ops, layers=self.layers)
+                     + self.gpu.copy_times(self.E * _ANSWER_BYTES))
+                act = (t.host_s, t.device_s, t.wall_s)
+            self.act_c = _split_cycles(*act, n=self.N, rng=m.rng)
         else:
             self.fwd = self._server_costs(m)
             self.step_list = (self.env_per_vstep + self.reset_per_vstep).tolist()
             self.step_pos = [c.pos for c in self.env_c]
             self.left = [0] * self.N
-        learn_ops = m.trace_ops("learn")
-        w = _learn_work(self.pi, self.v, self.mb)
-        learn_ops = _rescale(m, learn_ops, np.full(len(learn_ops), float(w.flops)),
-                             np.full(len(learn_ops), float(w.bytes)), self.mb)
-        learn_s = (self.gpu.op_seconds(learn_ops, layers=self.layers)
-                   if place.learn == "gpu" else cpu_model.op_seconds(learn_ops))
-        self.learn_c = Cycle(np.asarray(learn_s), int(m.rng.integers(len(learn_ops))))
+        learn_ops = m.trace_ops("learn")  # GEMMs by the curve (rldse.models.cpu.with_works)
+        learn_ops = with_works(cpu_model.host, learn_ops, _learn_work(self.pi, self.v, self.mb),
+                               [_learn_work(self.t_pi, self.t_v, int(b)) for b in learn_ops.items],
+                               self.mb)
+        start = int(m.rng.integers(len(learn_ops)))
+        if place.learn == "gpu":  # dispatch on the learner's core, kernels on the GPU
+            t = self.gpu.op_times(learn_ops, layers=self.layers)
+            self.learn_c = SplitCycle(t.host_s, t.device_s, t.wall_s, start)
+        else:
+            self.learn_c = SplitCycle.on_device(np.asarray(cpu_model.op_seconds(learn_ops)),
+                                                start)
         # IPC handoffs from the trace's clock (program docstring), per send / per rollout
         deliver, handoff = trace_handoffs(m.trace)
         if not len(deliver):
@@ -306,29 +342,32 @@ class _Sim:
         # ---- GPU memory and copies -------------------------------------------------------
         self.memory = _gpu_memory(self)
         g = self.gpu
-        self.param_copy_s = float(g.copy_seconds(F32 * self.params)) if g is not None else 0.0
+        self.param_copy_s = float(g.copy_times(F32 * self.params).wall_s) if g is not None \
+            else 0.0
         self.rollout_copy_s = 0.0
         self.swap_s = 0.0
         if place.learn == "gpu":
             if self.memory.swapped:
                 per_mb = self.mb * (self.obs_bytes + _MINIBATCH_SCALARS * F32)
-                self.swap_s = float(self.n_mb * g.copy_seconds(per_mb))
+                self.swap_s = float(self.n_mb * g.copy_times(per_mb).wall_s)
             elif self.W < self.T:  # streamed through the resident window, every epoch
                 windows = math.ceil(self.T / self.W)
                 per = self.N * self.payload / windows
                 self.rollout_copy_s = float(
-                    self.epochs * g.copy_seconds(np.full(windows, per)).sum()
-                    + g.copy_seconds(self.N * self.E * self.obs_bytes))
+                    self.epochs * g.copy_times(np.full(windows, per)).wall_s.sum()
+                    + g.copy_times(self.N * self.E * self.obs_bytes).wall_s)
             else:
-                self.rollout_copy_s = float(g.copy_seconds(
-                    self.N * (self.payload + self.E * self.obs_bytes)))
+                self.rollout_copy_s = float(g.copy_times(
+                    self.N * (self.payload + self.E * self.obs_bytes)).wall_s)
         # ---- bookkeeping -----------------------------------------------------------------
         self.busy = dict.fromkeys(("env_step", "env_reset", "act"), 0.0)
         self.wait = dict.fromkeys(("wait:learner", "wait:cores", "wait:inference"), 0.0)
-        self.learner_t = dict.fromkeys(("sync", "rollout_add", "learn", "wait:actors"), 0.0)
+        self.learner_t = dict.fromkeys(("sync", "rollout_add", "dispatch", "learn",
+                                        "wait:actors"), 0.0)
         self.parts = dict.fromkeys(("startup_s", "rollout_s", "sync_s", "handoff_s", "learn_s",
                                     "copy_s", "swap_s", "inference_s"), 0.0)
         self.act_count = 0
+        self.act_dispatch = 0.0  # GPU inference: the actors' or servers' dispatch, core-seconds
         self.batches = 0
 
     # ---- costs ------------------------------------------------------------------------
@@ -336,13 +375,17 @@ class _Sim:
         """The trace's act rows with their work at this system's envs per actor and
         observation size: per-step rows run both networks, bootstrap rows the value one."""
         ops = m.trace_ops("act")
-        boot = ops.flops == forward_work(self.t_v, self.t_envs).flops
+        t_full = _act_work(self.t_pi, self.t_v, self.t_envs)
+        t_value = forward_work(self.t_v, self.t_envs)
+        boot = ops.flops == t_value.flops
         full, value = _act_work(self.pi, self.v, self.E), forward_work(self.v, self.E)
-        return _rescale(m, ops, np.where(boot, value.flops, full.flops),
-                        np.where(boot, value.bytes, full.bytes), self.E)
+        return with_works(m.model("cpu").host, ops, [value if b else full for b in boot],
+                          [t_value if b else t_full for b in boot], self.E)
 
     def _server_costs(self, m: Machine) -> list[float]:
-        """Seconds of one server batch of b actors (b·E observations), b = 0..N."""
+        """Seconds of one server batch of b actors (b·E observations), b = 0..N. On a GPU
+        also sets ``fwd_device``: the GPU's share of each (the rest is the server
+        process dispatching, on a core of its own)."""
         b = np.arange(self.N + 1)
         B = np.maximum(b * self.E, 1)
         w = [_act_work(self.pi, self.v, int(x)) for x in B]
@@ -350,16 +393,20 @@ class _Sim:
         bytes_ = np.array([x.bytes for x in w], np.float64)
         if self.place.act == "gpu":
             ops = OpColumns.of("act", items=B, flops=flops, bytes=bytes_)
-            cost = (self.gpu.op_seconds(ops, layers=self.layers)
-                    + self.gpu.copy_seconds(B * self.obs_bytes)
-                    + self.gpu.copy_seconds(B * _ANSWER_BYTES))
+            t = (self.gpu.copy_times(B * self.obs_bytes)
+                 + self.gpu.op_times(ops, layers=self.layers)
+                 + self.gpu.copy_times(B * _ANSWER_BYTES))
+            cost = t.wall_s
+            self.fwd_device = np.where(b > 0, t.device_s, 0.0).tolist()
+            self.fwd_host = np.where(b > 0, t.host_s, 0.0).tolist()
         else:  # the trace's per-step act, rescaled to the batch, on one CPU core
             a = self._act_ops
             full = a.flops == np.max(a.flops)
             host = float(np.mean(a.host_dur_s[full]))
             ref = OpColumns.of("act", items=self.E, flops=float(a.flops[full][0]),
                                bytes=float(a.bytes[full][0]), host_dur_s=np.full(len(b), host))
-            cost = m.model("cpu").op_seconds(_rescale(m, ref, flops, bytes_, 1))
+            cost = m.model("cpu").op_seconds(with_works(
+                m.model("cpu").host, ref, w, _act_work(self.pi, self.v, self.E), B))
         cost = np.asarray(cost, np.float64)
         cost[0] = 0.0
         return cost.tolist()
@@ -424,24 +471,35 @@ class _Sim:
             t = self.cpu.book(t, h, "rollout_add")
             self.parts["handoff_s"] += h
             self.learner_t["rollout_add"] += h
-            t1 = t
-            pre = self.rollout_copy_s + self.swap_s
+            t1, dispatched = t, self.learner_t["dispatch"]
+            pre = PartTime.serial(0.0, self.rollout_copy_s + self.swap_s)
             if self.interleave:  # inference shares this GPU: one booking per minibatch
                 yield env.timeout(t - env.now)
-                t = self.learner_dev.book(t, pre, "learn")
+                t = self._learn(t, pre)
                 for _ in range(self.n_mb):
                     yield env.timeout(t - env.now)
-                    t = self.learner_dev.book(t, self.learn_c.take(1), "learn")
+                    t = self._learn(t, self.learn_c.take(1))
             else:
-                t = self.learner_dev.book(t, pre + self.learn_c.take(self.n_mb), "learn")
+                t = self._learn(t, pre + self.learn_c.take(self.n_mb))
             self.parts["learn_s"] += t - t1
             self.parts["copy_s"] += self.rollout_copy_s
             self.parts["swap_s"] += self.swap_s
-            self.learner_t["learn"] += t - t1
+            self.learner_t["learn"] += t - t1 - (self.learner_t["dispatch"] - dispatched)
             last = it + 1 == self.iterations
             if not last and (not self.asynchronous or (it + 1) % k.sync_interval == 0):
                 t = self._publish(it + 1, t, local)
             yield env.timeout(t - env.now)
+
+    def _learn(self, t: float, work: PartTime) -> float:
+        """Learner work from t: the device part on the learner's device, a GPU's dispatch
+        on a CPU core (the learner process's); returns when it is done."""
+        end = t + work.wall_s
+        if work.device_s > 0:
+            end = max(end, self.learner_dev.book(t, work.device_s, "learn"))
+        if work.host_s > 0:
+            end = max(end, self.cpu.book(t, work.host_s, "dispatch"))
+            self.learner_t["dispatch"] += work.host_s
+        return end
 
     def _actors(self):
         env = self.m.env
@@ -467,28 +525,36 @@ class _Sim:
         """One iteration's collection with local inference: one event (program docstring)."""
         T, N, C = self.T, self.N, self.C
         env_s = np.array([c.take(T) for c in self.env_c])
-        act_s = np.array([c.take(T + 1) for c in self.act_c])
+        acts = [c.take(T + 1) for c in self.act_c]
+        act_s = np.array([a.wall_s for a in acts])
         reset = T * self.reset_per_vstep
-        cpu_part = env_s + reset
-        if self.place.act == "cpu":
-            cpu_part = cpu_part + act_s
+        # on the actor's core: env steps, and the whole act (CPU) or its dispatch (GPU)
+        cpu_part = env_s + reset + np.array([a.host_s for a in acts])
         order = np.argsort(r, kind="stable")
         rs, ds = r[order], cpu_part[order]
         end = float(np.max(rs + ds))
-        if N > C:
+        if N > C:  # the cores' work bound: rollouts beyond the cores share them
             suffix = np.cumsum(ds[::-1])[::-1]
-            end = max(end, float(np.max(rs + suffix / C)))
-        if self.place.act == "gpu":  # each actor's forwards, queued on gpu0 as one block
-            g = float(act_s.sum())
-            end = max(end, float(np.max(r + cpu_part + act_s)),
+            # core-equivalents the n rollouts released at or after each release get: an
+            # extra SMT thread adds smt_gain of a core; beyond the hardware threads the OS
+            # time-slices at the measured shared-core slowdown (CpuSpec.core_throughput)
+            spec = self.m.model("cpu").spec
+            cap = np.array([spec.core_throughput(n, C) if n > C else C
+                            for n in range(N, 0, -1)])
+            end = max(end, float(np.max(rs + suffix / cap)))
+        if self.place.act == "gpu":  # each actor's kernels, queued on gpu0 as one block
+            g = float(sum(a.device_s for a in acts))
+            end = max(end, float(np.max(r + env_s + reset + act_s)),
                       self.m.gpus[0].book(float(r.min()), g, "act"))
         busy = float(cpu_part.sum())
         self.busy["env_step"] += float(env_s.sum())
         self.busy["env_reset"] += reset * N
         self.busy["act"] += float(act_s.sum())
+        self.act_dispatch += float(sum(a.host_s for a in acts)) if self.place.act == "gpu" \
+            else 0.0
         self.act_count += N * (T + 1)
-        self.wait["wait:cores"] += max(0.0, float(np.sum(end - r)) - busy
-                                       - (float(act_s.sum()) if self.place.act == "gpu" else 0))
+        own = float(np.sum(env_s + reset + act_s))
+        self.wait["wait:cores"] += max(0.0, float(np.sum(end - r)) - own)
         if self.m.timeline is not None:  # the cores' merged load, for the Chrome trace
             per = busy / min(N, C)
             for lane in range(min(N, C)):
@@ -524,7 +590,8 @@ class _Sim:
         n_costs = len(costs)
         reset = self.reset_per_vstep
         heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
-        wait_inf = wait_cores = act_t = env_busy = infer = 0.0
+        wait_inf = wait_cores = act_t = env_busy = infer = dispatch = 0.0
+        fwd_device, fwd_host = (self.fwd_device, self.fwd_host) if not on_cpu else ((), ())
         steps = batches = 0
         last = float(r.min())
         while heap:
@@ -552,8 +619,9 @@ class _Sim:
                     end = start + dur
                     heapreplace(lanes, (end, lane))
                     tl.append(("cpu", lane, "act", start, dur))
-            else:
-                end = dev.book(now, dur, "act")
+            else:  # the server's dispatch runs on its own core; kernels and copies on dev
+                end = max(now + dur, dev.book(now, fwd_device[b], "act"))
+                dispatch += fwd_host[b]
             infer += dur
             act_t += (end - now) * b
             batches += 1
@@ -593,6 +661,7 @@ class _Sim:
         self.wait["wait:cores"] += wait_cores
         self.parts["inference_s"] += infer
         self.batches += batches
+        self.act_dispatch += dispatch
         if on_cpu:
             self.cpu.account("act", infer, batches)
         return last
@@ -612,6 +681,8 @@ class _Sim:
         act_dev = self.place.act
         if not self.central and act_dev == "cpu":
             self.cpu.account("act", self.busy["act"], self.act_count)
+        if self.act_dispatch:  # GPU inference: its dispatch kept the issuing cores busy
+            self.cpu.account("dispatch", self.act_dispatch, 0)
         clock.spend("actor", "env_step", "cpu", self.busy["env_step"], vsteps)
         if self.busy["env_reset"]:
             clock.spend("actor", "env_reset", "cpu", self.busy["env_reset"], 0)
@@ -624,13 +695,15 @@ class _Sim:
             if t > 0:
                 dev = "any" if phase.startswith("wait:") else (
                     learner_dev if phase == "learn" else "cpu")
-                clock.spend("learner", phase, dev, t, it if phase != "learn" else it * self.n_mb)
+                count = it * self.n_mb if phase == "learn" else 0 if phase == "dispatch" else it
+                clock.spend("learner", phase, dev, t, count)
         parts = {k: v for k, v in self.parts.items() if v > 0 or k in (
             "rollout_s", "sync_s", "learn_s")}
         parts["iter_s"] = (m.env.now - self.parts["startup_s"]) / it
         mem = self.memory
         return Outcome(env_steps=steps, updates=it * self.n_mb, breakdown_s=parts,
                        gpu_memory_peak_bytes=int(mem.peak), swapped_bytes=int(mem.swapped),
+                       host_memory_bytes=host_memory(self),
                        checks={"gpu_memory": mem.ok} if m.gpus else {})
 
 
@@ -672,7 +745,10 @@ class UnitCosts:
     cores: int  # CPU cores the actors get
     env_step_s: float  # one vector step of an actor's envs on a core, resets included
     act_s: list[float]  # central: one inference batch of b actors (index b); local: [0, one act]
-    learn_step_s: float  # one minibatch step on the learner's device
+    act_device_s: list[float]  # the same, the GPU's share (0 on a CPU)
+    learn_step_s: float  # one minibatch step on the learner's device (wall)
+    learn_step_device_s: float  # the same, the device's share (a GPU's kernels; the wall
+    # on a CPU), the rest being the learner core's dispatch
     minibatch: int
     epochs: int
     handoff_s: float  # the learner receiving one rollout (on its CPU core)
@@ -683,12 +759,19 @@ class UnitCosts:
 def unit_costs(m: Machine) -> UnitCosts:
     """Mean costs of program(m)'s work units on machine m (see UnitCosts)."""
     s = _Sim(m)
-    act = s.fwd if s.central else [0.0, float(np.mean([c.mean_s for c in s.act_c]))]
+    if s.central:
+        act = s.fwd
+        act_device = s.fwd_device if s.place.act == "gpu" else [0.0] * len(s.fwd)
+    else:
+        act = [0.0, float(np.mean([c.mean_s for c in s.act_c]))]
+        act_device = [0.0, float(np.mean([c.device.mean_s for c in s.act_c]))]
     on_gpu0 = s.place.learn == "gpu" and s.place.act == "gpu"  # gpu0 serves inference too
     return UnitCosts(
         actors=s.N, envs_per_actor=s.E, rollout_len=s.T, cores=s.C,
         env_step_s=float(np.mean(s.env_per_vstep)) + s.reset_per_vstep,
-        act_s=[float(a) for a in act], learn_step_s=s.learn_c.mean_s, minibatch=s.mb,
+        act_s=[float(a) for a in act], act_device_s=[float(a) for a in act_device],
+        learn_step_s=s.learn_c.mean_s, learn_step_device_s=s.learn_c.device.mean_s,
+        minibatch=s.mb,
         epochs=s.epochs, handoff_s=s.recv_c.mean_s, sync_s=s.send_c.mean_s,
         inference_on_learner_gpu=on_gpu0)
 
@@ -726,3 +809,23 @@ def _gpu_memory(s: _Sim) -> GpuMemory:
                     "minibatch copy")
         mem = GpuMemory(mem.buffers, cap, sum(mem.buffers[k] for k in streamed))
     return mem
+
+
+def host_memory(s: _Sim) -> int:
+    """Bytes program(m) keeps in host DRAM at its peak (the ``host_memory`` check): every
+    actor process's rollout buffer (E envs × T steps of observation and 5 scalars, and the
+    bootstrap observations), kept for the run; and the learner's side. A CPU learner holds
+    parameters, gradients and Adam state, the whole rollout with 7 scalars per transition,
+    the bootstrap observations, a minibatch copy and its activations; a GPU learner holds
+    the received rollouts until they are copied, or, with ``gpu_swap``, the buffers it
+    streams from host memory (the larger of the two), and a host copy of the parameters
+    for the broadcast."""
+    actors = s.N * (s.payload + s.E * s.obs_bytes)
+    if s.place.learn == "cpu":
+        widths = sum(s.pi[1:]) + sum(s.v[1:])
+        learner = (4 * F32 * s.params + s.S * (s.obs_bytes + _PER_TRANSITION_SCALARS * F32)
+                   + s.N * s.E * s.obs_bytes + s.mb * (s.obs_bytes + _MINIBATCH_SCALARS * F32)
+                   + 2 * s.mb * widths * F32)
+    else:
+        learner = max(actors, s.memory.swapped) + F32 * s.params
+    return int(actors + learner)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, field_validator
 
 from rldse.workloads import Info, Knobs, Workload, register
 
@@ -29,6 +29,17 @@ class OffPolicyKnobs(Knobs):
                                       description="learner updates between parameter sends")
     gpu_swap: bool | None = Field(default=None, description="keep a replay buffer larger than "
                                   "GPU memory in host memory and copy each batch in")
+    hidden: list[int] | None = Field(
+        default=None, min_length=1, max_length=64,
+        description="widths of the hidden layers of every network (the trace's unless set); "
+                    "work follows mlp.py's layer formulas and the host's GEMM curve")
+
+    @field_validator("hidden")
+    @classmethod
+    def _widths(cls, v: list[int] | None) -> list[int] | None:
+        if v is not None and not all(1 <= w <= 2**16 for w in v):
+            raise ValueError("every width must be 1-65536")
+        return v
 
 
 class DQNInfo(Info):
@@ -64,7 +75,8 @@ def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[st
     return {"env_steps": trace.env_steps,
             "actors": 1, "batch_size": info.batch_size, "replay_capacity": info.replay_capacity,
             "learn_every": info.learn_every, "learner": "sync", "sync_interval": 1,
-            "gpu_swap": False}
+            "gpu_swap": False,
+            "hidden": list((getattr(info, "layer_sizes", None) or info.actor_sizes)[1:-1])}
 
 
 PLACEMENTS = {"act": ("cpu", "gpu"), "learn": ("cpu", "gpu", "table"), "replay": ("*",)}

@@ -6,8 +6,8 @@ no forward, during warm-up), ``env_step``, ``replay_add``; ``env_reset`` at epis
 Every ``learn_every`` steps after warm-up: ``replay_sample``, ``learn`` (one critic and one
 actor gradient step) and ``sync`` (Polyak update of both target networks).
 
-Work of ``learn`` is the sum of mlp.py's formulas (see ``learn_work``); the O(B) TD target
-and loss arithmetic is not counted. The replay buffer is a small local ring: replay.py's
+Work of ``learn`` is the sum of mlp.py's formulas and the kernels around them (see
+``learn_work``). The replay buffer is a small local ring: replay.py's
 buffers store discrete actions, DDPG's are vectors. It counts bytes the way replay.py
 does: a transition is T = 2·obs_dim·4 + act_dim·4 + 4 + 1 bytes (obs and next obs, float32
 action, float32 reward, bool done); an add reads and writes it (2·T); a sample of B writes
@@ -34,9 +34,12 @@ from rldse.workloads.common.mlp import (
     Work,
     adam_work,
     backward_work,
-    copy_work,
+    cold,
+    elementwise,
     forward_work,
     n_params,
+    n_tensors,
+    vector,
 )
 from rldse.workloads.common.recorder import NullRecorder, Recorder
 from rldse.workloads.common.replay import OpWork
@@ -44,6 +47,7 @@ from rldse.workloads.offpolicy import program as offpolicy
 from rldse.workloads.offpolicy.loop import capture_trace, train_offpolicy
 
 POLYAK_FLOPS_PER_PARAM = 3  # target·(1 − τ), τ·online, add
+POLYAK_BYTES_PER_PARAM = 28  # 8 + 8 + 12 (sync_work)
 INDEX_BYTES = 8  # int64 sampled index
 DONE_BYTES = 1  # bool
 
@@ -137,7 +141,7 @@ class DDPGAgent:
         self.actor_opt = Adam(self.actor.params, lr=cfg.actor_lr)
         self.critic_opt = Adam(self.critic.params, lr=cfg.critic_lr)
         self.replay = UniformRing(min(cfg.buffer_size, cfg.steps), obs_dim, act_dim)
-        self.act_work = forward_work(self.actor_sizes, 1)
+        self.act_work = forward_work(self.actor_sizes, 1, tanh=True)
         self.learn_work = learn_work(self.actor_sizes, self.critic_sizes, cfg.batch_size)
         self.sync_work = sync_work(self.actor_sizes, self.critic_sizes)
 
@@ -208,20 +212,39 @@ class DDPGAgent:
 
 
 def learn_work(actor_sizes: list[int], critic_sizes: list[int], batch: int) -> Work:
-    """mlp.py work of one `DDPGAgent.learn`: the critic step, then the actor step."""
-    actor_fwd, critic_fwd = forward_work(actor_sizes, batch), forward_work(critic_sizes, batch)
-    critic_step = (critic_fwd + actor_fwd + critic_fwd  # Q(s,a); target μ(s'); target Q
-                   + backward_work(critic_sizes, batch) + adam_work(n_params(critic_sizes)))
+    """mlp.py work of one `DDPGAgent.learn`: the critic step, then the actor step, with the
+    kernels around the networks, per sample (o observation, a action numbers): bound · μ
+    (8·a bytes, each time the actor runs), the concatenation [s, a] (8·(o + a), each time
+    the critic runs on one), the TD target r + γ·(1 − done)·Q' (65: 9 + 16 + 20 + 20,
+    float64 after 1 − done), the loss gradient (2/B)·(Q − y) (36), the ascent vector (4)
+    and bound · dQ/da (8·a); and the cold state (mlp.cold)."""
+    o, a, b = actor_sizes[0], actor_sizes[-1], batch
+    actor_fwd = forward_work(actor_sizes, b, tanh=True) + elementwise(b * a, 8 * b * a)
+    critic_fwd = forward_work(critic_sizes, b) + elementwise(0, 8 * b * (o + a))
+    critic_step = (actor_fwd + critic_fwd  # target μ'(s'), Q'(s', μ'(s'))
+                   + elementwise(4 * b, 65 * b, 4)  # y
+                   + critic_fwd  # Q(s, a)
+                   + elementwise(2 * b, 36 * b, 2)  # (2/B)·(Q − y)
+                   + backward_work(critic_sizes, b)
+                   + adam_work(n_params(critic_sizes), n_tensors(critic_sizes)))
     actor_step = (actor_fwd + critic_fwd  # μ(s); Q(s, μ(s))
-                  + backward_work(critic_sizes, batch, input_grad=True)  # dQ/da
-                  + backward_work(actor_sizes, batch) + adam_work(n_params(actor_sizes)))
-    return critic_step + actor_step
+                  + elementwise(0, 4 * b)  # the ascent vector
+                  + backward_work(critic_sizes, b, input_grad=True)  # dQ/da
+                  + elementwise(b * a, 8 * b * a)  # bound · dQ/da
+                  + backward_work(actor_sizes, b, tanh=True)
+                  + adam_work(n_params(actor_sizes), n_tensors(actor_sizes)))
+    state = cold(n_params(actor_sizes) + n_params(critic_sizes), 2)  # nets and targets
+    return critic_step + actor_step + state
 
 
 def sync_work(actor_sizes: list[int], critic_sizes: list[int]) -> Work:
-    """Polyak update of both targets: 3 flops per parameter, bytes as mlp.copy_work."""
+    """Polyak update of both targets (`MLP.copy_from` with τ < 1), per parameter:
+    target ·= 1 − τ (8 bytes), τ · online (8), target += (12): 3 flops, 28 bytes, 3 calls
+    per parameter array."""
     params = n_params(actor_sizes) + n_params(critic_sizes)
-    return Work(POLYAK_FLOPS_PER_PARAM * params, copy_work(params).bytes)
+    tensors = n_tensors(actor_sizes) + n_tensors(critic_sizes)
+    return vector(POLYAK_FLOPS_PER_PARAM * params, POLYAK_BYTES_PER_PARAM * params,
+                  3 * tensors)
 
 
 def train(cfg: DDPGConfig, rec: Recorder | NullRecorder | None = None,
@@ -266,14 +289,26 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
 # ---- the simulated twin --------------------------------------------------------------
 
 def program(m: Machine) -> Outcome:
-    """DDPG on a simulated machine: the shared off-policy loop with DDPG's shapes."""
-    actor, critic = m.info("actor_sizes"), m.info("critic_sizes")
+    """DDPG on a simulated machine: the shared off-policy loop with DDPG's shapes; the knob
+    ``hidden`` sets both networks' hidden widths (work by mlp.py's formulas)."""
+    t_actor, t_critic = m.info("actor_sizes"), m.info("critic_sizes")
+    offpolicy.refuse_ignored_knobs(m, {"batch_size": m.info("batch_size"),
+                                       "replay_capacity": m.info("replay_capacity"),
+                                       "hidden": list(t_actor[1:-1])})
+    actor = [t_actor[0], *m.knobs.hidden, t_actor[-1]]
+    critic = [t_critic[0], *m.knobs.hidden, t_critic[-1]]
+    batch0 = m.info("batch_size")
     shape = offpolicy.Shape(
-        batch=m.info("batch_size"), learn_every=m.info("learn_every"),
+        batch=batch0, learn_every=m.info("learn_every"),
         capacity=m.info("replay_capacity"), transition_bytes=m.info("transition_bytes"),
         obs_bytes=4 * m.info("obs_dim"), act_layers=len(actor) - 1,
-        learn_layers=len(actor) - 1 + len(critic) - 1, act_params=m.info("actor_n_params"),
-        learn_params=m.info("actor_n_params") + m.info("critic_n_params"),
+        learn_layers=len(actor) - 1 + len(critic) - 1, act_params=n_params(actor),
+        learn_params=n_params(actor) + n_params(critic),
         target_sync_steps=None, prioritized=False, learning_starts=m.info("warmup_steps"),
-        learn_work=lambda batch: learn_work(actor, critic, batch))
+        learn_work=lambda batch: learn_work(actor, critic, batch),
+        trace_works={"learn": learn_work(t_actor, t_critic, batch0),
+                     "act": forward_work(t_actor, 1, tanh=True),
+                     "sync": sync_work(t_actor, t_critic)},
+        works={"act": forward_work(actor, 1, tanh=True), "sync": sync_work(actor, critic)},
+        trace_batch=batch0, trace_capacity=m.info("replay_capacity"))
     return offpolicy.program(m, shape)

@@ -12,8 +12,8 @@ their totals per item go to ``workload_info["amper"]`` for the simulated program
 
 Work of ``learn`` is the sum of mlp.py's formulas: forward of the online net on s,
 forward of the target net on s' (and of the online net on s' for double DQN), backward
-of the online net, Adam over its parameters. The O(B·A) TD target and loss arithmetic
-(well under 0.1 % of it) is not counted.
+of the online net, Adam over its parameters, and the TD target and loss kernels
+(``td_work``).
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import gymnasium as gym
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from rldse.errors import RldseError
 from rldse.sim.machine import Machine, Outcome
 from rldse.trace import Trace
 from rldse.workloads.common import base
@@ -34,9 +35,12 @@ from rldse.workloads.common.mlp import (
     Work,
     adam_work,
     backward_work,
+    cold,
     copy_work,
+    elementwise,
     forward_work,
     n_params,
+    n_tensors,
 )
 from rldse.workloads.common.recorder import NullRecorder, Recorder
 from rldse.workloads.common.replay import Batch, OpWork, PrioritizedReplay, UniformReplay
@@ -131,7 +135,8 @@ class DQNAgent:
             self.replay = UniformReplay(cfg.buffer_size, obs_dim, rng)
         self.n_params = self.online.n_params
         self.act_work = forward_work(self.sizes, 1)
-        self.learn_work = learn_work(self.sizes, cfg.batch_size, cfg.double)
+        self.learn_work = learn_work(self.sizes, cfg.batch_size, cfg.double,
+                                     cfg.replay != "uniform")
         self.sync_work = copy_work(self.n_params)
         self._rows = np.arange(cfg.batch_size)
 
@@ -209,11 +214,30 @@ class DQNAgent:
             rec.add("sync", t0, step, items=1, bytes=self.sync_work.bytes, dtype="none")
 
 
-def learn_work(sizes: list[int], batch: int, double: bool) -> Work:
-    """mlp.py work of one update: forwards on s and s' (twice for double), backward, Adam."""
+def learn_work(sizes: list[int], batch: int, double: bool, weighted: bool = False) -> Work:
+    """mlp.py work of one update: forwards on s and s' (twice for double), backward, Adam,
+    the TD target and loss kernels (``td_work``) and the cold state (mlp.cold)."""
     fwd = forward_work(sizes, batch)
-    work = fwd + fwd + backward_work(sizes, batch) + adam_work(n_params(sizes))
+    work = (fwd + fwd + backward_work(sizes, batch)
+            + adam_work(n_params(sizes), n_tensors(sizes))
+            + td_work(batch, sizes[-1], double, weighted)
+            + cold(n_params(sizes), 2))  # online and target
     return work + fwd if double else work
+
+
+def td_work(batch: int, n_actions: int, double: bool, weighted: bool) -> Work:
+    """The kernels of `DQNAgent.learn` besides the networks, per sample (A actions),
+    bytes read + written as the numpy calls run them: max over actions (4·A + 4); 1 − done
+    (1 + 8, float64 from here on); · γ (16); · v' (20); r + (20); the gather q[rows, a]
+    (8 + 4 + 4 + 4); − y (20); zeros_like(q) (4·A); / B (16); the scatter into dq
+    (8 + 4 + 8 + 4): 8·A + 149 bytes, A + 6 flops, 11 calls. Double DQN adds the argmax
+    (4·A + 8) and its gather (24); PER weights multiply (20)."""
+    per_bytes, per_flops, calls = 8 * n_actions + 149, n_actions + 6, 11
+    if double:
+        per_bytes, calls = per_bytes + 4 * n_actions + 32, calls + 2
+    if weighted:
+        per_bytes, per_flops, calls = per_bytes + 20, per_flops + 1, calls + 1
+    return elementwise(batch * per_flops, batch * per_bytes, calls)
 
 
 def train(cfg: DQNConfig, rec: Recorder | NullRecorder | None = None,
@@ -283,27 +307,41 @@ def capture_config(dcfg: DQNConfig, progress: Progress = no_progress) -> Trace:
 # ---- the simulated twin --------------------------------------------------------------
 
 def program(m: Machine) -> Outcome:
-    """DQN on a simulated machine: the shared off-policy loop with DQN's shapes."""
-    sizes, double = m.info("layer_sizes"), m.info("double")
-    learn_every = m.info("learn_every")
+    """DQN on a simulated machine: the shared off-policy loop with DQN's shapes; the knob
+    ``hidden`` sets the network's hidden widths (work by mlp.py's formulas)."""
+    t_sizes, double = m.info("layer_sizes"), m.info("double")
+    offpolicy.refuse_ignored_knobs(m, {"batch_size": m.info("batch_size"),
+                                       "replay_capacity": m.info("replay_capacity"),
+                                       "hidden": list(t_sizes[1:-1])})
+    sizes = [t_sizes[0], *m.knobs.hidden, t_sizes[-1]]
+    weighted, batch0 = m.info("replay") != "uniform", m.info("batch_size")
+    learn_every, params = m.info("learn_every"), n_params(sizes)
     shape = offpolicy.Shape(
-        batch=m.info("batch_size"), learn_every=learn_every,
+        batch=batch0, learn_every=learn_every,
         capacity=m.info("replay_capacity"), transition_bytes=m.info("transition_bytes"),
         obs_bytes=4 * m.info("obs_dim"), act_layers=len(sizes) - 1,
-        learn_layers=len(sizes) - 1, act_params=m.info("n_params"),
-        learn_params=m.info("n_params"),
+        learn_layers=len(sizes) - 1, act_params=params, learn_params=params,
         target_sync_steps=m.info("target_sync"),
-        prioritized=m.info("replay") != "uniform", learning_starts=m.info("learning_starts"),
-        learn_work=lambda batch: learn_work(sizes, batch, double),
+        prioritized=weighted, learning_starts=m.info("learning_starts"),
+        learn_work=lambda batch: learn_work(sizes, batch, double, weighted),
+        trace_works={"learn": learn_work(t_sizes, batch0, double, weighted),
+                     "act": forward_work(t_sizes, 1), "sync": copy_work(n_params(t_sizes))},
+        works={"act": forward_work(sizes, 1), "sync": copy_work(params)},
+        trace_batch=batch0, trace_capacity=m.info("replay_capacity"),
         **_am_work(m.trace.meta.workload_info))
     return offpolicy.program(m, shape)
 
 
 def _am_work(info: dict[str, Any]) -> dict[str, float]:
-    """AMPER traces: measured TCAM searches per sampled item and rows written per updated
-    item, for the program's associative-memory branch (others keep its defaults of 1)."""
+    """AMPER traces: measured TCAM searches per sampled item, candidate-set entries read
+    per item and rows written per updated item, for the program's associative-memory
+    branch (others keep its defaults: one search, no candidate set, one row)."""
     amper = info.get("amper")
     if not amper:
         return {}
+    if "candidates_per_item" not in amper:
+        raise RldseError("trace: workload_info.amper has no 'candidates_per_item' (an AMPER "
+                         "trace from an older rldse; capture it again)")
     return {"am_searches_per_item": float(amper["searches_per_item"]),
-            "am_writes_per_update_item": float(amper["writes_per_update_item"])}
+            "am_writes_per_update_item": float(amper["writes_per_update_item"]),
+            "am_candidates_per_item": float(amper["candidates_per_item"])}

@@ -18,27 +18,36 @@ never gets ahead of the data: it counts only transitions whose steps have finish
 With replay on the CPU the inserts are the actors' own work (on their cores, as in the
 real loop); on a GPU or TCAM the RM inserts each batch of new transitions at once.
 
+GPU work has two sides (rldse.models.gpu): the framework's dispatch, booked on the
+issuing core (an actor's own core for `act: gpu`; the learner's or the replay manager's
+core for `learn`/`replay: gpu`), and the kernels, booked on the GPU; an operation ends
+after the later of the two (``Machine.drive``). A launch-bound learner is therefore
+paced by its core ("dispatch" in the bottleneck) while the GPU idles between kernels.
+
 Merged events: an actor's chunk of steps is booked as one job per device it uses (its
-core for env steps, and the GPU for its batch-1 inferences when `act: gpu`), so events
-grow with chunks and updates, not with steps. Per-step GPU/CPU interleaving inside a
-chunk is not resolved: a chunk's inferences queue on the GPU as one block.
+core for env steps and dispatch, and the GPU for its batch-1 inferences' kernels when
+`act: gpu`), so events grow with chunks and updates, not with steps. Per-step GPU/CPU
+interleaving inside a chunk is not resolved: a chunk's kernels queue on the GPU as one
+block, and the chunk lasts at least its steps' env + insert + act wall time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from rldse.errors import RldseError
 from rldse.models import OpColumns
-from rldse.models.cpu import roofline_seconds, with_work
-from rldse.models.kinds import ReplayJob
+from rldse.models.cpu import roofline_seconds, with_work, with_works
+from rldse.models.kinds import PartTime, ReplayJob
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
-from rldse.sim.machine import Cycle, Machine, Outcome
+from rldse.sim.machine import Machine, Outcome, SplitCycle
 from rldse.system import HOST_KIND
 from rldse.workloads.common.mlp import F32, Work
+from rldse.workloads.offpolicy import replay_cost
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,13 @@ class Shape:
     learn_work: Callable[[int], Work]  # analytic work of one update at a batch size
     am_searches_per_item: float = 1.0  # replay on am: TCAM searches per sampled item
     am_writes_per_update_item: float = 1.0  # replay on am: rows written per updated item
+    am_candidates_per_item: float = 0.0  # replay on am: candidate-set entries read per item
+    # the formulas' work of the trace's rows (at its shapes and batch) and, for the phases
+    # whose work does not follow the batch, at this system's shapes: what _rescaled needs
+    trace_works: dict[str, Work] = field(default_factory=dict)
+    works: dict[str, Work] = field(default_factory=dict)
+    trace_batch: int = 0  # the trace's batch and capacity (replay rows were measured there)
+    trace_capacity: int = 0
 
 
 class _Costs:
@@ -72,48 +88,70 @@ class _Costs:
 
     # -- trace rows of a phase, with batch-dependent work rescaled to this batch --------
     def _rescaled(self, phase: str, work: Work | None) -> OpColumns:
-        ops = self.m.trace_ops(phase)
-        if work is None:
+        """Learn, act and sync rows by the formulas' work (rldse.models.cpu.with_works);
+        replay rows on the CPU by capacity and batch (replay_cost)."""
+        ops, sh = self.m.trace_ops(phase), self.shape
+        host = self.m.model("cpu").host
+        if phase.startswith("replay_") and sh.trace_capacity:
+            return replay_cost.rescaled(host, ops, phase, sh.transition_bytes, sh.prioritized,
+                                        (sh.trace_capacity, self.m.knobs.replay_capacity),
+                                        (sh.trace_batch, self.batch),
+                                        (self.m.trace.env_steps, self.m.knobs.env_steps))
+        new, old = work or sh.works.get(phase), sh.trace_works.get(phase)
+        if new is None:
             return ops
-        return with_work(self.m.model("cpu").host, ops, float(work.flops), float(work.bytes),
-                         self.batch)
+        if old is None:  # a Shape without the trace's works: the rows' counted flops, bytes
+            return with_work(host, ops, float(new.flops), float(new.bytes), self.batch)
+        did = (ops.flops > 0) | (ops.bytes > 0)  # exploring acts ran no network
+        items = self.batch if phase == "learn" else ops.items
+        return with_works(host, ops, new, old, items, did)
 
-    def cycle(self, phase: str, kind: str, work: Work | None = None) -> Cycle:
+    def cycle(self, phase: str, kind: str, work: Work | None = None) -> SplitCycle:
+        """The phase's rows on part ``kind``: on a GPU, the issuing core's dispatch and the
+        kernels (rldse.models.gpu); on a CPU, time on the core itself."""
         ops = self._rescaled(phase, work)
+        start = int(self.m.rng.integers(len(ops)))
         if kind != "gpu":
-            costs = self.m.model(kind).op_seconds(ops)
-        elif phase == "act":
-            # greedy steps run the network on the GPU, with the observation in and the
-            # action out; exploring steps (no flops: no network) stay on the actor's core
-            on_gpu = self.gpu.op_seconds(ops, layers=self.shape.act_layers) + self.copy_s(
-                self.shape.obs_bytes) + self.copy_s(F32)
-            costs = np.where(ops.flops > 0, on_gpu, self.m.model("cpu").op_seconds(ops))
-        else:
-            costs = self.gpu.op_seconds(ops, layers=self.shape.learn_layers)
-        return Cycle(np.asarray(costs), start=int(self.m.rng.integers(len(ops))))
+            return SplitCycle.on_device(np.asarray(self.m.model(kind).op_seconds(ops)), start)
+        if phase != "act":
+            t = self.gpu.op_times(ops, layers=self.shape.learn_layers)
+            return SplitCycle(t.host_s, t.device_s, t.wall_s, start)
+        # greedy steps run the network on the GPU, with the observation in and the action
+        # out; exploring steps (no flops: no network) stay on the actor's core
+        t = (self.gpu.copy_times(self.shape.obs_bytes)
+             + self.gpu.op_times(ops, layers=self.shape.act_layers)
+             + self.gpu.copy_times(F32))
+        on_core = np.asarray(self.m.model("cpu").op_seconds(ops))
+        greedy = ops.flops > 0
+        return SplitCycle(np.where(greedy, t.host_s, on_core), np.where(greedy, t.device_s, 0.0),
+                          np.where(greedy, t.wall_s, on_core), start)
 
-    def copy_s(self, nbytes: float) -> float:
-        return float(self.gpu.copy_seconds(nbytes)) if self.gpu is not None else 0.0
+    def copy(self, nbytes: float) -> PartTime:
+        """One host↔device copy (nothing without a GPU)."""
+        return self.gpu.copy_times(nbytes).total() if self.gpu is not None else _NOTHING
+
+
+_NOTHING = PartTime(0.0, 0.0, 0.0)
 
 
 class _Fixed:
-    """A constant per-operation cost with the `take(k)` interface of a Cycle."""
+    """A constant per-operation cost with the `take(k)` interface of a SplitCycle."""
 
-    def __init__(self, value_s: float) -> None:
-        self.value_s = value_s
+    def __init__(self, value: PartTime) -> None:
+        self.value = value
 
-    def take(self, k: int) -> float:
-        return k * self.value_s
+    def take(self, k: int) -> PartTime:
+        return self.value * k
 
 
 class _Plus:
     """Another cost plus a constant per operation (e.g. a swap-in before each sample)."""
 
-    def __init__(self, base, extra_s: float) -> None:
-        self.base, self.extra_s = base, extra_s
+    def __init__(self, base, extra: PartTime) -> None:
+        self.base, self.extra = base, extra
 
-    def take(self, k: int) -> float:
-        return self.base.take(k) + k * self.extra_s
+    def take(self, k: int) -> PartTime:
+        return self.base.take(k) + self.extra * k
 
 
 @dataclass
@@ -122,15 +160,15 @@ class _LearnerCosts:
 
     rm: Device
     learner: Device
-    sample: _Fixed | Cycle
-    update: _Fixed | Cycle | None  # None: uniform replay, no priority update
-    learn: _Fixed | Cycle
-    sync: Cycle | None  # target-network sync (schedule: Shape.target_sync_steps)
+    sample: _Fixed | SplitCycle
+    update: _Fixed | SplitCycle | None  # None: uniform replay, no priority update
+    learn: _Fixed | SplitCycle
+    sync: SplitCycle | None  # target-network sync (schedule: Shape.target_sync_steps)
     actors_insert: bool  # replay in host memory: actors pay their own inserts
-    insert: Callable[[int], float] = lambda n: 0.0  # RM cost of inserting n new transitions
-    batch_copy_s: float = 0.0  # host replay -> GPU learner
-    td_copy_s: float = 0.0  # GPU learner -> host replay, for priorities
-    param_copy_s: float = 0.0  # learner -> actors on another device
+    insert: Callable[[int], PartTime] = lambda n: _NOTHING  # RM inserting n new transitions
+    batch_copy: PartTime = _NOTHING  # host replay -> GPU learner
+    td_copy: PartTime = _NOTHING  # GPU learner -> host replay, for priorities
+    param_copy: PartTime = _NOTHING  # learner -> actors on another device
 
 
 def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
@@ -143,16 +181,19 @@ def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
         # PEARL's protocol on measured tables: one sample, update, insert and learn per
         # iteration, at the table's latencies; links and target syncs are not in its model
         t = m.spec.table
-        insert_s = m.table_seconds(t.replay, "replay_add")  # one primitive per iteration
+        def measured(row: str, phase: str) -> PartTime:
+            return PartTime.serial(0.0, m.table_seconds(row, phase))
+
+        insert = measured(t.replay, "replay_add")  # one primitive per iteration
         return _LearnerCosts(
             rm=m.device(f"table:{t.replay}"), learner=m.device(f"table:{t.learn}"),
-            sample=_Fixed(m.table_seconds(t.replay, "replay_sample")),
-            update=_Fixed(m.table_seconds(t.replay, "replay_update")),
-            learn=_Fixed(m.table_seconds(t.learn, "learn")), sync=None, actors_insert=False,
-            insert=lambda n: insert_s)
+            sample=_Fixed(measured(t.replay, "replay_sample")),
+            update=_Fixed(measured(t.replay, "replay_update")),
+            learn=_Fixed(measured(t.learn, "learn")), sync=None, actors_insert=False,
+            insert=lambda n: insert)
     learner = m.placed("learn")
     lc = _LearnerCosts(
-        rm=m.placed("replay"), learner=learner, sample=_Fixed(0.0), update=None,
+        rm=m.placed("replay"), learner=learner, sample=_Fixed(_NOTHING), update=None,
         learn=costs.cycle("learn", place.learn, shape.learn_work(batch)),
         sync=costs.cycle("sync", place.learn) if _rows(m, "sync") else None,
         actors_insert=place.replay == HOST_KIND)
@@ -167,11 +208,27 @@ def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
             lc.update = _Fixed(rmm.replay_seconds(job, "update", 1))
         lc.insert = lambda n: rmm.replay_seconds(job, "insert", n)
     if place.learn == "gpu" and place.replay != "gpu":
-        lc.batch_copy_s = costs.copy_s(bytes_batch)
-        lc.td_copy_s = costs.copy_s(batch * F32) if lc.update is not None else 0.0
+        lc.batch_copy = costs.copy(bytes_batch)
+        lc.td_copy = costs.copy(batch * F32) if lc.update is not None else _NOTHING
     if place.learn != place.act:
-        lc.param_copy_s = costs.copy_s(shape.act_params * F32)
+        lc.param_copy = costs.copy(shape.act_params * F32)
     return lc
+
+
+def refuse_ignored_knobs(m: Machine, trace_knobs: dict[str, object]) -> None:
+    """One-line errors for knobs this placement would accept but not use: ``gpu_swap``
+    without replay on a GPU; on measured tables (fixed latencies) any knob that changes
+    the work from the trace's (``trace_knobs``: knob → the trace's value)."""
+    k, place = m.knobs, m.spec.placement
+    if k.gpu_swap and place.replay != "gpu":
+        raise RldseError(f"gpu_swap swaps a GPU replay buffer, but replay runs on "
+                         f"'{place.replay}'", where="workload.gpu_swap")
+    if "table" in (place.replay, place.learn):
+        for name, value in trace_knobs.items():
+            if getattr(k, name) != value:
+                raise RldseError(f"a measured table's latencies were taken at the trace's "
+                                 f"{name} ({value}); it cannot predict {getattr(k, name)}",
+                                 where=f"workload.{name}")
 
 
 def replay_job(m: Machine, shape: Shape, batch: int, capacity: int) -> ReplayJob:
@@ -182,7 +239,8 @@ def replay_job(m: Machine, shape: Shape, batch: int, capacity: int) -> ReplayJob
     return ReplayJob(batch=batch, capacity=capacity, transition_bytes=shape.transition_bytes,
                      prioritized=shape.prioritized, host_gather_s=gather_s,
                      searches_per_item=shape.am_searches_per_item,
-                     writes_per_update_item=shape.am_writes_per_update_item)
+                     writes_per_update_item=shape.am_writes_per_update_item,
+                     candidates_per_item=shape.am_candidates_per_item)
 
 
 def _reset_s_per_step(m: Machine) -> float:
@@ -207,6 +265,10 @@ def program(m: Machine, shape: Shape) -> Outcome:
     cpu = m.device("cpu")
     gpu = m.gpus[0] if m.gpus else None
     cores = Lanes(min(k.cores or cpu.lanes, cpu.lanes))  # the actors' cores
+    # the cores the learner and the replay manager issue from (sync: one process, whose
+    # core the actors' rounds leave free while it learns)
+    learner_core = Lanes(1)
+    rm_core = Lanes(1) if k.learner == "async" else learner_core
     rm_overlaps = k.learner == "async"
 
     # ---- per-operation costs -------------------------------------------------------
@@ -230,7 +292,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
     swapped = 0
     if not gpu_ok and k.gpu_swap and place.replay == "gpu":
         swapped = capacity * shape.transition_bytes
-        lc.sample = _Plus(lc.sample, costs.copy_s(batch * shape.transition_bytes))
+        lc.sample = _Plus(lc.sample, costs.copy(batch * shape.transition_bytes))
     checks = {"gpu_memory": gpu_ok or bool(swapped)} if costs.gpu is not None else {}
     if job is not None:
         checks.update(m.model(place.replay).replay_checks(job))
@@ -258,24 +320,30 @@ def program(m: Machine, shape: Shape) -> Outcome:
         return state["steps"] // shape.target_sync_steps - state["syncs"]
 
     def actor_chunk(a: int, n: int) -> float:
-        """Book actor a's next n steps on a core (and the GPU if it infers there) from now;
-        return when they end."""
+        """Book actor a's next n steps from now: env steps, inserts and the act's host part
+        (the whole act on a CPU, the dispatch and copies of a GPU act) on its core, the
+        act's kernels on the GPU; each step waits for its action, so the chunk lasts at
+        least env + insert + act wall time. Returns when it ends."""
         t0 = env.now
         s_reset = n * reset_s_per_step
-        s_env, s_act = step_c[a].take(n) + s_reset, act_c[a].take(n)
+        s_env, act = step_c[a].take(n) + s_reset, act_c[a].take(n)
         s_add = add_cpu[a].take(n) if lc.actors_insert else 0.0
-        on_core = s_env + s_add + (s_act if place.act == "cpu" else 0.0)
-        end = cpu.book_on(cores, t0, on_core, "env_step")
-        if place.act == "gpu":
-            end = gpu.book(end, s_act, "act")
+        on_core = s_env + s_add + (act.host_s if place.act == "gpu" else act.wall_s)
+        own = s_env + s_add + act.wall_s
+        end = max(cpu.book_on(cores, t0, on_core, "env_step"), t0 + own)
+        if place.act == "gpu" and act.device_s > 0:
+            end = max(end, gpu.book(t0, act.device_s, "act"))
         clock.spend("actor", "env_step", "cpu", s_env - s_reset, n)
         if s_reset:
             clock.spend("actor", "env_reset", "cpu", s_reset, 0)
-        clock.spend("actor", "act", place.act, s_act, n)
+        if place.act == "gpu":
+            clock.spend("actor", "dispatch", "cpu", act.host_s, 0)
+            clock.spend("actor", "act", "gpu", act.wall_s - act.host_s, n)
+        else:
+            clock.spend("actor", "act", place.act, act.wall_s, n)
         if s_add:
             clock.spend("actor", "replay_add", "cpu", s_add, n)
-        clock.spend("actor", "wait:device", "any", max(0.0, end - t0 - on_core -
-                                                       (s_act if place.act == "gpu" else 0)), 0)
+        clock.spend("actor", "wait:device", "any", max(0.0, end - t0 - own), 0)
         return end
 
     def update(t: float) -> float:
@@ -283,37 +351,30 @@ def program(m: Machine, shape: Shape) -> Outcome:
         another, as the real loop does. Async: PEARL's overlap of RM and learner."""
         if state["first_update_s"] is None:
             state["first_update_s"] = t
-        s_sample = lc.sample.take(1)
-        t_s = rm.book(t, s_sample, "replay_sample")
-        clock.spend(rm_worker, "replay_sample", place.replay, s_sample)
+        t_s = m.drive(rm, t, lc.sample.take(1), "replay_sample", rm_worker, cpu, rm_core)
         # learner branch: batch copy, gradient step, target sync, parameters to actors
-        s_learn = lc.batch_copy_s + lc.learn.take(1)
-        t_l = learner_dev.book(t_s, s_learn, "learn")
-        own_s = s_learn
+        learn = lc.batch_copy + lc.learn.take(1)
+        t_l = m.drive(learner_dev, t_s, learn, "learn", "learner", cpu, learner_core)
+        own_s = learn.wall_s
         state["updates"] += 1
         syncs = due_syncs()
         if syncs:
-            s_sync = lc.sync.take(syncs)
+            sync = lc.sync.take(syncs)
             state["syncs"] += syncs
-            t_l = learner_dev.book(t_l, s_sync, "sync")
-            clock.spend("learner", "sync", place.learn, s_sync, syncs)
-            own_s += s_sync
-        if lc.param_copy_s and state["updates"] % k.sync_interval == 0:
-            t_l = learner_dev.book(t_l, lc.param_copy_s, "sync")
-            clock.spend("learner", "sync", place.learn, lc.param_copy_s)
-            own_s += lc.param_copy_s
-        clock.spend("learner", "learn", place.learn, s_learn)
+            t_l = m.drive(learner_dev, t_l, sync, "sync", "learner", cpu, learner_core, syncs)
+            own_s += sync.wall_s
+        if lc.param_copy.wall_s and state["updates"] % k.sync_interval == 0:
+            t_l = m.drive(learner_dev, t_l, lc.param_copy, "sync", "learner", cpu, learner_core)
+            own_s += lc.param_copy.wall_s
         # RM branch: priority update, then the inserts gathered since the last update
         t_r = t_s if rm_overlaps else t_l
         if lc.update is not None:
-            s_upd = lc.td_copy_s + lc.update.take(1)
-            t_r = rm.book(t_r, s_upd, "replay_update")
-            clock.spend(rm_worker, "replay_update", place.replay, s_upd)
+            t_r = m.drive(rm, t_r, lc.td_copy + lc.update.take(1), "replay_update", rm_worker,
+                          cpu, rm_core)
         n_ins, state["pending_inserts"] = state["pending_inserts"], 0
-        s_ins = lc.insert(n_ins)
-        if s_ins:
-            t_r = rm.book(t_r, s_ins, "replay_add")
-            clock.spend(rm_worker, "replay_add", place.replay, s_ins, n_ins)
+        ins = lc.insert(n_ins)
+        if ins.wall_s:
+            t_r = m.drive(rm, t_r, ins, "replay_add", rm_worker, cpu, rm_core, n_ins)
         end = max(t_l, t_r)
         if rm_overlaps:  # the learner's own time beyond its work is waiting on others
             clock.spend("learner", "wait:device", "any", max(0.0, end - t - own_s), 0)
@@ -386,4 +447,22 @@ def program(m: Machine, shape: Shape) -> Outcome:
                                     / state["updates"])
     return Outcome(env_steps=state["steps"], updates=state["updates"], breakdown_s=breakdown,
                    gpu_memory_peak_bytes=int(need - swapped),
-                   swapped_bytes=int(swapped), checks=checks)
+                   swapped_bytes=int(swapped), checks=checks,
+                   host_memory_bytes=host_memory_bytes(m, shape, capacity, batch, swapped))
+
+
+def host_memory_bytes(m: Machine, shape: Shape, capacity: int, batch: int,
+                      swapped: int) -> int:
+    """Bytes the off-policy loop keeps in host DRAM (the ``host_memory`` check): the replay
+    buffer, capacity × transition bytes, unless it lives on a GPU without swapping (on a
+    TCAM or FPGA only keys or priorities are on the part; the transitions stay in host
+    memory); every actor's copy of its policy's parameters; and a CPU learner's parameters,
+    gradients and Adam state with its batch and activations (first order, as on a GPU), or
+    a GPU learner's host copy of the parameters it sends."""
+    place, k = m.spec.placement, m.knobs
+    replay = capacity * shape.transition_bytes if place.replay != "gpu" or swapped else 0
+    if place.learn == "gpu":
+        learner = shape.learn_params * F32
+    else:
+        learner = 4 * shape.learn_params * F32 + 4 * batch * shape.transition_bytes
+    return int(replay + learner + k.actors * shape.act_params * F32)

@@ -40,6 +40,15 @@ PIPE_ROUND_TRIP = Param(30e-6, "s", "measured: multiprocessing Pipe send + recv 
                         (10e-6, 100e-6))
 FORK = Param(2e-3, "s", "measured: starting one forked worker process took 1.5 ms on the "
              "development host", (0.5e-3, 20e-3))
+#: Host memory of Python-held data (CPython 64-bit object sizes, sys.getsizeof): a list
+#: entry is an 8 B pointer, an int object 28 B (ints below 257 are shared), a float 24 B.
+PY_TRANSITION_BYTES = Param(112, "B", "a transition in the CPU workers' Python lists: 4 "
+                            "pointers (32 B), a float reward (24 B) and up to two int states "
+                            "(28 B each; shared when below 257)", (56, 112))
+PY_LOG_STEP_BYTES = Param(120, "B", "an online step in the transition log's 5 lists: 5 "
+                          "pointers (40 B), a float reward (24 B) and up to two int states "
+                          "(28 B each); actions and done flags are shared small objects",
+                          (64, 120))
 #: GPU twin: what one update costs on a thread's dependent chain.
 GPU_DEPENDENT_LOADS = Param(2, "count", "global loads in sequence per update: the "
                             "transition, then the Q entries at the states it names (a plain "
@@ -97,6 +106,9 @@ class _Offline:
 def program(m: Machine) -> Outcome:
     """The tabular loop on machine ``m``, on the device kind placed for ``q_update``."""
     kind = m.kind_of("q_update")
+    if m.knobs.tasklets is not None and kind != "pim":
+        raise RldseError(f"tasklets are DPU threads: q_update runs on '{kind}', which has none",
+                         where="workload.tasklets")
     if m.trace.meta.workload_info.get("mode") == "online":
         if kind != HOST_KIND:
             raise RldseError(f"'{kind}' runs offline (SwiftRL-style) tabular traces only; this "
@@ -218,14 +230,15 @@ def _cpu_program(m: Machine, sh: _Offline) -> Outcome:
     Then the host averages (``_aggregate_s``) and runs its per-round glue, plus the pipe
     traffic when W > 1. Before round 0 the chunks are loaded (the trace's time before its
     first update, per transition, split over the workers, plus a fork per worker). Untimed
-    glue is measured host time, scaled like interpreter time. ``dtype`` cannot change a
-    CPU's cost here: the trace measured its own number format.
+    glue is measured host time, scaled like interpreter time. A ``dtype`` other than the
+    trace's is refused: the trace measured its own number format.
 
     More workers than cores share them (the OS time-slices processes): a round's agents
     then take max(the busiest worker, all workers' work / cores), not a FIFO queue of
     whole workers. A trace captured with more workers than its host had CPUs measured its
     updates while sharing, so its costs are divided by workers / CPUs first.
     """
+    _same_dtype_on_cpu(m)
     info, k = m.trace.meta.workload_info, m.knobs
     env, clock, cpu, cm = m.env, m.clock, m.device("cpu"), m.model("cpu")
     workers = min(k.cores or int(info["workers"]), sh.agents)
@@ -279,7 +292,19 @@ def _cpu_program(m: Machine, sh: _Offline) -> Outcome:
 
     env.process(host())
     env.run()
-    return Outcome(env_steps=sh.updates, updates=sh.updates, breakdown_s=split)
+    host_b = (sh.transitions * (OFFLINE_TRANSITION_BYTES + PY_TRANSITION_BYTES.value)
+              + (sh.agents + workers + 1) * sh.q_bytes)
+    return Outcome(env_steps=sh.updates, updates=sh.updates, breakdown_s=split,
+                   host_memory_bytes=int(host_b))
+
+
+def _same_dtype_on_cpu(m: Machine) -> None:
+    """The CPU twin replays the trace's measured numpy loop: another number format is not
+    something it can predict (int32 runs were measured 1.4x slower than fp32)."""
+    want, got = m.knobs.dtype, str(m.trace.meta.workload_info["dtype"])
+    if want and want != got:
+        raise RldseError(f"the CPU model cannot predict an {want} numpy loop from an {got} "
+                         f"trace; capture with --dtype {want}", where="workload.dtype")
 
 
 # ---- GPU: one thread per agent ----------------------------------------------------------
@@ -293,30 +318,35 @@ def _gpu_program(m: Machine, sh: _Offline) -> Outcome:
     A thread's transitions form a dependent chain: each update loads its transition, then
     the Q entries at the states it names (row s' for the max, Q[s,a]), then computes the
     max over actions and the TD step, and stores Q[s,a], which the next update may read.
-    So an update costs GPU_DEPENDENT_LOADS global-memory latencies (the part's
-    ``mem_latency_ns``, a miss to device memory: a pessimistic bound when the tables stay
-    in L2; set it lower to model hits) plus its flops as dependent ALU ops
-    (GPU_DEPENDENT_OP each). The kernel takes launch + max(longest chain, the roofline of
-    all updates' flops and bytes): the GPU model's kernel form with the chain as its
-    latency term, like its sum-tree descent. Copies: the dataset in once, the final table
-    out once (``copy_seconds``). Memory: dataset + every agent's table + the average.
-    Sources: GPU_DEPENDENT_* above, and rldse/models/gpu.py for launch, latency, roofline.
+    So an update costs GPU_DEPENDENT_LOADS loads in sequence: the transition from device
+    memory (the part's ``mem_latency_ns``), then the Q entries, at the L2 latency
+    (``l2_latency_ns``) when every agent's table fits in L2 (``l2_bytes``), else device
+    memory; plus its flops as dependent ALU ops (GPU_DEPENDENT_OP each). The kernel is one
+    hand-written CUDA launch per round (SwiftRL's GPU baseline; no framework dispatch):
+    its device time is the kernel overhead + max(longest chain, the roofline of all
+    updates' flops and bytes): the GPU model's kernel form with the chain as its latency
+    term, like its sum-tree descent. Copies: the dataset in once, the final table out once
+    (``copy_times``). Memory: dataset + every agent's table + the average. Sources:
+    GPU_DEPENDENT_* above, and rldse/models/gpu.py for overheads, latencies, roofline.
     """
     env, clock, gm = m.env, m.clock, m.model("gpu")
     gpu = m.gpus[0]
     dtype = sh.dtype
     chunk = -(-sh.transitions // sh.agents) * sh.passes_per_round
-    per_update_s = (GPU_DEPENDENT_LOADS.value * gm.spec.mem_latency_ns * 1e-9
+    tables_in_l2 = (sh.agents + 1) * sh.q_bytes <= gm.spec.l2_bytes
+    table_ns = gm.spec.l2_latency_ns if tables_in_l2 else gm.spec.mem_latency_ns
+    per_update_s = ((gm.spec.mem_latency_ns + (GPU_DEPENDENT_LOADS.value - 1) * table_ns) * 1e-9
                     + sh.flops_per * GPU_DEPENDENT_OP.value)
     n_round = sh.transitions * sh.passes_per_round
-    roof_s = float(gm.kernel_seconds(0, n_round * sh.flops_per,
-                                     n_round * sh.bytes_per + sh.agents * sh.q_bytes, dtype))
-    kernel_s = float(gm.kernel_seconds(1, 0, 0)) + max(chunk * per_update_s, roof_s)
+    roof_s = float(gm.kernel_times(0, n_round * sh.flops_per,
+                                   n_round * sh.bytes_per + sh.agents * sh.q_bytes,
+                                   dtype).device_s)
+    kernel_s = gm.spec.kernel_overhead_s + max(chunk * per_update_s, roof_s)
     cells = sh.n_states * sh.n_actions
-    average_s = float(gm.kernel_seconds(1, (sh.agents + 1) * cells,
-                                        sh.q_bytes * (sh.agents + 1), dtype))
-    h2d_s = float(gm.copy_seconds(sh.transitions * OFFLINE_TRANSITION_BYTES))
-    d2h_s = float(gm.copy_seconds(sh.q_bytes))
+    average_s = float(gm.kernel_times(1, (sh.agents + 1) * cells,
+                                      sh.q_bytes * (sh.agents + 1), dtype).device_s)
+    h2d_s = float(gm.copy_times(sh.transitions * OFFLINE_TRANSITION_BYTES).wall_s)
+    d2h_s = float(gm.copy_times(sh.q_bytes).wall_s)
     need = sh.transitions * OFFLINE_TRANSITION_BYTES + (sh.agents + 1) * sh.q_bytes
 
     def host():
@@ -337,7 +367,8 @@ def _gpu_program(m: Machine, sh: _Offline) -> Outcome:
     split = {"h2d_s": h2d_s, "kernel_s": kernel_s * sh.rounds,
              "average_s": average_s * sh.rounds, "d2h_s": d2h_s}
     return Outcome(env_steps=sh.updates, updates=sh.updates, breakdown_s=split,
-                   gpu_memory_peak_bytes=int(need), checks={"gpu_memory": bool(gm.fits(need))})
+                   gpu_memory_peak_bytes=int(need), checks={"gpu_memory": bool(gm.fits(need))},
+                   host_memory_bytes=int(sh.transitions * OFFLINE_TRANSITION_BYTES + sh.q_bytes))
 
 
 # ---- PIM: SwiftRL on UPMEM ----------------------------------------------------------------
@@ -438,9 +469,12 @@ def _pim_program(m: Machine, sh: _Offline) -> Outcome:
     swap_s = agents_per_dpu * float(pm.mram_seconds(table, min(table, 2048))
                                     + pm.mram_seconds(table, min(table, 2048), write=True))
     kernel_s = body_s + swap_s
-    load_s = float(pm.cpu_to_dpu_seconds(busiest * OFFLINE_TRANSITION_BYTES, dpus, "parallel"))
-    bcast_s = float(pm.cpu_to_dpu_seconds(sh.q_bytes, dpus, "broadcast"))
-    gather_s = float(pm.dpu_to_cpu_seconds(agents_per_dpu * sh.q_bytes, dpus, "parallel"))
+    host_gbs = m.model("cpu").spec.host_bw_gbs  # all ranks together (rldse.models.pim)
+    load_s = float(pm.cpu_to_dpu_seconds(busiest * OFFLINE_TRANSITION_BYTES, dpus, "parallel",
+                                         host_gbs=host_gbs))
+    bcast_s = float(pm.cpu_to_dpu_seconds(sh.q_bytes, dpus, "broadcast", host_gbs=host_gbs))
+    gather_s = float(pm.dpu_to_cpu_seconds(agents_per_dpu * sh.q_bytes, dpus, "parallel",
+                                           host_gbs=host_gbs))
     cells = sh.n_states * sh.n_actions
     average_s = float(m.model("cpu").roofline_seconds((sh.agents + 1) * cells,
                                                       sh.q_bytes * (sh.agents + 1)))
@@ -475,7 +509,10 @@ def _pim_program(m: Machine, sh: _Offline) -> Outcome:
                 * dpus, 0)
     instructions = sh.updates * pm.instructions(mix, sh.dtype)
     pim.add_action_energy("dpu_instructions", float(pm.instruction_joules(instructions)))
-    return Outcome(env_steps=sh.updates, updates=sh.updates, breakdown_s=split)
+    # host DRAM: the dataset, every DPU's gathered tables and their average
+    host_b = sh.transitions * OFFLINE_TRANSITION_BYTES + (dpus * agents_per_dpu + 1) * sh.q_bytes
+    return Outcome(env_steps=sh.updates, updates=sh.updates, breakdown_s=split,
+                   host_memory_bytes=int(host_b))
 
 
 # ---- online: one agent stepping its env ---------------------------------------------------
@@ -489,6 +526,7 @@ def _online_program(m: Machine) -> Outcome:
     k, env, clock, cpu = m.knobs, m.env, m.clock, m.device("cpu")
     if k.agents not in (None, 1):
         raise RldseError(f"workload.agents: online tabular traces run one agent, got {k.agents}")
+    _same_dtype_on_cpu(m)
     ops = m.trace.ops
     trace_steps = m.trace.env_steps
     steps = k.env_steps or trace_steps
@@ -517,7 +555,9 @@ def _online_program(m: Machine) -> Outcome:
 
     env.process(agent())
     env.run()
-    return Outcome(env_steps=steps, updates=steps)
+    q_bytes = Q_BYTES * int(m.info("n_states")) * int(m.info("n_actions"))
+    return Outcome(env_steps=steps, updates=steps,
+                   host_memory_bytes=int(steps * PY_LOG_STEP_BYTES.value + q_bytes))
 
 
 #: The offline twin of each kind the tabular family places q_update on; the registry's
