@@ -60,6 +60,8 @@ class Bands:
     params: tuple[UncertainParam, ...]
     points: np.ndarray  # n × len(params) sampled values
     metrics: dict[str, tuple[float, float, float]]
+    runs: dict[str, np.ndarray]  # every metric's n values, in design order: two systems
+    # sampled with the same parameters and seed pair up draw by draw
 
     def to_dict(self) -> dict[str, Any]:
         return {"n": self.n, "seed": self.seed, "method": "LatinHypercube (scipy.stats.qmc)",
@@ -156,12 +158,15 @@ def bands(trace: Trace, spec: Any, n: int, seed: int = 0) -> Bands:
         result = simulate(trace, sampled_spec(spec, trace, params, row), seed=seed)
         runs.append(_numeric(result.metrics()))
     keys = [k for k in runs[0] if all(k in r for r in runs)]
-    metrics = {}
-    for key in keys:
-        q = np.percentile(np.array([r[key] for r in runs], dtype=np.float64), PERCENTILES)
-        q = np.maximum.accumulate(q)  # ordered even where interpolation rounds
-        metrics[key] = (float(q[0]), float(q[1]), float(q[2]))
-    return Bands(n, seed, tuple(params), points, metrics)
+    values = {k: np.array([r[k] for r in runs], dtype=np.float64) for k in keys}
+    metrics = {k: percentiles(v) for k, v in values.items()}
+    return Bands(n, seed, tuple(params), points, metrics, values)
+
+
+def percentiles(values: np.ndarray) -> tuple[float, float, float]:
+    """p5, p50, p95 of ``values``, ordered even where interpolation rounds."""
+    q = np.maximum.accumulate(np.percentile(np.asarray(values, np.float64), PERCENTILES))
+    return float(q[0]), float(q[1]), float(q[2])
 
 
 def _numeric(metrics: dict[str, Any]) -> dict[str, float]:

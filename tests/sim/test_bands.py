@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from rldse.cli import main
-from rldse.sim.bands import bands, design, uncertain_params
+from rldse.sim.bands import bands, design, percentiles, uncertain_params
 from rldse.system import load_spec
 from rldse.trace import load_trace
 
@@ -81,3 +81,14 @@ def test_bands_must_be_positive(capsys):
     code = main(["simulate", DQN, "--system", DGX, "--bands", "0"])
     err = capsys.readouterr().err
     assert code == 2 and "--bands 0" in err
+
+
+def test_runs_pair_up_draw_by_draw_and_give_the_percentiles(trace):
+    """Two bands over the same system and seed draw the same parameters in the same order,
+    so their runs pair up (what a study's ratio of two sweep points needs)."""
+    spec = load_spec(DGX, SHORT)
+    a, b = bands(trace, spec, 4, seed=3), bands(trace, spec, 4, seed=3)
+    assert np.array_equal(a.points, b.points)
+    runs = a.runs["sim_time_s"]
+    assert len(runs) == 4 and np.array_equal(runs, b.runs["sim_time_s"])
+    assert a.metrics["sim_time_s"] == percentiles(runs)
