@@ -134,6 +134,15 @@ def _print_result(result) -> None:
     print(f"energy {result.energy_j:,.1f} J, average power {result.avg_power_w:,.1f} W, "
           f"{result.steps_per_joule:,.2f} steps/J, parts cost ${result.cost_usd:,.0f}")
     print(f"bottleneck: {result.bottleneck} ({result.critical_share:.0%} of its time)")
+    if result.steps_to_target is not None:
+        cost = ("" if result.cost_to_target_usd is None
+                else f", ${result.cost_to_target_usd:,.4g} at the hourly price")
+        print(f"target return {result.target_return:g} (trailing mean over "
+              f"{result.target_smoothing_episodes} episodes) at {result.steps_to_target:,} env "
+              f"steps: {result.time_to_target_s:.6g} s, {result.energy_to_target_j:,.1f} J{cost}")
+    if result.staleness_mean_updates is not None:
+        print(f"policy lag: {result.staleness_mean_updates:.3g} updates mean, "
+              f"{result.staleness_p95_updates:.3g} p95")
     from rldse.models import all_checks
 
     declared = all_checks()
@@ -161,8 +170,23 @@ def _print_result(result) -> None:
     print(f"trace {result.trace_digest}, spec {result.spec_digest}, seed {result.seed}")
 
 
+def _target(trace, args: argparse.Namespace):
+    """(Target, steps_to_target) for --target-return, or None; the design is then run for
+    exactly those env steps (rldse.sim.target)."""
+    from rldse.sim.target import Target, steps_to_target
+
+    if args.target_return is None:
+        return None
+    try:
+        target = Target(args.target_return, args.smoothing_episodes)
+        return target, steps_to_target(trace, target)
+    except RldseError as exc:
+        raise exc.within("--target-return") from None
+
+
 def cmd_simulate(args: argparse.Namespace) -> None:
     from rldse.sim import simulate
+    from rldse.sim.target import to_target, with_target
     from rldse.system import load_spec
     from rldse.trace import load_trace
 
@@ -170,12 +194,16 @@ def cmd_simulate(args: argparse.Namespace) -> None:
         raise RldseError(f"--bands {args.bands}: must be at least 1")
     trace = load_trace(args.trace)
     spec = load_spec(args.system, _parse_set(args.set))
-    result = simulate(trace, spec, seed=args.seed, timeline=args.timeline)
+    target = _target(trace, args)
+    run_spec = spec if target is None else to_target(spec, target[1])
+    result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline)
+    if target is not None:
+        result = with_target(result, target[1], target[0], spec.price_usd_per_hour)
     band = None
     if args.bands is not None:
         from rldse.sim.bands import bands
 
-        band = bands(trace, spec, args.bands, seed=args.seed)
+        band = bands(trace, run_spec, args.bands, seed=args.seed)
     if args.json:
         if band is None:
             print(result.to_json())
@@ -334,6 +362,14 @@ def build_parser() -> argparse.ArgumentParser:
     si.add_argument("--seed", type=int, default=0)
     si.add_argument("--timeline", help="write a Chrome trace event file (Perfetto)")
     si.add_argument("--json", action="store_true", help="the Result as JSON")
+    si.add_argument("--target-return", type=float, metavar="R",
+                    help="run until the trace's learning curve first reaches return R and "
+                         "report steps_to_target, time_to_target_s, energy_to_target_j (and "
+                         "cost_to_target_usd with price_usd_per_hour in the spec); assumes the "
+                         "captured sample efficiency per env step")
+    si.add_argument("--smoothing-episodes", type=int, default=10, metavar="K",
+                    help="trailing mean over K episodes decides the target is reached "
+                         "(default 10; 1: the raw curve)")
     si.add_argument("--bands", type=int, metavar="N",
                     help="also simulate N systems sampled over every assumed or UNVERIFIED "
                          "preset number's range (Latin hypercube seeded by --seed) and report "

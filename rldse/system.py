@@ -57,6 +57,9 @@ class _SpecBase(BaseModel):
     placement: Placement = Placement()  # type: ignore[valid-type]
     workload: dict[str, Any] = Field(default_factory=dict, description="knobs of the trace's "
                                      "workload family (`rldse spec knobs`); unset: as in the trace")
+    price_usd_per_hour: float | None = Field(
+        default=None, gt=0, allow_inf_nan=False, description="hourly price of the whole "
+        "machine (cloud rental): gives cost_to_target_usd; unset, no cost per hour is shown")
 
     def present(self) -> dict[str, Any]:
         """Part sections that hold at least one part, by kind."""

@@ -257,18 +257,26 @@ def _decode_frame(blob: bytes) -> pd.DataFrame:
 
 
 def _hash_frame(h: hashlib._Hash, df: pd.DataFrame) -> None:
+    """Numbers as their little-endian bytes; categories and text as pandas' per-value
+    SipHash (``hash_pandas_object``, fixed key: the same on every process and platform,
+    and independent of a categorical's category order), so equal values hash equally."""
     for col in df.columns:
-        h.update(col.encode() + b"\0")
+        h.update(str(col).encode() + b"\0")
         s = df[col]
         if isinstance(s.dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(s):
-            h.update("\x1f".join(s.astype(str)).encode())
+            if not isinstance(s.dtype, pd.CategoricalDtype):
+                s = s.astype(str)  # mixed objects hash by their text, as before
+            h.update(b"text")
+            hashed = pd.util.hash_pandas_object(s, index=False).to_numpy()
+            h.update(np.ascontiguousarray(hashed, dtype="<u8").tobytes())
         else:
+            arr = s.to_numpy()
             h.update(str(s.dtype).encode())
-            h.update(np.ascontiguousarray(s.to_numpy()).tobytes())
+            h.update(np.ascontiguousarray(arr, dtype=arr.dtype.newbyteorder("<")).tobytes())
 
 
 def _digest(trace: Trace) -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256(b"rldse-trace-digest/2\0")  # v2: hashed text (v1 joined strings)
     h.update(json.dumps(trace.meta.model_dump(mode="json"), sort_keys=True).encode())
     _hash_frame(h, trace.ops)
     if trace.transitions is not None:

@@ -10,6 +10,15 @@ import yaml
 
 from rldse.errors import RldseError
 
+#: libyaml's loader where PyYAML was built with it (about 10x faster on the presets), else
+#: the pure-Python one; both build the same safe types and mark errors with their line.
+SAFE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` with the fastest safe loader available."""
+    return yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506 (a safe loader)
+
 
 def read_mapping(path: str | Path, expected: str) -> dict[str, Any]:
     """The file's top-level mapping; `expected` names its keys for the error message."""
@@ -17,7 +26,7 @@ def read_mapping(path: str | Path, expected: str) -> dict[str, Any]:
     if not path.is_file():
         raise RldseError(f"{path}: no such file")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as exc:
         raise RldseError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:

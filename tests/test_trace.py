@@ -35,6 +35,31 @@ def test_digest_changes_with_content(small_trace):
                  transitions=small_trace.transitions).digest != small_trace.digest
 
 
+def test_digest_is_the_same_in_another_process_and_changes_with_an_op(small_trace,
+                                                                      tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = small_trace.save(tmp_path / "t.parquet")
+    code = "import sys; from rldse.trace import load_trace; print(load_trace(sys.argv[1]).digest)"
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                         text=True, check=True, env=env).stdout.strip()
+    assert out == load_trace(path).digest == small_trace.digest
+    ops = small_trace.ops.copy()
+    phases = list(ops["phase"].cat.categories)
+    row = int((ops["phase"] != phases[0]).idxmax())
+    ops.loc[row, "phase"] = phases[0]  # one operation relabelled
+    assert Trace(ops=ops, meta=small_trace.meta,
+                 transitions=small_trace.transitions).digest != small_trace.digest
+    # the category order is not content: reordering it keeps the digest
+    reordered = small_trace.ops.assign(
+        phase=small_trace.ops["phase"].cat.reorder_categories(phases[::-1]))
+    assert Trace(ops=reordered, meta=small_trace.meta,
+                 transitions=small_trace.transitions).digest == small_trace.digest
+
+
 def test_phase_summary_totals(small_trace):
     summary = small_trace.phase_summary()
     assert summary["ops"].sum() == len(small_trace.ops)

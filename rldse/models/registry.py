@@ -31,14 +31,13 @@ from pathlib import Path
 from typing import Any, cast
 
 import pandas as pd
-import yaml
 
 from rldse.errors import RldseError
 from rldse.host import HostFingerprint, measure
 from rldse.models.cpu import CpuSpec, host_params
 from rldse.models.kinds import PART_KINDS, ModelContext
 from rldse.models.spec import Param, PartSpec, build, close_names, unit_of
-from rldse.yamlfile import read_mapping
+from rldse.yamlfile import load_yaml, read_mapping
 
 HOST = "host"
 _HOST_DESCRIPTION = "the capture host, built from a trace's host fingerprint"
@@ -209,7 +208,7 @@ def _read_kind(kind: str) -> tuple[dict[str, Param], dict[str, Preset]]:
     """(defaults, presets by name) of one kind's packaged file; validated here, once."""
     where = f"presets/{kind}.yaml"
     text = resources.files("rldse.models").joinpath(where).read_text(encoding="utf-8")
-    defaults, presets = _parse_kind(kind, yaml.safe_load(text), where, {}, "")
+    defaults, presets = _parse_kind(kind, load_yaml(text), where, {}, "")
     for name, preset in presets.items():  # packaged presets name packaged presets only
         preset._spec(f"{where}: {name}", {}, lambda k: _read_kind(k)[1])
     return defaults, presets

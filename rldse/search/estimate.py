@@ -46,7 +46,9 @@ LEARNER_PHASES = {"learn": "learn", "replay_add": "replay", "replay_sample": "re
                   "replay_update": "replay", "q_update": "q_update"}
 #: metric → which side the estimate bounds ('upper', 'lower' or 'exact')
 SIDES = {"env_steps_per_s": "upper", "steps_per_joule": "upper", "sim_time_s": "lower",
-         "energy_j": "lower", "avg_power_w": "lower", "cost_usd": "exact"}
+         "energy_j": "lower", "avg_power_w": "lower", "cost_usd": "exact",
+         # with a target the point runs exactly to it (rldse.sim.target): its bounds
+         "time_to_target_s": "lower", "energy_to_target_j": "lower"}
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,8 @@ def estimate(trace: Trace, system: ResolvedSystem) -> Estimate:
         share = busy.get(d.kind, 0.0) / (len(machine.gpus) if d.kind == "gpu" else 1)
         dynamic_j += (d.max_w - d.idle_w) * share / d.lanes
     energy_j = idle_w * time_s + dynamic_j
-    values.update(sim_time_s=time_s, energy_j=energy_j)
+    values.update(sim_time_s=time_s, energy_j=energy_j, time_to_target_s=time_s,
+                  energy_to_target_j=energy_j)
     if time_s > 0:
         values["env_steps_per_s"] = steps / time_s
     if energy_j > 0:

@@ -16,7 +16,12 @@ from rldse.sim.result import CHECK_PREFIX, Result
 
 #: Result fields that are scalar metrics (what `Result.metrics()` returns by name).
 FIXED: tuple[str, ...] = tuple(n for n, f in Result.model_fields.items()
-                               if f.annotation in (int, float, bool) and n != "seed")
+                               if f.annotation in (int, float, bool, int | None, float | None)
+                               and n != "seed")
+
+#: Metrics a study has only with a `target:` (rldse.sim.target).
+TARGET_METRICS = ("target_return", "target_smoothing_episodes", "steps_to_target",
+                  "time_to_target_s", "energy_to_target_j", "cost_to_target_usd")
 
 #: Names the design text uses for a metric under another name (a check `x` also reads as
 #: `x_ok`, the name study files used before checks were declared by part kinds).

@@ -25,7 +25,7 @@ from pydantic import BaseModel
 
 from rldse.search.storage import StorageRef
 from rldse.search.study_file import StudyFile
-from rldse.search.trial import CACHE, INVALID, PRUNED, SIMULATED
+from rldse.search.trial import CACHE, INVALID, PRUNED, SIMULATED, trial_attrs
 from rldse.system import SystemSpec
 
 
@@ -90,7 +90,7 @@ def trials_frame(study_file: StudyFile, study: optuna.Study) -> pd.DataFrame:
     best = {t.number for t in study.best_trials}
     rows = []
     for t in study.get_trials(deepcopy=False):
-        ua = t.user_attrs
+        ua = trial_attrs(t)
         row: dict[str, Any] = {"number": t.number, "state": t.state.name,
                                "source": ua.get("source", "")}
         row.update({p: t.params.get(p) for p in params})
@@ -129,6 +129,7 @@ def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, b
     objectives = [(o.metric, o.direction) for o in study_file.objectives]
     params = [d.path for d in study_file.search_space.dims]
     figs, notes = write_figures(frame, objectives, params, study, out / "figures")
+    notes = [*target_notes(study_file, frame), *notes]
     files["figures"] = str(out / "figures")
     files.update(figs)
     best = _write_best(study_file, study, out / "best")
@@ -143,6 +144,48 @@ def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, b
         elapsed_s=elapsed_s)
 
 
+def target_notes(study_file: StudyFile, frame: pd.DataFrame) -> list[str]:
+    """With a target: why the design that reaches it soonest wins, against the one with
+    the best steps/J (both feasible, simulated or cached)."""
+    target = study_file.target
+    cols = ("time_to_target_s", "energy_to_target_j", "steps_per_joule", "env_steps_per_s")
+    if target is None or frame.empty or any(c not in frame for c in cols):
+        return []
+    done = frame[(frame["feasible"] == True) & frame["time_to_target_s"].notna()]  # noqa: E712
+    lines = [f"target return {target.return_:g} (trailing mean over "
+             f"{target.smoothing_episodes} episodes) is reached at "
+             f"{study_file.target_steps:,} env steps of the captured curve, for every design "
+             "(equal sample efficiency per env step assumed)"]
+    if done.empty:
+        return lines + ["no feasible simulated point reaches the target yet"]
+    params = [d.path for d in study_file.search_space.dims]
+
+    def show(row: pd.Series) -> str:
+        knobs = ", ".join(f"{p}={row[p]}" for p in params if p in row and pd.notna(row[p]))
+        return (f"trial {int(row['number'])} [{knobs}]: {row['time_to_target_s']:.4g} s and "
+                f"{row['energy_to_target_j']:,.4g} J to the target, "
+                f"{row['env_steps_per_s']:,.0f} env steps/s, {row['steps_per_joule']:.4g} "
+                f"steps/J, bottleneck {row['bottleneck']}")
+
+    soon = done.loc[done["time_to_target_s"].idxmin()]
+    frugal = done.loc[done["steps_per_joule"].idxmax()]
+    lines.append(f"soonest: {show(soon)}")
+    if soon["number"] == frugal["number"]:
+        return lines + ["it also has the best steps/J of the feasible points"]
+    lines.append(f"best steps/J: {show(frugal)}")
+    lines.append(f"the soonest wins on time because it steps "
+                 f"{soon['env_steps_per_s'] / frugal['env_steps_per_s']:.3g}x as fast; it pays "
+                 f"{soon['energy_to_target_j'] / frugal['energy_to_target_j']:.3g}x the energy "
+                 "to the target (time to target is steps_to_target / rate, the same steps for "
+                 "both)")
+    if "staleness_mean_updates" in soon and pd.notna(soon["staleness_mean_updates"]) \
+            and soon["staleness_mean_updates"] > 0:
+        lines.append(f"the soonest's actors act on parameters "
+                     f"{soon['staleness_mean_updates']:.3g} updates old on average, unlike the "
+                     "capture: its time to target assumes the captured sample efficiency")
+    return lines
+
+
 def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path) -> list[dict[str, Any]]:
     """One SystemSpec file per distinct best (or Pareto) point, named by its first trial."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -152,7 +195,7 @@ def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path) -> lis
     out = []
     seen: set[str] = set()
     for t in sorted(study.best_trials, key=lambda t: t.number):
-        spec = SystemSpec.model_validate(t.user_attrs["spec"])
+        spec = SystemSpec.model_validate(trial_attrs(t)["spec"])
         if spec.digest in seen:  # the same point proposed again (a cache hit)
             continue
         seen.add(spec.digest)

@@ -15,6 +15,10 @@
     trials: 200                  # budget of finished trials (the grid sampler: the grid)
     estimate: {prune: true, margin: 0.0}   # rldse.search.estimate
     storage: null                # default: the journal file out/journal.log
+    target: {return: 195, smoothing_episodes: 10}   # rldse.sim.target: every point runs
+                                 # to the env steps the trace's curve needs to reach it, and
+                                 # gets steps_to_target, time_to_target_s, energy_to_target_j
+                                 # (cost_to_target_usd with price_usd_per_hour in the spec)
 
 Every problem is one line naming the file and the key: `study.yaml: space.gpu.countt:
 unknown field`. Space paths are checked by applying each range's extremes to the base
@@ -45,9 +49,10 @@ from pydantic import (
 
 from rldse.errors import RldseError
 from rldse.search.constraints import Constraint, parse_constraint, spec_value
-from rldse.search.metrics import metric_name
+from rldse.search.metrics import TARGET_METRICS, metric_name
 from rldse.search.samplers import check_sampler
 from rldse.search.space import Dimension, Scalar, Space
+from rldse.sim.target import DEFAULT_SMOOTHING_EPISODES, Target, steps_to_target
 from rldse.system import load_spec, parse_spec, resolve, resolve_parts, set_path
 from rldse.trace import Trace, load_trace
 from rldse.workloads import workload_of
@@ -143,6 +148,19 @@ class EstimateSpec(BaseModel):
                           "pruning: 0.1 prunes only points 10 % worse than needed")
 
 
+class TargetSpec(BaseModel):
+    """`target: {return: 195, smoothing_episodes: 10}` (rldse.sim.target)."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    return_: float = Field(alias="return", allow_inf_nan=False)
+    smoothing_episodes: int = Field(DEFAULT_SMOOTHING_EPISODES, ge=1, le=10**6)
+
+    @property
+    def spec(self) -> Target:
+        return Target(self.return_, self.smoothing_episodes)
+
+
 class StudyFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -157,8 +175,10 @@ class StudyFile(BaseModel):
     trials: int | None = Field(None, ge=1, le=10**7)
     estimate: EstimateSpec = EstimateSpec()
     storage: str | None = None
+    target: TargetSpec | None = None
 
     _file: Path = PrivateAttr()
+    _target_steps: int = PrivateAttr(0)
     _trace: Trace = PrivateAttr()
     _space: Space = PrivateAttr()
     _constraints: list[Constraint] = PrivateAttr()
@@ -197,6 +217,11 @@ class StudyFile(BaseModel):
         return self._constraints
 
     @property
+    def target_steps(self) -> int:
+        """Env steps at which the trace's curve reaches `target` (each point runs that many)."""
+        return self._target_steps
+
+    @property
     def directions(self) -> list[str]:
         return [o.direction for o in self.objectives]
 
@@ -207,6 +232,8 @@ class StudyFile(BaseModel):
                 "space": [repr(d) for d in self._space.dims],
                 "objectives": [o.model_dump() for o in self.objectives],
                 "constraints": self.constraints, "seed": self.seed}
+        if self.target is not None:  # only then, so studies without one keep their digest
+            body["target"] = self.target.model_dump()
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -231,6 +258,7 @@ def load_study_file(path: str | Path) -> StudyFile:
     study._constraints = [parse_constraint(text, f"{where}: constraints[{i}]")
                           for i, text in enumerate(study.constraints)]
     _check_spec_terms(study, where)
+    _check_target(study, where)
     check_sampler(study.sampler.name, study.sampler.options, len(study.objectives),
                   f"{where}: sampler")
     if study.sampler.name == "grid":
@@ -239,6 +267,28 @@ def load_study_file(path: str | Path) -> StudyFile:
                 raise RldseError(f"{where}: space.{d.path}: the grid sampler needs a step "
                                  "for a float range")
     return study
+
+
+def _check_target(study: StudyFile, where: str) -> None:
+    """Target metrics need a `target:`; a target the curve never reaches fails here (it is
+    the same for every point: equal sample efficiency per env step), and the run's length
+    is the target's, so the space and base may not set env_steps."""
+    used = [o.metric for o in study.objectives] + [n for c in study.parsed_constraints
+                                                  for n in c.names]
+    if study.target is None:
+        for name in used:
+            if name in TARGET_METRICS:
+                raise RldseError(f"{where}: '{name}' needs a target return: add "
+                                 "target: {return: R} to the study file")
+        return
+    if "workload.env_steps" in study.search_space.base_raw.get("workload", {}) \
+            or any(d.path == "workload.env_steps" for d in study.search_space.dims):
+        raise RldseError(f"{where}: workload.env_steps: a target return sets the run's "
+                         "length (steps_to_target); leave env_steps unset")
+    try:
+        study._target_steps = steps_to_target(study.loaded_trace, study.target.spec)
+    except RldseError as exc:
+        raise exc.within(f"{where}: target.return") from None
 
 
 def _read_yaml(path: Path) -> dict[str, Any]:

@@ -7,10 +7,12 @@ can say why a point wins or loses:
 - values: the objectives' metrics (COMPLETE), or nothing (PRUNED);
 - constraints (Optuna's `set_constraint`, ≤ 0 feasible): on every simulated trial, and
   on pruned ones from the bound, so infeasible points are kept and marked;
-- user attributes: `spec` (the point's SystemSpec as written), `source` (simulated, cache,
-  pruned, invalid), `estimate` (the analytic bounds), `metrics` (every scalar metric),
-  `bottleneck`, `constraints` (each constraint's left-hand side), `note` (why a point
-  was pruned or is invalid), and `worker` (host/pid that ran it).
+- one user attribute, `rldse` (one storage write per trial; read it with `trial_attrs`),
+  a JSON object with `spec` (the point's SystemSpec as written), `source` (simulated,
+  cache, pruned, invalid), `estimate` (the analytic bounds), `metrics` (every scalar
+  metric), `bottleneck`, `constraints` (each constraint's left-hand side), `note` (why a
+  point was pruned or is invalid), and `worker` (host/pid that ran it). Studies written
+  before kept each as its own user attribute; `trial_attrs` reads both.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 import os
 import socket
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import optuna
 from optuna.trial import TrialState
@@ -31,9 +33,22 @@ from rldse.search.metrics import metric_value
 from rldse.search.study_file import StudyFile
 from rldse.sim import simulate
 from rldse.sim.result import Result
+from rldse.sim.target import to_target, with_target
 from rldse.system import ResolvedSystem, resolve
 
 SIMULATED, CACHE, PRUNED, INVALID = "simulated", "cache", "pruned", "invalid"
+#: the one user attribute a trial's record is written under
+ATTRS = "rldse"
+
+
+def trial_attrs(trial: optuna.trial.FrozenTrial | optuna.Trial) -> dict[str, Any]:
+    """A trial's record (module docstring): the `rldse` attribute, or the separate user
+    attributes of a study written before it."""
+    ua = trial.user_attrs
+    packed = ua.get(ATTRS)
+    if not isinstance(packed, dict):
+        return dict(ua)
+    return {**{k: v for k, v in ua.items() if k != ATTRS}, **packed}
 
 
 class TrialRunner:
@@ -45,19 +60,27 @@ class TrialRunner:
         self.objectives = [(o.metric, o.direction) for o in study.objectives]
 
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
-        trial.set_user_attr("worker", f"{socket.gethostname()}/{os.getpid()}")
+        attrs: dict[str, Any] = {"worker": f"{socket.gethostname()}/{os.getpid()}"}
+        try:
+            return self._run(trial, attrs)
+        finally:  # one storage write for the whole record, whatever the trial's outcome
+            trial.set_user_attr(ATTRS, attrs)
+
+    def _run(self, trial: optuna.Trial, attrs: dict[str, Any]) -> float | tuple[float, ...]:
         space = self.study.search_space
         params = space.suggest(trial)
         trace = self.study.loaded_trace
         try:
             spec = space.spec(params, where="point")
-            trial.set_user_attr("spec", spec.model_dump(mode="json", exclude_defaults=True))
-            system = resolve(spec, trace)  # once per trial: estimate, cache and simulation
+            attrs["spec"] = spec.model_dump(mode="json", exclude_defaults=True)
+            run_spec = spec if self.study.target is None else \
+                to_target(spec, self.study.target_steps)  # run to the target (sim.target)
+            system = resolve(run_spec, trace)  # once per trial: estimate, cache and simulation
             terms = self._spec_terms(system)
             est = estimate(trace, system)
         except RldseError as exc:
-            return self._invalid(trial, str(exc))
-        trial.set_user_attr("estimate", est.values)
+            return self._invalid(attrs, str(exc))
+        attrs["estimate"] = est.values
         result = self.cache.get(trace.digest, system.digest, self.study.seed)
         source = CACHE
         if result is None:
@@ -66,21 +89,24 @@ class TrialRunner:
                                       terms, self._incumbents(trial.study),
                                       self.study.estimate.margin)
                 if reason is not None:
-                    return self._pruned(trial, est, terms, reason)
+                    return self._pruned(trial, attrs, est, terms, reason)
             try:
                 result = simulate(trace, system, seed=self.study.seed)
             except RldseError as exc:
-                return self._invalid(trial, str(exc))
+                return self._invalid(attrs, str(exc))
             self.cache.put(result)
             source = SIMULATED
-        return self._record(trial, result, terms, source)
+        if self.study.target is not None:
+            result = with_target(result, self.study.target_steps, self.study.target.spec,
+                                 spec.price_usd_per_hour)
+        return self._record(trial, attrs, result, terms, source)
 
     def _spec_terms(self, system: ResolvedSystem) -> dict[str, float]:
         names = {n for c in self.study.parsed_constraints for n in c.names if n.startswith(SPEC)}
         return {n: spec_value(system, n, "constraint") for n in names}
 
-    def _record(self, trial: optuna.Trial, result: Result, terms: dict[str, float],
-                source: str) -> float | tuple[float, ...]:
+    def _record(self, trial: optuna.Trial, attrs: dict[str, Any], result: Result,
+                terms: dict[str, float], source: str) -> float | tuple[float, ...]:
         metrics = result.metrics()
         file = self.study.file.name
         values = tuple(metric_value(metrics, m, f"{file}: objectives[{i}].{d}")
@@ -91,35 +117,33 @@ class TrialRunner:
             lhs[con.text] = con.lhs(lambda n, w=where: terms[n] if n in terms
                                     else metric_value(metrics, n, w))
             trial.set_constraint(con.text, con.violation(lhs[con.text]))
-        trial.set_user_attr("source", source)
-        trial.set_user_attr("metrics", metrics)
-        trial.set_user_attr("bottleneck", result.bottleneck)
+        attrs.update(source=source, metrics=metrics, bottleneck=result.bottleneck)
         if lhs:
-            trial.set_user_attr("constraints", lhs)
+            attrs["constraints"] = lhs
         return values[0] if len(values) == 1 else values
 
-    def _pruned(self, trial: optuna.Trial, est: Estimate, terms: dict[str, float],
-                reason: str) -> NoReturn:
+    def _pruned(self, trial: optuna.Trial, attrs: dict[str, Any], est: Estimate,
+                terms: dict[str, float], reason: str) -> NoReturn:
         for con in self.study.parsed_constraints:
             interval = con.lhs_interval(lambda n: (terms[n], terms[n]) if n in terms
                                         else est.interval(n))
             trial.set_constraint(con.text, con.best_violation(interval))
-        trial.set_user_attr("source", PRUNED)
-        trial.set_user_attr("note", reason)
+        attrs.update(source=PRUNED, note=reason)
         if len(self.objectives) == 1:
             best = est.optimistic(*self.objectives[0])
             if math.isfinite(best):
                 trial.report(best, step=0)  # ranks pruned points for TPE
         raise optuna.TrialPruned(reason)
 
-    def _invalid(self, trial: optuna.Trial, message: str) -> NoReturn:
-        trial.set_user_attr("source", INVALID)
-        trial.set_user_attr("note", message)
+    @staticmethod
+    def _invalid(attrs: dict[str, Any], message: str) -> NoReturn:
+        attrs.update(source=INVALID, note=message)
         raise optuna.TrialPruned(message)
 
     def _incumbents(self, study: optuna.Study) -> Incumbents:
         done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
         feasible = [t for t in done if all(v <= 0 for v in t.constraints.values())]
-        pairs = [(t.user_attrs["estimate"], t.user_attrs["metrics"]) for t in done
-                 if "estimate" in t.user_attrs and "metrics" in t.user_attrs]
+        records = [trial_attrs(t) for t in done]
+        pairs = [(a["estimate"], a["metrics"]) for a in records
+                 if "estimate" in a and "metrics" in a]
         return Incumbents([tuple(t.values) for t in feasible], calibration(pairs))

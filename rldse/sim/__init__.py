@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rldse.sim.machine import Machine, Outcome
 from rldse.sim.result import Result
-from rldse.sim.timeline import write_chrome_trace
+from rldse.sim.timeline import TimelineStream
 from rldse.system import ResolvedSystem, resolve
 from rldse.trace import Trace
 
@@ -19,8 +19,14 @@ def simulate(trace: Trace, system, seed: int = 0,
     that is resolved against the trace first."""
     if not isinstance(system, ResolvedSystem):
         system = resolve(system, trace)
-    machine = Machine(trace, system, seed=seed, timeline=timeline is not None)
-    result = machine.result(system.workload.program(machine))
-    if timeline is not None:
-        write_chrome_trace(timeline, machine.timeline or [], list(machine.devices))
+    machine = Machine(trace, system, seed=seed, timeline=timeline)
+    stream = machine.timeline if isinstance(machine.timeline, TimelineStream) else None
+    try:
+        result = machine.result(system.workload.program(machine))
+    except BaseException:
+        if stream is not None:
+            stream.abort()  # no half-written timeline
+        raise
+    if stream is not None:
+        stream.close()  # streamed while it ran; moved into place now
     return result

@@ -11,6 +11,7 @@ one timeout (merged events: events grow with interactions, not with operations).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,9 +21,11 @@ from rldse.errors import RldseError
 from rldse.models import PART_KINDS, OpColumns, cpu_from_host, make_model
 from rldse.models.kinds import PartTime
 from rldse.models.spec import PartSpec
+from rldse.sim import trace_cache
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
 from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats
+from rldse.sim.timeline import TimelineStream
 from rldse.system import ResolvedSystem, resolve
 from rldse.trace import Trace
 
@@ -98,6 +101,12 @@ class Outcome:
     #: what it swapped out of a GPU); the Machine checks it against the CPU's ``mem_bytes``
     host_memory_bytes: int = 0
     checks: dict[str, bool] = field(default_factory=dict)
+    #: per rollout (or batch) the learner consumed: parameter updates its policy was behind
+    #: the learner's (policy lag); None where the program does not let actors run ahead
+    staleness_updates: list[int] | None = None
+    #: the capture's mean staleness: rldse's capture loops are synchronous (actors wait
+    #: for each broadcast), so 0
+    captured_staleness_updates: float = 0.0
 
 
 class Machine:
@@ -105,8 +114,10 @@ class Machine:
     ResolvedSystem, the knobs resolved for the trace, and the roles' placement."""
 
     def __init__(self, trace: Trace, system: ResolvedSystem | Any, seed: int = 0,
-                 timeline: bool = False) -> None:
-        """``system``: a ResolvedSystem, or a SystemSpec resolved against ``trace`` here."""
+                 timeline: bool | str | Path = False) -> None:
+        """``system``: a ResolvedSystem, or a SystemSpec resolved against ``trace`` here.
+        ``timeline``: True keeps the bookings in a list; a path streams them there
+        (rldse.sim.timeline.TimelineStream; the caller closes ``self.timeline``)."""
         if not isinstance(system, ResolvedSystem):
             system = resolve(system, trace)
         self.trace, self.system, self.seed = trace, system, seed
@@ -116,7 +127,7 @@ class Machine:
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(seed)
         self.clock = WorkerClock()
-        self.timeline: list | None = [] if timeline else None
+        self.timeline: list | TimelineStream | None = [] if timeline else None
         host = cpu_from_host(trace.meta.host)  # what CPU models scale from, built once
         self.parts: dict[str, PartSpec] = system.specs
         self.models: dict[str, Any] = {}
@@ -135,6 +146,10 @@ class Machine:
                     max_w=float(model.max_w), estimator=model.method,
                     claimed_accuracy=model.claimed_accuracy,
                     cost_usd=float(getattr(inst.spec, "price_usd", 0.0)), timeline=self.timeline)
+        if isinstance(timeline, (str, Path)):  # opened last: nothing after it can fail
+            self.timeline = TimelineStream(timeline, list(self.devices))
+            for d in self.devices.values():
+                d.timeline = self.timeline
         self._costs: dict[tuple[str, str, int], np.ndarray] = {}
 
     # ---- placement ------------------------------------------------------------------
@@ -184,10 +199,18 @@ class Machine:
 
     # ---- trace costs ----------------------------------------------------------------
     def trace_ops(self, phase: str) -> OpColumns:
-        rows = self.trace.ops[self.trace.ops["phase"] == phase]
-        if rows.empty:
-            raise RldseError(f"trace {self.trace.digest} has no '{phase}' operations")
-        return OpColumns.from_frame(rows)
+        """The trace's rows of ``phase`` as read-only columns (computed once per trace
+        digest in this process: rldse.sim.trace_cache)."""
+        trace = self.trace
+
+        def make() -> OpColumns | None:
+            rows = trace.ops[trace.ops["phase"] == phase]
+            return None if rows.empty else OpColumns.from_frame(rows)
+
+        ops = trace_cache.cached(("trace_ops", trace.digest, phase), make)
+        if ops is None:
+            raise RldseError(f"trace {trace.digest} has no '{phase}' operations")
+        return ops
 
     def phase_cost(self, phase: str, kind: str, layers: int = 0) -> np.ndarray:
         """Seconds for each trace row of `phase` on part `kind` (cached). On a GPU the
@@ -195,11 +218,17 @@ class Machine:
         0 counts the fixed kernels alone, a lower bound (what the search's estimate uses)."""
         key = (phase, kind, layers)
         if key not in self._costs:
-            ops = self.trace_ops(phase)
             model = self.model(kind)
-            costs = model.op_times(ops, layers=layers).wall_s if kind == "gpu" else \
-                model.op_seconds(ops)
-            self._costs[key] = np.asarray(costs)
+
+            def make() -> np.ndarray:
+                ops = self.trace_ops(phase)
+                costs = model.op_times(ops, layers=layers).wall_s if kind == "gpu" else \
+                    model.op_seconds(ops)
+                return np.array(costs, dtype=np.float64)
+
+            self._costs[key] = trace_cache.cached(
+                ("phase_cost", self.trace.digest, phase, kind == "gpu", layers,
+                 trace_cache.model_key(model)), make)
         return self._costs[key]
 
     def drive(self, dev: Device, t: float, work: PartTime, phase: str, worker: str,
@@ -238,7 +267,15 @@ class Machine:
                     "and its cost" for d in devices if d.busy_s == 0]
         warnings += [w for m in {id(m): m for m in self.models.values()}.values()
                      for w in getattr(m, "warnings", ())]
+        lag = _staleness(outcome)
+        if lag is not None and lag[0] != outcome.captured_staleness_updates:
+            warnings.append(
+                f"policy lag: actors act on parameters {lag[0]:.3g} updates old on average "
+                f"(p95 {lag[1]:.3g}), the capture's {outcome.captured_staleness_updates:g}; "
+                "time-to-target metrics assume the captured sample efficiency per env step")
         return Result(
+            staleness_mean_updates=None if lag is None else lag[0],
+            staleness_p95_updates=None if lag is None else lag[1],
             sim_time_s=t, env_steps=outcome.env_steps,
             env_steps_per_s=outcome.env_steps / t if t > 0 else 0.0,
             updates=outcome.updates, updates_per_s=outcome.updates / t if t > 0 else 0.0,
@@ -268,3 +305,14 @@ class Machine:
         """Bytes of host DRAM: the CPU's mem_bytes × sockets (0 without a CPU part)."""
         cpu = self.models.get("cpu")
         return int(cpu.spec.mem_capacity_bytes) if cpu is not None else 0
+
+
+def _staleness(outcome: Outcome) -> tuple[float, float] | None:
+    """Mean and p95 (linear interpolation) of the program's staleness samples."""
+    lag = outcome.staleness_updates
+    if lag is None:
+        return None
+    if not lag:
+        return 0.0, 0.0
+    a = np.asarray(lag, dtype=np.float64)
+    return float(a.mean()), float(np.percentile(a, 95))

@@ -75,12 +75,29 @@ class Result(BaseModel):
     trace_digest: str
     spec_digest: str
     seed: int
+    # policy lag (None: the program does not model it); rldse.sim.machine.Outcome
+    staleness_mean_updates: float | None = Field(
+        default=None, description="parameter updates (learner iterations) the policy that "
+        "collected a rollout is behind the learner when it learns on it; mean")
+    staleness_p95_updates: float | None = Field(default=None, description="same, 95th "
+                                                "percentile")
+    # learning-aware metrics (rldse.sim.target), set by a target return; None: no target
+    target_return: float | None = None
+    target_smoothing_episodes: int | None = Field(default=None, description="trailing-mean "
+                                                  "window of the learning curve, episodes")
+    steps_to_target: int | None = Field(default=None, description="env steps at which the "
+                                        "captured learning curve first reaches the target")
+    time_to_target_s: float | None = None
+    energy_to_target_j: float | None = None
+    cost_to_target_usd: float | None = Field(default=None, description="only when the spec "
+                                             "gives price_usd_per_hour")
 
     def metrics(self) -> dict[str, float]:
-        """Scalar metrics by name (what objectives and constraints refer to)."""
+        """Scalar metrics by name (what objectives and constraints refer to); optional
+        ones are left out when unset, never given a stand-in value."""
         skip = {"devices", "phases", "breakdown_s", "bottleneck", "trace_digest", "spec_digest",
                 "warnings", "checks"}
-        out = {k: v for k, v in self.model_dump().items() if k not in skip}
+        out = {k: v for k, v in self.model_dump().items() if k not in skip and v is not None}
         out.update({f"{CHECK_PREFIX}{k}": v for k, v in self.checks.items()})
         out.update({f"breakdown.{k}": v for k, v in self.breakdown_s.items()})
         for d in self.devices:

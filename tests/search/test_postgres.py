@@ -24,6 +24,7 @@ import pytest
 from optuna.trial import TrialState
 
 from rldse.search import run_study
+from rldse.search.trial import trial_attrs
 
 ROOT = Path(__file__).parents[2]
 BUDGET = 16
@@ -107,7 +108,7 @@ def test_two_processes_share_one_study(write_study, postgres_url, tmp_path):
     finished = [t for t in trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
     assert len(finished) == len(trials)
     assert BUDGET <= len(trials) <= BUDGET + 1  # two may start the last trial together
-    workers = Counter(t.user_attrs["worker"] for t in trials)
+    workers = Counter(trial_attrs(t)["worker"] for t in trials)
     assert len(workers) == 2, workers  # both processes ran trials of the one study
     # a third process, with the budget already reached, adds nothing
     report = run_study(path, storage=postgres_url, resume=True, progress=False)

@@ -14,6 +14,7 @@ from rldse.errors import RldseError
 from rldse.search import load_study_file, run_study
 from rldse.search.run import CACHE_FILE
 from rldse.search.storage import open_storage, storage_ref
+from rldse.search.trial import trial_attrs
 from rldse.sim import simulate
 from rldse.system import load_spec
 
@@ -54,7 +55,7 @@ def test_repeated_point_costs_nothing(write_study):
     report = run_study(path, progress=False)
     assert (report.simulated, report.cache_hits) == (1, 3)
     study = _study(path)
-    assert [t.user_attrs["source"] for t in study.trials] == ["simulated"] + ["cache"] * 3
+    assert [trial_attrs(t)["source"] for t in study.trials] == ["simulated"] + ["cache"] * 3
     # a later study over the same cache simulates nothing
     report = run_study(path, trials=6, resume=True, progress=False)
     assert report.simulated == 1 and report.cache_hits == 5
@@ -68,7 +69,7 @@ def test_infeasible_points_are_kept_and_marked(write_study):
     study = _study(path)
     done = study.get_trials(states=(TrialState.COMPLETE,))
     assert len(done) == 12
-    power = [t.user_attrs["metrics"]["avg_power_w"] for t in done]
+    power = [trial_attrs(t)["metrics"]["avg_power_w"] for t in done]
     violation = [t.constraints["avg_power_w <= 700"] for t in done]
     assert any(p > 700 for p in power) and any(p <= 700 for p in power)
     for p, v in zip(power, violation, strict=True):
@@ -80,12 +81,12 @@ def test_estimate_prunes_only_losers_and_records_why(write_study):
     path = write_study(trials=30, constraints=["cost_usd <= 30000"])
     report = run_study(path, progress=False)
     study = _study(path)
-    pruned = [t for t in study.trials if t.user_attrs.get("source") == "pruned"]
+    pruned = [t for t in study.trials if trial_attrs(t).get("source") == "pruned"]
     assert report.pruned_by_estimate == len(pruned) > 0
     best = study.best_value
     sf = load_study_file(path)
     for t in pruned:
-        assert t.user_attrs["note"].startswith(("dominated by estimate", "infeasible by estimate"))
+        assert trial_attrs(t)["note"].startswith(("dominated by estimate", "infeasible by estimate"))
         spec = sf.search_space.spec(t.params, "t")
         result = simulate(sf.loaded_trace, spec, seed=sf.seed)
         assert result.steps_per_joule <= best or result.cost_usd > 30000
@@ -97,18 +98,19 @@ def test_invalid_points_are_marked_not_fatal(write_study):
     report = run_study(path, progress=False)
     assert report.invalid == 1 and report.states["PRUNED"] >= 1
     study = _study(path)
-    (bad,) = [t for t in study.trials if t.user_attrs["source"] == "invalid"]
+    (bad,) = [t for t in study.trials if trial_attrs(t)["source"] == "invalid"]
     assert bad.params == {"gpu.count": 0}
-    assert "placement.learn: 'gpu' but the system has no gpu" in bad.user_attrs["note"]
+    assert "placement.learn: 'gpu' but the system has no gpu" in trial_attrs(bad)["note"]
 
 
 def test_user_attributes_hold_spec_metrics_and_worker(write_study):
     path = write_study(trials=5, estimate={"prune": False})
     run_study(path, progress=False)
     t = _study(path).trials[0]
-    assert set(t.user_attrs) >= {"spec", "metrics", "estimate", "source", "bottleneck", "worker"}
-    assert t.user_attrs["spec"]["workload"]["actors"] == t.params["workload.actors"]
-    assert t.user_attrs["metrics"]["steps_per_joule"] == t.values[0]
+    assert list(t.user_attrs) == ["rldse"]  # one storage write for the whole record
+    assert set(trial_attrs(t)) >= {"spec", "metrics", "estimate", "source", "bottleneck", "worker"}
+    assert trial_attrs(t)["spec"]["workload"]["actors"] == t.params["workload.actors"]
+    assert trial_attrs(t)["metrics"]["steps_per_joule"] == t.values[0]
 
 
 def test_existing_study_needs_resume_and_the_same_definition(write_study):
@@ -133,7 +135,7 @@ def test_two_local_workers_record_every_trial_once(write_study):
     finished = study.get_trials(states=(TrialState.COMPLETE, TrialState.PRUNED))
     assert len(finished) == len(numbers)
     assert 16 <= len(numbers) <= 17  # two workers may start the last trial at once
-    by_worker = Counter(t.user_attrs["worker"] for t in study.trials)
+    by_worker = Counter(trial_attrs(t)["worker"] for t in study.trials)
     assert len(by_worker) == 2 and sum(by_worker.values()) == len(numbers)
     assert report.workers == 2
 

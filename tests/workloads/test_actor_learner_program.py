@@ -320,3 +320,33 @@ def test_knobs_the_placement_would_ignore_are_refused(synthetic, knobs, needle):
     with pytest.raises(RldseError, match=needle) as err:
         simulate(synthetic, _host_spec(synthetic, **knobs))
     assert "\n" not in str(err.value)
+
+
+# ---- policy lag ------------------------------------------------------------------------
+
+def _shipped_ppo() -> Trace:
+    from pathlib import Path
+
+    from rldse.trace import load_trace
+
+    return load_trace(Path(__file__).parents[2] / "traces" / "actor_learner_cartpole_2.parquet")
+
+
+def test_sync_learner_reports_zero_staleness():
+    r = simulate(_shipped_ppo(), parse_spec({
+        "cpu": {"preset": "epyc-7742"}, "gpu": {"preset": "a100-40g"},
+        "placement": {"act": "cpu", "learn": "gpu"}, "workload": {"learner": "sync"}}))
+    assert r.staleness_mean_updates == 0.0 and r.staleness_p95_updates == 0.0
+    assert not any("policy lag" in w for w in r.warnings)
+
+
+def test_async_learner_with_sync_interval_reports_staleness_and_warns():
+    trace = _shipped_ppo()
+    spec = parse_spec({"cpu": {"preset": "epyc-7742"}, "gpu": {"preset": "a100-40g"},
+                       "placement": {"act": "cpu", "learn": "gpu"},
+                       "workload": {"learner": "async", "sync_interval": 4}})
+    r = simulate(trace, spec)
+    assert 0 < r.staleness_mean_updates <= r.staleness_p95_updates <= 4
+    assert any("policy lag" in w and "captured sample efficiency" in w for w in r.warnings)
+    assert r.metrics()["staleness_p95_updates"] == r.staleness_p95_updates
+    assert simulate(trace, spec).staleness_mean_updates == r.staleness_mean_updates

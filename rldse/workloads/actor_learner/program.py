@@ -14,6 +14,7 @@ from rldse.errors import RldseError
 from rldse.models import OpColumns
 from rldse.models.cpu import with_work, with_works
 from rldse.models.kinds import PartTime
+from rldse.sim import trace_cache
 from rldse.sim.machine import Cycle, Machine, Outcome, SplitCycle
 from rldse.trace import Trace
 from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
@@ -92,7 +93,9 @@ def program(m: Machine) -> Outcome:
     for all rollouts. ``learner: async``: actors run ahead with parameters up to
     ``sync_interval`` iterations old; the learner learns on iteration k's rollouts while
     actors collect later ones and broadcasts every ``sync_interval`` updates; a CPU
-    learner then keeps one core to itself.
+    learner then keeps one core to itself. Policy lag (``staleness_updates``, per
+    iteration): learner iterations between the parameters a rollout was collected with
+    and the learner's when it learns on it; 0 in the synchronous loop.
 
     Merged events (what no other process observes is one event). With local inference an iteration's collection is one
     event: actor a's rollout (its env steps, resets and acts) is one duration d_a from its
@@ -305,9 +308,9 @@ class _Sim:
             self.step_pos = [c.pos for c in self.env_c]
             self.left = [0] * self.N
         learn_ops = m.trace_ops("learn")  # GEMMs by the curve (rldse.models.cpu.with_works)
+        traced = {b: _learn_work(self.t_pi, self.t_v, b) for b in set(learn_ops.items.astype(int))}
         learn_ops = with_works(cpu_model.host, learn_ops, _learn_work(self.pi, self.v, self.mb),
-                               [_learn_work(self.t_pi, self.t_v, int(b)) for b in learn_ops.items],
-                               self.mb)
+                               [traced[int(b)] for b in learn_ops.items], self.mb)
         start = int(m.rng.integers(len(learn_ops)))
         if place.learn == "gpu":  # dispatch on the learner's core, kernels on the GPU
             t = self.gpu.op_times(learn_ops, layers=self.layers)
@@ -316,7 +319,8 @@ class _Sim:
             self.learn_c = SplitCycle.on_device(np.asarray(cpu_model.op_seconds(learn_ops)),
                                                 start)
         # IPC handoffs from the trace's clock (program docstring), per send / per rollout
-        deliver, handoff = trace_handoffs(m.trace)
+        deliver, handoff = trace_cache.cached(  # once per trace in a process
+            ("trace_handoffs", m.trace.digest), lambda: trace_handoffs(m.trace))
         if not len(deliver):
             deliver = np.asarray(m.trace_ops("sync").host_dur_s)
         if not len(handoff):
@@ -418,6 +422,7 @@ class _Sim:
         self.release = np.zeros(self.N)  # when each actor has them
         self.published = env.event()
         self.ready = [env.event() for _ in range(self.iterations)]
+        self.used: list[int] = []  # per iteration: the parameter version its rollouts use
         env.process(self._actors())
         env.process(self._learner())
         env.run()
@@ -507,6 +512,7 @@ class _Sim:
         for j in range(self.iterations):
             while self.version < j - self.lag:
                 yield self.published
+            self.used.append(self.version)
             r = np.maximum(self.release, prev_end)
             self.wait["wait:learner"] += float(np.sum(r - prev_end)) if j else 0.0
             start = float(r.min())
@@ -704,7 +710,9 @@ class _Sim:
         return Outcome(env_steps=steps, updates=it * self.n_mb, breakdown_s=parts,
                        gpu_memory_peak_bytes=int(mem.peak), swapped_bytes=int(mem.swapped),
                        host_memory_bytes=host_memory(self),
-                       checks={"gpu_memory": mem.ok} if m.gpus else {})
+                       checks={"gpu_memory": mem.ok} if m.gpus else {},
+                       # the learner learns on rollout j after j updates (versions count them)
+                       staleness_updates=[j - v for j, v in enumerate(self.used)])
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,165 @@
+"""Learning-aware metrics: env steps, time, energy and cost to reach a target return.
+
+Architects buy hardware to train an agent to a return sooner, cheaper or cooler, not for
+env steps per second. Every trace carries its learning curve (``meta.episode_returns``),
+so the env steps at which the capture first reached a return R are known; a design's
+time and energy to R follow from its simulated rate.
+
+Assumption (stated in the README): every design has the captured sample efficiency per
+env step, i.e. the learning curve against env steps is the capture's. That is exact when
+the design leaves the learning loop's order unchanged (same updates on the same data in
+the same order); a design whose actors act on staler parameters than the capture's
+(``staleness_mean_updates`` above the capture's) gets a warning in its Result.
+
+- Episode ends: the traces record no episode lengths, but every loop resets an env when
+  its episode ends (an ``env_reset`` op, ``items`` = envs reset). An episode therefore
+  ends at the number of env steps (``env_step`` items, all workers) started before that
+  reset. Each worker's first reset starts the run and ends nothing. Returns are listed
+  per learner round in worker order (the actor-learner loop gathers actor 0's episodes,
+  then actor 1's), so ends are ordered by (the worker's ``rollout_add`` sends before
+  them, worker number, time), which is plain time order for one-worker loops.
+- Smoothing: a trailing mean over ``smoothing_episodes`` k episodes, counted from the
+  k-th episode on (no partial windows, so one lucky early episode does not count);
+  k = 1 is the raw curve. The target is reached at the end of the first window whose
+  mean is ≥ R.
+- Time and energy to R: the design is simulated for exactly ``steps_to_target`` env
+  steps (``workload.env_steps``, which every program honours; `to_target`), rather than
+  interpolating on the full run, because runs are not steady: DQN's first
+  ``learning_starts`` steps do no learning, and a full-run mean rate would spread that
+  warm-up over the whole run. Programs that advance in whole rounds (an actor-learner
+  iteration of actors × envs × rollout_len steps) overshoot by less than one round;
+  within that round time and energy are taken as linear in steps.
+- Cost to R: only where the spec gives ``price_usd_per_hour`` (the hourly rental of the
+  whole machine); omitted otherwise, never a made-up price.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rldse.errors import RldseError
+from rldse.sim.result import Result
+from rldse.trace import Trace
+
+#: Default trailing window, in episodes (what "solved" CartPole criteria average over is
+#: 100; the shipped traces have 50-320 episodes, so 10 keeps them usable).
+DEFAULT_SMOOTHING_EPISODES = 10
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target return and the smoothing used to decide it was reached."""
+
+    return_: float
+    smoothing_episodes: int = DEFAULT_SMOOTHING_EPISODES
+
+    def __post_init__(self) -> None:
+        if not np.isfinite(self.return_):
+            raise RldseError(f"{self.return_}: the target return must be a finite number")
+        if self.smoothing_episodes < 1:
+            raise RldseError(f"smoothing over {self.smoothing_episodes} episodes: must be at "
+                             "least 1")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """The capture's learning curve: episode returns and the env steps at each end."""
+
+    end_steps: np.ndarray  # int64, env steps completed when each episode ended
+    returns: np.ndarray  # float64
+
+    def smoothed(self, k: int) -> np.ndarray:
+        """Trailing mean over k episodes; element i is the window ending at episode
+        i + k - 1 (empty when there are fewer than k episodes)."""
+        if len(self.returns) < k:
+            return np.empty(0)
+        c = np.concatenate([[0.0], np.cumsum(self.returns, dtype=np.float64)])
+        return (c[k:] - c[:-k]) / k
+
+
+def _worker_key(name: str) -> tuple[str, int]:
+    m = re.fullmatch(r"(.*?)/(\d+)", name)
+    return (m.group(1), int(m.group(2))) if m else (name, -1)
+
+
+def learning_curve(trace: Trace) -> Curve:
+    """The trace's episode returns against env steps (module docstring: episode ends)."""
+    returns = np.asarray(trace.meta.episode_returns, dtype=np.float64)
+    if len(returns) == 0:
+        raise RldseError(f"trace {trace.digest} has no learning curve (meta.episode_returns is "
+                         "empty: an offline capture); a target return needs one")
+    ops = trace.ops
+    phase = ops["phase"].astype(str).to_numpy()
+    worker = ops["worker"].astype(str).to_numpy()
+    start = ops["start_s"].to_numpy()
+    step = phase == "env_step"
+    step_start = start[step]
+    order = np.argsort(step_start, kind="stable")
+    step_cum = np.cumsum(ops["items"].to_numpy()[step][order])
+    step_start = step_start[order]
+    keys, ends, counts = [], [], []
+    for w in sorted(set(worker[phase == "env_reset"]), key=_worker_key):
+        mine = worker == w
+        resets = np.flatnonzero(mine & (phase == "env_reset"))
+        resets = resets[np.argsort(start[resets], kind="stable")][1:]  # the first starts the run
+        sends = np.sort(start[mine & (phase == "rollout_add")])
+        for r in resets:
+            done = np.searchsorted(step_start, start[r], side="right")
+            keys.append((int(np.searchsorted(sends, start[r])), _worker_key(w), start[r]))
+            ends.append(int(step_cum[done - 1]) if done else 0)
+            counts.append(int(ops["items"].iat[r]))
+    idx = sorted(range(len(keys)), key=keys.__getitem__)
+    end_steps = np.repeat(np.asarray(ends, np.int64)[idx], np.asarray(counts, np.int64)[idx]) \
+        if idx else np.empty(0, np.int64)
+    if len(end_steps) != len(returns):
+        raise RldseError(f"trace {trace.digest}: its {len(returns)} episode returns do not match "
+                         f"its {len(end_steps)} episode ends (env_reset ops); capture it again")
+    return Curve(end_steps, returns)
+
+
+def steps_to_target(trace: Trace, target: Target) -> int:
+    """Env steps at which the smoothed learning curve first reaches the target return; a
+    one-line RldseError naming the best it reached when it never does."""
+    curve = learning_curve(trace)
+    k = target.smoothing_episodes
+    means = curve.smoothed(k)
+    hit = np.flatnonzero(means >= target.return_)
+    if len(hit) == 0:
+        best = (f"best trailing mean over {k} episodes: {means.max():.6g} at "
+                f"{int(curve.end_steps[int(np.argmax(means)) + k - 1]):,} env steps"
+                if len(means) else f"the curve has only {len(curve.returns)} episodes")
+        raise RldseError(f"{target.return_:g} is never reached by the learning curve of trace "
+                         f"{trace.digest} ({best})")
+    return int(curve.end_steps[int(hit[0]) + k - 1])
+
+
+def to_target(spec: Any, steps: int) -> Any:
+    """``spec`` (a SystemSpec) with its run cut to ``steps`` env steps, what the
+    *_to_target metrics are measured on; one that sets env_steps itself is refused, since
+    the target decides the run's length."""
+    if spec.workload.get("env_steps") is not None:
+        raise RldseError("a target return sets the run's length (steps_to_target); leave "
+                         "env_steps unset", where="workload.env_steps")
+    return spec.model_copy(update={"workload": {**spec.workload, "env_steps": int(steps)}})
+
+
+def with_target(result: Result, steps: int, target: Target,
+                price_usd_per_hour: float | None = None) -> Result:
+    """``result`` (a run of at least ``steps`` env steps, `to_target`) with the *_to_target
+    metrics for a target reached at ``steps``: linear within the run's overshoot."""
+    if result.env_steps <= 0 or result.sim_time_s <= 0:
+        raise RldseError("the simulated run took no env steps, so it has no rate to reach "
+                         "the target at")
+    share = steps / result.env_steps
+    time_s = result.sim_time_s * share
+    update = {"target_return": float(target.return_),
+              "target_smoothing_episodes": target.smoothing_episodes,
+              "steps_to_target": int(steps), "time_to_target_s": time_s,
+              "energy_to_target_j": result.energy_j * share,
+              "cost_to_target_usd": (None if price_usd_per_hour is None
+                                     else price_usd_per_hour * time_s / 3600.0)}
+    return result.model_copy(update=update)

@@ -1,0 +1,68 @@
+"""A study that minimises time to a target return under a power cap, on the embedded
+(journal) storage, and the study file's target checks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rldse.errors import RldseError
+from rldse.search.run import run_study
+from rldse.search.study_file import load_study_file
+
+PPO = Path(__file__).parents[2] / "traces" / "actor_learner_cartpole_2.parquet"
+STUDY = {
+    "trace": str(PPO),
+    "target": {"return": 195, "smoothing_episodes": 10},
+    "base": {"name": "ppo", "cpu": {"preset": "epyc-7742"}, "gpu": {"preset": "a100-40g"},
+             "placement": {"act": "cpu", "learn": "gpu"}, "price_usd_per_hour": 4.0},
+    "space": {"workload.actors": {"int": [1, 8]},
+              "workload.learner": {"choices": ["sync", "async"]}},
+    "objectives": [{"minimize": "time_to_target_s"}],
+    "constraints": ["avg_power_w <= 450"],
+    "sampler": {"name": "random"},
+    "trials": 6,
+}
+
+
+def _write(tmp_path: Path, **changes) -> Path:
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump({**STUDY, **changes}))
+    return path
+
+
+def test_search_minimises_time_to_target_under_a_power_cap(tmp_path):
+    report = run_study(_write(tmp_path), progress=False)
+    assert report.storage.endswith("journal.log")
+    assert report.best and "time_to_target_s" in report.best[0]["values"]
+    text = report.summary()
+    assert "reached at 14,596 env steps" in text and "soonest: trial" in text
+    import pandas as pd
+
+    frame = pd.read_csv(Path(report.out_dir) / "trials.csv")
+    done = frame[frame["state"] == "COMPLETE"]
+    assert (done["steps_to_target"] == 14596).all()
+    assert list(done["cost_to_target_usd"]) == pytest.approx(list(done["time_to_target_s"] * 4.0 / 3600))
+    best = done.loc[done["time_to_target_s"].idxmin()]
+    assert best["avg_power_w"] <= 450
+
+
+def test_target_metric_without_a_target_is_one_line(tmp_path):
+    study = {k: v for k, v in STUDY.items() if k != "target"}
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(study))
+    with pytest.raises(RldseError, match="'time_to_target_s' needs a target return"):
+        load_study_file(path)
+
+
+def test_unreached_target_fails_before_any_trial(tmp_path):
+    with pytest.raises(RldseError, match=r"target\.return: 600 is never reached"):
+        load_study_file(_write(tmp_path, target={"return": 600}))
+
+
+def test_env_steps_in_the_space_is_refused_with_a_target(tmp_path):
+    space = {**STUDY["space"], "workload.env_steps": {"int": [1000, 2000]}}
+    with pytest.raises(RldseError, match="workload.env_steps: a target return sets"):
+        load_study_file(_write(tmp_path, space=space))

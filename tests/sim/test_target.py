@@ -1,0 +1,106 @@
+"""Learning-aware metrics (rldse.sim.target) on the shipped traces: steps to a target
+against a hand computation from the curve, time and energy against the simulated run,
+the hourly price, and the one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rldse.cli import main
+from rldse.errors import RldseError
+from rldse.sim import simulate
+from rldse.sim.target import Target, learning_curve, steps_to_target, to_target, with_target
+from rldse.system import parse_spec
+from rldse.trace import load_trace
+
+TRACES = Path(__file__).parents[2] / "traces"
+DQN = TRACES / "dqn_cartpole_uniform.parquet"
+PPO = TRACES / "actor_learner_cartpole_2.parquet"
+SPEC = {"name": "box", "cpu": {"preset": "epyc-7742"}, "gpu": {"preset": "a100-40g"},
+        "placement": {"act": "cpu", "learn": "gpu"}}
+
+
+@pytest.fixture(scope="module")
+def dqn():
+    return load_trace(DQN)
+
+
+def test_dqn_episode_ends_are_the_cumulative_returns(dqn):
+    # CartPole pays 1 per step, so an episode's return is its length: the env steps at
+    # each episode's end are the running sum of the returns, independent of the ops.
+    curve = learning_curve(dqn)
+    returns = np.asarray(dqn.meta.episode_returns)
+    assert np.array_equal(curve.end_steps, np.cumsum(returns).astype(np.int64))
+
+
+@pytest.mark.parametrize("k", [1, 10, 25])
+def test_steps_to_target_matches_a_hand_computation(dqn, k):
+    returns = list(dqn.meta.episode_returns)
+    ends, total = [], 0
+    for r in returns:
+        total += int(r)
+        ends.append(total)
+    for i in range(k - 1, len(returns)):  # first full window whose mean reaches 195
+        if sum(returns[i - k + 1:i + 1]) / k >= 195:
+            expected = ends[i]
+            break
+    assert steps_to_target(dqn, Target(195.0, k)) == expected
+
+
+def test_ppo_curve_covers_every_return():
+    trace = load_trace(PPO)
+    curve = learning_curve(trace)
+    assert len(curve.end_steps) == len(trace.meta.episode_returns)
+    assert curve.end_steps[0] > 0 and curve.end_steps[-1] <= trace.env_steps
+
+
+def test_time_and_energy_to_target_are_the_run_to_the_target(dqn):
+    target = Target(195.0)
+    steps = steps_to_target(dqn, target)
+    spec = parse_spec({**SPEC, "price_usd_per_hour": 3.6})
+    result = with_target(simulate(dqn, to_target(spec, steps)), steps, target,
+                         spec.price_usd_per_hour)
+    assert result.env_steps == steps == result.steps_to_target
+    assert result.time_to_target_s == pytest.approx(result.sim_time_s)
+    assert result.energy_to_target_j == pytest.approx(result.energy_j)
+    assert result.cost_to_target_usd == pytest.approx(result.sim_time_s / 1000.0)
+    assert {"steps_to_target", "time_to_target_s", "energy_to_target_j",
+            "cost_to_target_usd"} <= set(result.metrics())
+
+
+def test_steady_run_is_linear_in_steps():
+    # PPO iterations are alike: the run to the target takes its share of the full run
+    trace = load_trace(PPO)
+    target = Target(195.0)
+    steps = steps_to_target(trace, target)
+    spec = parse_spec(SPEC)
+    full = simulate(trace, spec)
+    to = with_target(simulate(trace, to_target(spec, steps)), steps, target)
+    assert to.env_steps >= steps  # whole iterations: less than one more
+    assert to.env_steps - steps < 2 * 4 * 128
+    share = steps / full.env_steps
+    assert to.time_to_target_s == pytest.approx(full.sim_time_s * share, rel=0.15)
+    assert to.energy_to_target_j == pytest.approx(full.energy_j * share, rel=0.15)
+    assert to.cost_to_target_usd is None and "cost_to_target_usd" not in to.metrics()
+
+
+def test_unreached_target_is_one_line(dqn):
+    with pytest.raises(RldseError, match=r"400 is never reached .* \(best trailing mean over "
+                                         r"10 episodes: 253\.4"):
+        steps_to_target(dqn, Target(400.0))
+
+
+def test_cli_target(tmp_path, capsys):
+    system = tmp_path / "box.yaml"
+    system.write_text("name: box\ncpu: {preset: epyc-7742}\ngpu: {preset: a100-40g}\n"
+                      "placement: {act: cpu, learn: gpu}\n")
+    main(["simulate", str(DQN), "--system", str(system), "--target-return", "195"])
+    out = capsys.readouterr().out
+    assert "target return 195 (trailing mean over 10 episodes) at 6,463 env steps" in out
+    assert main(["simulate", str(DQN), "--system", str(system), "--target-return", "400"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("rldse: error: --target-return: 400 is never reached")
