@@ -29,6 +29,13 @@ core for env steps and dispatch, and the GPU for its batch-1 inferences' kernels
 `act: gpu`), so events grow with chunks and updates, not with steps. Per-step GPU/CPU
 interleaving inside a chunk is not resolved: a chunk's kernels queue on the GPU as one
 block, and the chunk lasts at least its steps' env + insert + act wall time.
+
+Merged rounds (`learner: sync`): nothing overlaps inside a sync round, so when every
+actor has its own core (and, acting on a GPU, a lane of its own or a FIFO single lane)
+and no timeline is recorded, runs of up to 65,536 full rounds are computed as numpy arrays
+(`merged_rounds`): the same cost-row draws, bookings' busy time and clock entries as the
+event loop, each update lasting the sum of its drives' walls. Results match the event
+loop to float rounding. Async runs still book each chunk and update as events.
 """
 
 from __future__ import annotations
@@ -44,7 +51,7 @@ from rldse.models.cpu import roofline_seconds, with_work, with_works
 from rldse.models.kinds import PartTime, ReplayJob
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
-from rldse.sim.machine import Machine, Outcome, SplitCycle
+from rldse.sim.machine import Cycle, Machine, Outcome, SplitCycle
 from rldse.system import HOST_KIND
 from rldse.workloads.common.mlp import F32, Work
 from rldse.workloads.offpolicy import replay_cost
@@ -152,6 +159,30 @@ class _Plus:
 
     def take(self, k: int) -> PartTime:
         return self.base.take(k) + self.extra * k
+
+
+def _takes(c: Cycle, counts: np.ndarray) -> np.ndarray:
+    """Sums of consecutive takes of ``counts[i]`` costs from cycle ``c`` (advancing it),
+    as ``[c.take(k) for k in counts]`` would return them, in O(len(counts)) numpy."""
+    n = c._n
+    idx = c.pos + np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
+    full, rem = np.divmod(idx, n)
+    at = full * c._total + c._prefix[rem]
+    c.pos = int(rem[-1])
+    return np.diff(at)
+
+
+def _split_takes(cost, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(host, device, wall) seconds of consecutive takes of ``counts[i]`` operations from a
+    SplitCycle, a _Fixed or a _Plus cost."""
+    if isinstance(cost, SplitCycle):
+        return _takes(cost.host, counts), _takes(cost.device, counts), _takes(cost.wall, counts)
+    if isinstance(cost, _Plus):
+        h, d, w = _split_takes(cost.base, counts)
+        e = cost.extra
+        return h + e.host_s * counts, d + e.device_s * counts, w + e.wall_s * counts
+    v = cost.value
+    return v.host_s * counts, v.device_s * counts, v.wall_s * counts
 
 
 @dataclass
@@ -381,9 +412,147 @@ def program(m: Machine, shape: Shape) -> Outcome:
         state["last_update_end_s"] = end
         return end
 
+    def booked(dev: Device, h: np.ndarray, d: np.ndarray, w: np.ndarray, phase: str,
+               worker: str, count: int, bookings: int) -> None:
+        """What ``Machine.drive`` accounts for ``bookings`` operations run one after another
+        on free devices (their seconds summed in h, d, w): device and core busy time, and
+        the worker's clock."""
+        hs, ds, ws = float(np.sum(h)), float(np.sum(d)), float(np.sum(w))
+        if ds > 0:
+            dev.account(phase, ds, bookings)
+        if hs > 0:
+            cpu.account("dispatch", hs, bookings)
+            clock.spend(worker, "dispatch", cpu.kind, hs, 0)
+        clock.spend(worker, phase, dev.kind, ws - hs, count)
+
+    def merged_rounds(rounds: int, chunk: int) -> float:
+        """``rounds`` full sync rounds as arrays, not events: nothing overlaps in a round
+        (actors on their own cores, then the learner's updates one after another on free
+        devices), so each operation ends its wall time after it starts and a round lasts
+        the slowest actor's chunk plus the sum of its updates' walls. The same bookings,
+        clock entries and cost-row draws as the event loop, summed. Returns the rounds'
+        duration."""
+        R, A, c = rounds, actors, chunk
+        counts = np.full(R, c, dtype=np.int64)
+        span, gpu_q = np.zeros(R), np.zeros(R)
+        s_reset = c * reset_s_per_step
+        for a in range(A):
+            s_env = _takes(step_c[a], counts)
+            h, d, w = _split_takes(act_c[a], counts)
+            s_add = _takes(add_cpu[a], counts) if lc.actors_insert else 0.0
+            base = s_env + s_reset + s_add
+            on_core = base + (h if place.act == "gpu" else w)
+            own = base + w
+            end = np.maximum(on_core, own)
+            if place.act == "gpu":
+                gpu_q = gpu_q + d if gpu.lanes == 1 else d  # one GPU lane: FIFO behind others
+                end = np.where(d > 0, np.maximum(end, gpu_q), end)
+                gpu.account("act", float(d.sum()), int(np.count_nonzero(d)))
+            cpu.account("env_step", float(on_core.sum()), R)
+            clock.spend("actor", "env_step", "cpu", float(s_env.sum()), c * R)
+            if s_reset:
+                clock.spend("actor", "env_reset", "cpu", s_reset * R, 0)
+            if place.act == "gpu":
+                clock.spend("actor", "dispatch", "cpu", float(h.sum()), 0)
+                clock.spend("actor", "act", "gpu", float((w - h).sum()), c * R)
+            else:
+                clock.spend("actor", "act", place.act, float(w.sum()), c * R)
+            if lc.actors_insert:
+                clock.spend("actor", "replay_add", "cpu", float(np.sum(s_add)), c * R)
+            clock.spend("actor", "wait:device", "any", float(np.maximum(0.0, end - own).sum()), 0)
+            span = np.maximum(span, end)
+        # the learner: U[r] updates after round r, each the sum of its drives' walls
+        s0, u0 = state["steps"], state["updates"]
+        steps = s0 + c * A * np.arange(1, R + 1, dtype=np.int64)
+        due = np.maximum(np.maximum(0, steps - shape.learning_starts) // learn_every, u0)
+        U = np.diff(due, prepend=u0)
+        n_upd = int(U.sum())
+        L = np.zeros(R)
+        state["steps"] = int(steps[-1])
+        if not n_upd:
+            state["pending_inserts"] += int(steps[-1] - s0)
+        else:
+            r_upd = np.flatnonzero(U)
+            h, d, w = _split_takes(lc.sample, U)
+            booked(rm, h, d, w, "replay_sample", rm_worker, n_upd, n_upd)
+            L += w
+            h, d, w = _split_takes(lc.learn, U)
+            bc = lc.batch_copy
+            h, d, w = h + bc.host_s * U, d + bc.device_s * U, w + bc.wall_s * U
+            booked(learner_dev, h, d, w, "learn", "learner", n_upd, n_upd)
+            L += w
+            if lc.sync is not None:
+                if shape.target_sync_steps is None:  # Polyak: one after every update
+                    n_sync = U
+                else:  # hard copies owed at a round's first update
+                    owed = steps[r_upd] // shape.target_sync_steps
+                    n_sync = np.zeros(R, dtype=np.int64)
+                    n_sync[r_upd] = np.maximum(np.diff(owed, prepend=state["syncs"]), 0)
+                    state["syncs"] = max(state["syncs"], int(owed[-1]))
+                h, d, w = _split_takes(lc.sync, n_sync)
+                n = int(n_sync.sum())
+                if shape.target_sync_steps is None:
+                    state["syncs"] += n
+                booked(learner_dev, h, d, w, "sync", "learner", n,
+                       n if shape.target_sync_steps is None else int(np.count_nonzero(n_sync)))
+                L += w
+            pc = lc.param_copy
+            if pc.wall_s:
+                done = u0 + np.cumsum(U)
+                copies = done // k.sync_interval - np.concatenate(([u0], done[:-1])) \
+                    // k.sync_interval
+                n = int(copies.sum())
+                if n:
+                    booked(learner_dev, pc.host_s * copies, pc.device_s * copies,
+                           pc.wall_s * copies, "sync", "learner", n, n)
+                    L += pc.wall_s * copies
+            if lc.update is not None:
+                h, d, w = _split_takes(lc.update, U)
+                td = lc.td_copy
+                h, d, w = h + td.host_s * U, d + td.device_s * U, w + td.wall_s * U
+                booked(rm, h, d, w, "replay_update", rm_worker, n_upd, n_upd)
+                L += w
+            # inserts gathered since the last round with updates, at its first update
+            prev = np.concatenate(([s0 - state["pending_inserts"]], steps[r_upd][:-1]))
+            n_ins = steps[r_upd] - prev
+            state["pending_inserts"] = int(steps[-1] - steps[r_upd[-1]])
+            ih, idv, iw = (np.zeros(len(r_upd)) for _ in range(3))
+            cnt = 0
+            for n in np.unique(n_ins):
+                p = lc.insert(int(n))
+                if p.wall_s:
+                    at = n_ins == n
+                    ih[at], idv[at], iw[at] = p.host_s, p.device_s, p.wall_s
+                    cnt += int(n) * int(at.sum())
+            books = int(np.count_nonzero(iw))
+            p0 = lc.insert(0)
+            if p0.wall_s:  # the round's later updates insert nothing, at insert(0)'s cost
+                more = U[r_upd] - 1
+                ih, idv, iw = ih + p0.host_s * more, idv + p0.device_s * more, \
+                    iw + p0.wall_s * more
+                books += int(more.sum())
+            if books:
+                booked(rm, ih, idv, iw, "replay_add", rm_worker, cnt, books)
+                L[r_upd] += iw
+            state["updates"] += n_upd
+        ends = np.cumsum(span + L)
+        now = env.now
+        clock.spend("actor", "wait:learner", "any", float(L.sum()) * A, 0)
+        clock.spend("learner", "wait:actors", "any", float(span.sum()), 0)
+        if n_upd:
+            if state["first_update_s"] is None:
+                state["first_update_s"] = now + float(ends[r_upd[0]] - L[r_upd[0]])
+            state["last_update_end_s"] = now + float(ends[r_upd[-1]])
+        return float(ends[-1])
+
+    merge = (getattr(m, "timeline", None) is None and actors <= cores.n
+             and (place.act != "gpu" or gpu.lanes == 1 or gpu.lanes >= actors))
+
     def sync_loop():
         """Rounds: every actor runs a chunk, then the learner catches up; nobody overlaps."""
         chunk = max(1, round(learn_every / actors))
+        while merge and (full := (total_steps - state["steps"]) // (chunk * actors)):
+            yield env.timeout(merged_rounds(min(full, 1 << 16), chunk))
         while state["steps"] < total_steps:
             t0 = env.now
             ends = []
