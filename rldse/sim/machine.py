@@ -102,8 +102,9 @@ class Outcome:
     host_memory_bytes: int = 0
     checks: dict[str, bool] = field(default_factory=dict)
     #: per rollout (or batch) the learner consumed: parameter updates its policy was behind
-    #: the learner's (policy lag); None where the program does not let actors run ahead
-    staleness_updates: list[int] | None = None
+    #: the learner's (policy lag), as samples or as a histogram {updates behind: count};
+    #: None where the program does not let actors run ahead
+    staleness_updates: list[int] | dict[int, int] | None = None
     #: the capture's mean staleness: rldse's capture loops are synchronous (actors wait
     #: for each broadcast), so 0
     captured_staleness_updates: float = 0.0
@@ -308,11 +309,18 @@ class Machine:
 
 
 def _staleness(outcome: Outcome) -> tuple[float, float] | None:
-    """Mean and p95 (linear interpolation) of the program's staleness samples."""
+    """Mean and p95 of the program's staleness: samples (p95 by linear interpolation) or a
+    histogram (p95: the smallest lag with 95 % of the count at or below it)."""
     lag = outcome.staleness_updates
     if lag is None:
         return None
     if not lag:
         return 0.0, 0.0
+    if isinstance(lag, dict):
+        keys = np.array(sorted(lag), dtype=np.float64)
+        counts = np.array([lag[k] for k in sorted(lag)], dtype=np.float64)
+        cum = np.cumsum(counts)
+        p95 = keys[int(np.searchsorted(cum, 0.95 * cum[-1]))]
+        return float(np.dot(keys, counts) / cum[-1]), float(p95)
     a = np.asarray(lag, dtype=np.float64)
     return float(a.mean()), float(np.percentile(a, 95))

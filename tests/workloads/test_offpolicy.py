@@ -168,3 +168,23 @@ def test_faster_gpu_changes_energy_only_through_its_power(uniform_trace):
     assert cpu_j[0] == pytest.approx(cpu_j[1], rel=0.01)
     assert h.steps_per_joule > 0.5 * v.steps_per_joule
 
+
+
+@pytest.mark.parametrize("learner,interval,lagged", [("sync", 1, False), ("async", 4, True),
+                                                     ("sync", 4, True)])
+def test_policy_lag_of_actors_running_ahead(uniform_trace, learner, interval, lagged):
+    """Actors act with the parameters last sent to them: none behind when they get them
+    after every update and wait for the learner; behind when the learner runs on (async)
+    or sends only every sync_interval updates, and the Result then warns that
+    time-to-target assumes the capture's sample efficiency."""
+    spec = _dgx1()
+    raw = spec.model_dump(mode="json")
+    raw["workload"].update(learner=learner, sync_interval=interval)
+    r = simulate(uniform_trace, parse_spec(raw))
+    warned = any(w.startswith("policy lag") for w in r.warnings)
+    if lagged:
+        assert r.staleness_mean_updates > 0 and r.staleness_p95_updates >= 1 and warned
+    else:
+        assert (r.staleness_mean_updates, r.staleness_p95_updates) == (0.0, 0.0)
+        assert not warned
+    assert r.to_json() == simulate(uniform_trace, parse_spec(raw)).to_json()

@@ -332,7 +332,11 @@ def program(m: Machine, shape: Shape) -> Outcome:
     env, clock = m.env, m.clock
     rm_worker = "replay_manager" if rm_overlaps else "learner"
     clock.instances.update(actor=actors, learner=1, replay_manager=1)
+    # policy lag: learner updates between the parameters a chunk of steps acted with and the
+    # learner's when the chunk's transitions land in replay -> env steps
+    staleness: dict[int, int] = {}
     state = {"booked": 0, "steps": 0, "updates": 0, "pending_inserts": 0, "syncs": 0,
+             "published": 0,
              "first_update_s": None, "last_update_end_s": 0.0}
     data_ready = [env.event()]
 
@@ -388,6 +392,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
         t_l = m.drive(learner_dev, t_s, learn, "learn", "learner", cpu, learner_core)
         own_s = learn.wall_s
         state["updates"] += 1
+        if not lc.param_copy.wall_s or state["updates"] % k.sync_interval == 0:
+            state["published"] = state["updates"]  # what the actors act with from now
         syncs = due_syncs()
         if syncs:
             sync = lc.sync.take(syncs)
@@ -545,7 +551,9 @@ def program(m: Machine, shape: Shape) -> Outcome:
             state["last_update_end_s"] = now + float(ends[r_upd[-1]])
         return float(ends[-1])
 
-    merge = (getattr(m, "timeline", None) is None and actors <= cores.n
+    # merged rounds also need the actors' parameters fresh at every round (no policy lag)
+    no_lag = not lc.param_copy.wall_s or k.sync_interval == 1
+    merge = (getattr(m, "timeline", None) is None and actors <= cores.n and no_lag
              and (place.act != "gpu" or gpu.lanes == 1 or gpu.lanes >= actors))
 
     def sync_loop():
@@ -561,6 +569,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
                 if n <= 0:
                     break
                 ends.append(actor_chunk(a, n))
+                lag = state["updates"] - state["published"]  # the learner waits: no updates
+                staleness[lag] = staleness.get(lag, 0) + n  # during the chunk
                 state["steps"] += n
                 state["pending_inserts"] += n
             t_round = max(ends)
@@ -575,8 +585,11 @@ def program(m: Machine, shape: Shape) -> Outcome:
         while state["booked"] < total_steps:
             n = min(learn_every, total_steps - state["booked"])
             state["booked"] += n
+            version = state["published"]  # the parameters this chunk acts with
             end = actor_chunk(a, n)
             yield env.timeout(end - env.now)
+            lag = state["updates"] - version  # behind the learner when its data lands
+            staleness[lag] = staleness.get(lag, 0) + n
             state["steps"] += n  # the learner sees these transitions only now
             state["pending_inserts"] += n
             ev, data_ready[0] = data_ready[0], env.event()
@@ -614,7 +627,11 @@ def program(m: Machine, shape: Shape) -> Outcome:
     if state["updates"]:
         breakdown["iteration_s"] = ((state["last_update_end_s"] - state["first_update_s"])
                                     / state["updates"])
+    merged = state["steps"] - sum(staleness.values())  # merged rounds: no lag by construction
+    if merged:
+        staleness[0] = staleness.get(0, 0) + merged
     return Outcome(env_steps=state["steps"], updates=state["updates"], breakdown_s=breakdown,
+                   staleness_updates=staleness,
                    gpu_memory_peak_bytes=int(need - swapped),
                    swapped_bytes=int(swapped), checks=checks,
                    host_memory_bytes=host_memory_bytes(m, shape, capacity, batch, swapped))
