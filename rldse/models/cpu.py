@@ -74,7 +74,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 from pydantic import ValidationInfo, field_validator
@@ -401,15 +401,17 @@ def with_works(host: CpuSpec, ops: OpColumns, new: WorkLike | Sequence[WorkLike]
     n = len(ops)
     mask = np.ones(n, bool) if did is None else np.asarray(did, bool)
     news, olds = _per_row(new, n), _per_row(old, n)
-    memo: dict[Any, tuple[float, ...]] = {}
+    memo: dict[int, tuple[float, ...]] = {}  # by identity: rows share Work objects, and
+    # hashing a Work (its GEMM tuples) per row costs more than the lookup saves
 
     def cols(w: WorkLike) -> tuple[float, ...]:
-        if w not in memo:
+        key = id(w)
+        if key not in memo:
             ew = w.bytes - w.gemm_bytes - w.vector_bytes - w.cold_bytes
-            memo[w] = (work_seconds(host, w), w.calls, w.flops, w.bytes,
-                       gemm_seconds(host, w.gemms), w.flops - w.gemm_flops, ew,
-                       w.vector_bytes, w.cold_bytes)
-        return memo[w]
+            memo[key] = (work_seconds(host, w), w.calls, w.flops, w.bytes,
+                         gemm_seconds(host, w.gemms), w.flops - w.gemm_flops, ew,
+                         w.vector_bytes, w.cold_bytes)
+        return memo[key]
 
     new_c = np.array([cols(w) for w in news], np.float64).reshape(-1, 9) * mask[:, None]
     old_c = np.array([cols(w) for w in olds], np.float64).reshape(-1, 9) * mask[:, None]

@@ -241,8 +241,8 @@ def _latency(p: Params, counts: pd.DataFrame) -> pd.DataFrame:
                     "ratio_search_only": g_sample / am_search_only,
                     "gpu_update_s": g_update, "am_update_s": am_update,
                     "ratio_sample_update": (g_sample + g_update) / (am_sample + am_update),
-                    "gpu_energy_j": (gm.spec.max_w * 2 * g_time.device_s
-                                     + gm.spec.idle_w * 2 * (g_time.wall_s - g_time.device_s)),
+                    "gpu_energy_j": float(gm.energy(busy_s=2 * g_time.device_s,
+                                                    wall_s=2 * g_time.wall_s).joules),
                     "am_energy_j": am_j})
     return pd.DataFrame(rows)
 

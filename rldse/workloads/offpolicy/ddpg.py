@@ -292,9 +292,7 @@ def program(m: Machine) -> Outcome:
     """DDPG on a simulated machine: the shared off-policy loop with DDPG's shapes; the knob
     ``hidden`` sets both networks' hidden widths (work by mlp.py's formulas)."""
     t_actor, t_critic = m.info("actor_sizes"), m.info("critic_sizes")
-    offpolicy.refuse_ignored_knobs(m, {"batch_size": m.info("batch_size"),
-                                       "replay_capacity": m.info("replay_capacity"),
-                                       "hidden": list(t_actor[1:-1])})
+    offpolicy.refuse_ignored_knobs(m, hidden=t_actor[1:-1])
     actor = [t_actor[0], *m.knobs.hidden, t_actor[-1]]
     critic = [t_critic[0], *m.knobs.hidden, t_critic[-1]]
     batch0 = m.info("batch_size")

@@ -310,9 +310,7 @@ def program(m: Machine) -> Outcome:
     """DQN on a simulated machine: the shared off-policy loop with DQN's shapes; the knob
     ``hidden`` sets the network's hidden widths (work by mlp.py's formulas)."""
     t_sizes, double = m.info("layer_sizes"), m.info("double")
-    offpolicy.refuse_ignored_knobs(m, {"batch_size": m.info("batch_size"),
-                                       "replay_capacity": m.info("replay_capacity"),
-                                       "hidden": list(t_sizes[1:-1])})
+    offpolicy.refuse_ignored_knobs(m, hidden=t_sizes[1:-1])
     sizes = [t_sizes[0], *m.knobs.hidden, t_sizes[-1]]
     weighted, batch0 = m.info("replay") != "uniform", m.info("batch_size")
     learn_every, params = m.info("learn_every"), n_params(sizes)

@@ -51,7 +51,7 @@ from rldse.models.cpu import roofline_seconds, with_work, with_works
 from rldse.models.kinds import PartTime, ReplayJob
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
-from rldse.sim.machine import Cycle, Machine, Outcome, SplitCycle
+from rldse.sim.machine import Machine, Outcome, SplitCycle
 from rldse.system import HOST_KIND
 from rldse.workloads.common.mlp import F32, Work
 from rldse.workloads.offpolicy import replay_cost
@@ -150,6 +150,10 @@ class _Fixed:
     def take(self, k: int) -> PartTime:
         return self.value * k
 
+    def takes(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        v = self.value
+        return v.host_s * counts, v.device_s * counts, v.wall_s * counts
+
 
 class _Plus:
     """Another cost plus a constant per operation (e.g. a swap-in before each sample)."""
@@ -160,29 +164,10 @@ class _Plus:
     def take(self, k: int) -> PartTime:
         return self.base.take(k) + self.extra * k
 
-
-def _takes(c: Cycle, counts: np.ndarray) -> np.ndarray:
-    """Sums of consecutive takes of ``counts[i]`` costs from cycle ``c`` (advancing it),
-    as ``[c.take(k) for k in counts]`` would return them, in O(len(counts)) numpy."""
-    n = c._n
-    idx = c.pos + np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
-    full, rem = np.divmod(idx, n)
-    at = full * c._total + c._prefix[rem]
-    c.pos = int(rem[-1])
-    return np.diff(at)
-
-
-def _split_takes(cost, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(host, device, wall) seconds of consecutive takes of ``counts[i]`` operations from a
-    SplitCycle, a _Fixed or a _Plus cost."""
-    if isinstance(cost, SplitCycle):
-        return _takes(cost.host, counts), _takes(cost.device, counts), _takes(cost.wall, counts)
-    if isinstance(cost, _Plus):
-        h, d, w = _split_takes(cost.base, counts)
-        e = cost.extra
+    def takes(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        h, d, w = self.base.takes(counts)
+        e = self.extra
         return h + e.host_s * counts, d + e.device_s * counts, w + e.wall_s * counts
-    v = cost.value
-    return v.host_s * counts, v.device_s * counts, v.wall_s * counts
 
 
 @dataclass
@@ -246,11 +231,13 @@ def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
     return lc
 
 
-def refuse_ignored_knobs(m: Machine, trace_knobs: dict[str, object]) -> None:
+def refuse_ignored_knobs(m: Machine, hidden: list[int]) -> None:
     """One-line errors for knobs this placement would accept but not use: ``gpu_swap``
     without replay on a GPU; on measured tables (fixed latencies) any knob that changes
-    the work from the trace's (``trace_knobs``: knob → the trace's value)."""
+    the work from the trace's (its batch size, replay capacity and ``hidden`` widths)."""
     k, place = m.knobs, m.spec.placement
+    trace_knobs = {"batch_size": m.info("batch_size"),
+                   "replay_capacity": m.info("replay_capacity"), "hidden": list(hidden)}
     if k.gpu_swap and place.replay != "gpu":
         raise RldseError(f"gpu_swap swaps a GPU replay buffer, but replay runs on "
                          f"'{place.replay}'", where="workload.gpu_swap")
@@ -443,9 +430,9 @@ def program(m: Machine, shape: Shape) -> Outcome:
         span, gpu_q = np.zeros(R), np.zeros(R)
         s_reset = c * reset_s_per_step
         for a in range(A):
-            s_env = _takes(step_c[a], counts)
-            h, d, w = _split_takes(act_c[a], counts)
-            s_add = _takes(add_cpu[a], counts) if lc.actors_insert else 0.0
+            s_env = step_c[a].takes(counts)
+            h, d, w = act_c[a].takes(counts)
+            s_add = add_cpu[a].takes(counts) if lc.actors_insert else 0.0
             base = s_env + s_reset + s_add
             on_core = base + (h if place.act == "gpu" else w)
             own = base + w
@@ -479,10 +466,10 @@ def program(m: Machine, shape: Shape) -> Outcome:
             state["pending_inserts"] += int(steps[-1] - s0)
         else:
             r_upd = np.flatnonzero(U)
-            h, d, w = _split_takes(lc.sample, U)
+            h, d, w = lc.sample.takes(U)
             booked(rm, h, d, w, "replay_sample", rm_worker, n_upd, n_upd)
             L += w
-            h, d, w = _split_takes(lc.learn, U)
+            h, d, w = lc.learn.takes(U)
             bc = lc.batch_copy
             h, d, w = h + bc.host_s * U, d + bc.device_s * U, w + bc.wall_s * U
             booked(learner_dev, h, d, w, "learn", "learner", n_upd, n_upd)
@@ -495,7 +482,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
                     n_sync = np.zeros(R, dtype=np.int64)
                     n_sync[r_upd] = np.maximum(np.diff(owed, prepend=state["syncs"]), 0)
                     state["syncs"] = max(state["syncs"], int(owed[-1]))
-                h, d, w = _split_takes(lc.sync, n_sync)
+                h, d, w = lc.sync.takes(n_sync)
                 n = int(n_sync.sum())
                 if shape.target_sync_steps is None:
                     state["syncs"] += n
@@ -513,7 +500,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
                            pc.wall_s * copies, "sync", "learner", n, n)
                     L += pc.wall_s * copies
             if lc.update is not None:
-                h, d, w = _split_takes(lc.update, U)
+                h, d, w = lc.update.takes(U)
                 td = lc.td_copy
                 h, d, w = h + td.host_s * U, d + td.device_s * U, w + td.wall_s * U
                 booked(rm, h, d, w, "replay_update", rm_worker, n_upd, n_upd)
