@@ -195,6 +195,9 @@ def cmd_simulate(args: argparse.Namespace) -> None:
     trace = load_trace(args.trace)
     spec = load_spec(args.system, _parse_set(args.set))
     target = _target(trace, args)
+    if target is None and spec.price_usd_per_hour is not None:
+        raise RldseError("price_usd_per_hour prices the run to a target return "
+                         "(cost_to_target_usd): give --target-return, or drop it")
     run_spec = spec if target is None else to_target(spec, target[1])
     result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline)
     if target is not None:

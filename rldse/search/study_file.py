@@ -280,6 +280,10 @@ def _check_target(study: StudyFile, where: str) -> None:
             if name in TARGET_METRICS:
                 raise RldseError(f"{where}: '{name}' needs a target return: add "
                                  "target: {return: R} to the study file")
+        if study.search_space.base_raw.get("price_usd_per_hour") is not None \
+                or any(d.path == "price_usd_per_hour" for d in study.search_space.dims):
+            raise RldseError(f"{where}: price_usd_per_hour prices the run to a target return "
+                             "(cost_to_target_usd): add target: {return: R}, or drop it")
         return
     if "workload.env_steps" in study.search_space.base_raw.get("workload", {}) \
             or any(d.path == "workload.env_steps" for d in study.search_space.dims):

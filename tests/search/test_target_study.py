@@ -66,3 +66,13 @@ def test_env_steps_in_the_space_is_refused_with_a_target(tmp_path):
     space = {**STUDY["space"], "workload.env_steps": {"int": [1000, 2000]}}
     with pytest.raises(RldseError, match="workload.env_steps: a target return sets"):
         load_study_file(_write(tmp_path, space=space))
+
+
+def test_hourly_price_without_a_target_is_refused(tmp_path):
+    """price_usd_per_hour only prices the run to a target: without one it would be ignored."""
+    study = {k: v for k, v in STUDY.items() if k != "target"}
+    study["objectives"] = [{"maximize": "env_steps_per_s"}]
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(study))
+    with pytest.raises(RldseError, match="price_usd_per_hour prices the run to a target"):
+        load_study_file(path)

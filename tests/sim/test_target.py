@@ -104,3 +104,8 @@ def test_cli_target(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert err.startswith("rldse: error: --target-return: 400 is never reached")
+    # an hourly price with no target to price is refused, not ignored
+    assert main(["simulate", str(DQN), "--system", str(system),
+                 "--set", "price_usd_per_hour=3"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "price_usd_per_hour prices the run" in err
