@@ -1,5 +1,6 @@
-"""Cold-start costs of one process (prints; not a test): the trace digest of a shipped
-trace and reading every preset file, each the best of 5 in this process.
+"""Fixed costs (prints; not a test): the trace digest of a shipped trace, reading every
+preset file, and a short actor-learner simulate (the per-call setup dominates it), each
+the best of 5 in this process.
 
     python benchmarks/startup_costs.py
 
@@ -36,6 +37,13 @@ def main() -> None:
             registry._read_kind(path.stem)
 
     print(f"every preset file read and validated: {best_ms(presets):.1f} ms")
+
+    from rldse.sim import simulate
+    from rldse.system import load_spec
+    spec = load_spec(TRACE.parents[1] / "examples" / "dgx1_like.yaml",
+                     {"workload.env_steps": 100_000})
+    print(f"simulate, 1e5 env steps of {TRACE.name} on dgx1_like: "
+          f"{best_ms(lambda: simulate(t, spec)):.0f} ms")
 
 
 if __name__ == "__main__":
