@@ -1,0 +1,5 @@
+import sys
+
+from rldse.cli import main
+
+sys.exit(main())

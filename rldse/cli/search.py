@@ -1,0 +1,34 @@
+"""`rldse search`: an Optuna study over SystemSpec paths."""
+
+from __future__ import annotations
+
+import argparse
+
+from rldse.cli.common import presets_option
+
+
+def cmd_search(args: argparse.Namespace) -> None:
+    from rldse.search import run_study
+
+    report = run_study(args.study, trials=args.trials, workers=args.workers,
+                       storage=args.storage, resume=args.resume)
+    print(report.summary())
+
+
+def add_parser(sub) -> None:
+    se = sub.add_parser(
+        "search", help="search the machine design: an Optuna study over SystemSpec paths",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="across machines: make a PostgreSQL database reachable from each, then run\n"
+               "  rldse search STUDY.yaml --storage postgresql://USER:PW@HOST/DB --workers 8\n"
+               "on the first machine and the same with --resume on every other one.")
+    se.add_argument("study", help="study file (YAML): trace, base spec, space, objectives, ...")
+    se.add_argument("--trials", type=int, help="total finished trials (default: the file's)")
+    se.add_argument("--workers", type=int, default=1, help="worker processes on this machine")
+    se.add_argument("--storage", metavar="URL",
+                    help="shared study database, e.g. postgresql://user:pw@host/db "
+                         "(default: the journal file out/journal.log beside the study)")
+    se.add_argument("--resume", action="store_true",
+                    help="continue an interrupted study, or join one in --storage")
+    presets_option(se)
+    se.set_defaults(func=cmd_search)

@@ -1,0 +1,155 @@
+"""`rldse simulate` and `rldse validate`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from rldse.cli.common import parse_set, presets_option
+from rldse.errors import RldseError
+
+
+def _print_result(result) -> None:
+    import pandas as pd
+
+    print(f"simulated {result.sim_time_s:.6g} s: {result.env_steps} env steps "
+          f"({result.env_steps_per_s:,.0f}/s), {result.updates} updates "
+          f"({result.updates_per_s:,.1f}/s)")
+    print(f"energy {result.energy_j:,.1f} J, average power {result.avg_power_w:,.1f} W, "
+          f"{result.steps_per_joule:,.2f} steps/J, parts cost ${result.cost_usd:,.0f}")
+    print(f"bottleneck: {result.bottleneck} ({result.critical_share:.0%} of its time)")
+    if result.steps_to_target is not None:
+        cost = ("" if result.cost_to_target_usd is None
+                else f", ${result.cost_to_target_usd:,.4g} at the hourly price")
+        print(f"target return {result.target_return:g} (trailing mean over "
+              f"{result.target_smoothing_episodes} episodes) at {result.steps_to_target:,} env "
+              f"steps: {result.time_to_target_s:.6g} s, {result.energy_to_target_j:,.1f} J{cost}")
+    if result.staleness_mean_updates is not None:
+        print(f"policy lag: {result.staleness_mean_updates:.3g} updates mean, "
+              f"{result.staleness_p95_updates:.3g} p95")
+    from rldse.models import all_checks
+
+    declared = all_checks()
+    for name, ok in result.checks.items():
+        if not ok:
+            print(f"INFEASIBLE ({name}): it is not true that {declared[name].description}")
+    if not result.checks.get("gpu_memory", True):
+        print(f"  the GPU would hold {result.gpu_memory_peak_bytes:,} bytes "
+              "(set workload.gpu_swap: true to swap to host memory)")
+    if not result.checks.get("host_memory", True):
+        print(f"  host memory would hold {result.host_memory_peak_bytes:,} bytes "
+              "(raise cpu.mem_bytes or cpu.sockets, or shrink buffers)")
+    if result.swapped_bytes:
+        print(f"swapped {result.swapped_bytes:,} bytes to host memory")
+    for warning in result.warnings:
+        print(f"note: {warning}")
+    for key, value in result.breakdown_s.items():
+        print(f"  {key}: {value:.6g} s")
+    cols = ["name", "preset", "lanes", "utilisation", "energy_j", "avg_power_w", "estimator"]
+    with pd.option_context("display.width", 200, "display.max_colwidth", 50):
+        print(result.devices_frame()[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        phases = result.phases_frame()
+        print(phases[["worker", "phase", "device", "count", "time_s", "share"]]
+              .to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    print(f"trace {result.trace_digest}, spec {result.spec_digest}, seed {result.seed}")
+
+
+def _target(trace, args: argparse.Namespace):
+    """(Target, steps_to_target) for --target-return, or None; the design is then run for
+    exactly those env steps (rldse.sim.target)."""
+    from rldse.sim.target import Target, steps_to_target
+
+    if args.target_return is None:
+        return None
+    try:
+        target = Target(args.target_return, args.smoothing_episodes)
+        return target, steps_to_target(trace, target)
+    except RldseError as exc:
+        raise exc.within("--target-return") from None
+
+
+def cmd_simulate(args: argparse.Namespace) -> None:
+    from rldse.sim import simulate
+    from rldse.sim.target import to_target, with_target
+    from rldse.system import load_spec
+    from rldse.trace import load_trace
+
+    if args.bands is not None and args.bands < 1:
+        raise RldseError(f"--bands {args.bands}: must be at least 1")
+    trace = load_trace(args.trace)
+    spec = load_spec(args.system, parse_set(args.set))
+    target = _target(trace, args)
+    if target is None and spec.price_usd_per_hour is not None:
+        raise RldseError("price_usd_per_hour prices the run to a target return "
+                         "(cost_to_target_usd): give --target-return, or drop it")
+    run_spec = spec if target is None else to_target(spec, target[1])
+    result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline)
+    if target is not None:
+        result = with_target(result, target[1], target[0], spec.price_usd_per_hour)
+    band = None
+    if args.bands is not None:
+        from rldse.sim.bands import bands
+
+        band = bands(trace, run_spec, args.bands, seed=args.seed)
+    if args.json:
+        if band is None:
+            print(result.to_json())
+            return
+        out = result.model_dump(mode="json")
+        b = band.to_dict()
+        out["bands"] = b.pop("bands")
+        out["bands_design"] = b
+        print(json.dumps(out, indent=1))
+        return
+    _print_result(result)
+    if args.timeline:
+        print(f"timeline: {args.timeline} (open in https://ui.perfetto.dev)")
+    if band is not None:
+        print(band.table())
+
+
+def cmd_validate(args: argparse.Namespace) -> None:
+    from rldse.sim.validate import validate
+    from rldse.trace import load_trace
+
+    table, result = validate(load_trace(args.trace), seed=args.seed)
+    print(f"{args.trace}: REPLAY CONSISTENCY on its capture host ({result.devices[0].preset}): "
+          "event bookkeeping, not model accuracy")
+    print("per-phase rows check the program's accounting (scale factor 1 on the capture "
+          "host); TOTAL is the check of its structure: what it overlaps, merges or omits. "
+          "Accuracy on other machines or configurations is not tested here "
+          "(README: How close it comes)")
+    print(table.to_string(float_format=lambda x: f"{x:.4g}"))
+
+
+def add_parser(sub) -> None:
+    si = sub.add_parser("simulate", help="replay a trace on a system; print the Result")
+    si.add_argument("trace")
+    si.add_argument("--system", required=True, help="SystemSpec YAML file")
+    si.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
+                    help="override a spec field, e.g. --set gpu.count=2 (repeatable)")
+    si.add_argument("--seed", type=int, default=0)
+    si.add_argument("--timeline", help="write a Chrome trace event file (Perfetto)")
+    si.add_argument("--json", action="store_true", help="the Result as JSON")
+    si.add_argument("--target-return", type=float, metavar="R",
+                    help="run until the trace's learning curve first reaches return R and "
+                         "report steps_to_target, time_to_target_s, energy_to_target_j (and "
+                         "cost_to_target_usd with price_usd_per_hour in the spec); assumes the "
+                         "captured sample efficiency per env step")
+    si.add_argument("--smoothing-episodes", type=int, default=10, metavar="K",
+                    help="trailing mean over K episodes decides the target is reached "
+                         "(default 10; 1: the raw curve)")
+    si.add_argument("--bands", type=int, metavar="N",
+                    help="also simulate N systems sampled over every assumed or UNVERIFIED "
+                         "preset number's range (Latin hypercube seeded by --seed) and report "
+                         "p5/p50/p95 of each metric")
+    presets_option(si)
+    si.set_defaults(func=cmd_simulate)
+
+    va = sub.add_parser("validate", help="check replay consistency (event bookkeeping, not "
+                        "model accuracy): replay a trace on its capture host, measured vs "
+                        "simulated time per phase")
+    va.add_argument("trace")
+    va.add_argument("--seed", type=int, default=0)
+    presets_option(va)
+    va.set_defaults(func=cmd_validate)

@@ -1,0 +1,80 @@
+"""Atomic output files: every file rldse writes goes through here.
+
+A write goes to a hidden temporary file in the target's own folder (same filesystem), is
+flushed and fsynced, then renamed over the target with ``os.replace``: a reader, or a run
+killed at any instant, sees the old file or the new one, never a torn one. Temporary names
+are ``.NAME.rldse-PID.tmp``; ``clean_stale_temporaries`` removes those whose writer is gone.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+_TMP_SUFFIX = ".tmp"
+_TMP_MARK = ".rldse-"
+
+
+def temporary_for(path: Path) -> Path:
+    """The hidden temporary path this process writes ``path`` through."""
+    return path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}{_TMP_SUFFIX}")
+
+
+@contextmanager
+def atomic_path(path: str | Path) -> Iterator[Path]:
+    """Yield a temporary path to write; on success it replaces ``path`` atomically, on any
+    error it is removed and ``path`` is left as it was."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_for(target)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
+    """``write(tmp)`` fills a temporary file that then replaces ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        write(tmp)
+    return Path(path)
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    return atomic_write(path, lambda tmp: tmp.write_text(text))
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    return atomic_write(path, lambda tmp: tmp.write_bytes(data))
+
+
+def clean_stale_temporaries(folder: str | Path) -> list[Path]:
+    """Remove temporaries under ``folder`` left by writers that no longer run (killed
+    mid-write); those of live processes are kept. Returns what was removed."""
+    removed = []
+    root = Path(folder)
+    if not root.is_dir():
+        return removed
+    for tmp in root.rglob(f".*{_TMP_MARK}*{_TMP_SUFFIX}"):
+        pid_text = tmp.name.rsplit(_TMP_MARK, 1)[1][: -len(_TMP_SUFFIX)]
+        if pid_text.isdigit() and not _alive(int(pid_text)):
+            tmp.unlink(missing_ok=True)
+            removed.append(tmp)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
