@@ -1,7 +1,8 @@
 """rldse: discrete-event architecture simulator for RL systems design-space exploration.
 
 Public API: `capture` (real training -> Trace), `load_trace`, `simulate` (Trace on a
-SystemSpec -> Result), `load_spec`, and `search` (an Optuna study over SystemSpec paths).
+SystemSpec -> Result), `load_spec`, `search` (an Optuna study over SystemSpec paths) and `recording` (a user's
+own training loop -> Trace).
 Imported lazily, so `import rldse` (and every CLI call) does not load SimPy, Optuna or
 Gymnasium until they are used.
 """
@@ -21,6 +22,7 @@ _API = {
     "load_spec": ("rldse.system", "load_spec"),
     "simulate": ("rldse.sim", "simulate"),
     "search": ("rldse.search", "run_study"),
+    "recording": ("rldse.recording", "recording"),
 }
 __all__ = ["RldseError", *_API]
 

@@ -11,6 +11,7 @@ of re-parsing text, and every message is formatted once, here.
 from __future__ import annotations
 
 import difflib
+import re
 from typing import Any
 
 
@@ -37,6 +38,10 @@ def did_you_mean(name: str, names: list[str]) -> str:
     return f"; did you mean {', '.join(repr(m) for m in match)}?" if match else ""
 
 
+#: pydantic error types that mean "a section was expected here, not a value".
+_NOT_A_MAPPING = ("model_type", "model_attributes_type", "dataclass_type", "dict_type")
+
+
 def validation_error(exc: Any, where: str, fields: list[str] | None = None) -> RldseError:
     """The first problem of a pydantic ValidationError as one RldseError whose path is
     ``where`` plus the field's location; ``fields`` are the allowed names an unknown
@@ -53,6 +58,8 @@ def validation_error(exc: Any, where: str, fields: list[str] | None = None) -> R
     if kind == "missing":
         return RldseError("required field is missing", where=path)
     msg = str(err["msg"]).removeprefix("Value error, ")
+    if kind in _NOT_A_MAPPING:  # pydantic names the model class ('GpuRef'): users wrote none
+        msg = "expected a mapping of fields"
     ctx = err.get("ctx") or {}
     bounds = ", ".join(f"{k} {v}" for k, v in ctx.items() if k in ("ge", "le", "gt", "lt"))
     if bounds:
@@ -60,3 +67,38 @@ def validation_error(exc: Any, where: str, fields: list[str] | None = None) -> R
     if "input" in err and kind != "value_error" and not isinstance(err["input"], dict):
         msg += f" (got {err['input']!r})"
     return RldseError(msg, where=path)
+
+
+_SECRET_QUERY = re.compile(r"(?i)((?:^|[?&;])(?:password|passwd|pwd|sslpassword)=)[^&;#]*")
+
+
+def redact_url(url: str) -> str:
+    """`url` with every password hidden: the user-info form (`user:pw@host`, with or
+    without a scheme, an empty user, or an unencoded '@' in the password: everything up
+    to the host's last '@' goes) and the query form (`?password=pw`)."""
+    head, sep, query = url.partition("?")
+    scheme, slashes, rest = head.rpartition("://")
+    prefix = f"{scheme}{slashes}"
+    if "@" in rest:
+        userinfo, host = rest.rsplit("@", 1)
+        user, colon, _ = userinfo.partition(":")
+        rest = f"{user}{colon}{'***' if colon else ''}@{host}"
+    return prefix + rest + sep + _SECRET_QUERY.sub(r"\1***", query)
+
+
+def redact_text(text: str, url: str) -> str:
+    """`text` (a driver's message about `url`) with `url` redacted and every password of
+    `url` replaced by '***' wherever it appears."""
+    text = text.replace(url, redact_url(url))
+    for secret in _secrets(url):
+        text = text.replace(secret, "***")
+    return text
+
+
+def _secrets(url: str) -> list[str]:
+    head, _, query = url.partition("?")
+    rest = head.rpartition("://")[2]
+    found = [m.group(0).split("=", 1)[1] for m in _SECRET_QUERY.finditer(query)]
+    if "@" in rest:
+        found.append(rest.rsplit("@", 1)[0].partition(":")[2])
+    return sorted({s for s in found if s}, key=len, reverse=True)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from rldse.errors import RldseError, validation_error
+from rldse.errors import RldseError, did_you_mean, validation_error
 from rldse.models import PART_KINDS, ROLES, PartRef
 from rldse.models.kinds import Instance, kinds_for
 from rldse.models.registry import load_part
@@ -138,12 +138,30 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
     path = Path(path)
     raw = read_mapping(path, "sections " + ", ".join(
         [k.name for k in PART_KINDS.values() if k.in_system] + ["placement", "workload"]))
+    try:
+        alone = parse_spec(_files_beside(copy.deepcopy(raw) if sets else raw, path), where="")
+    except RldseError as exc:
+        raise exc.within(str(path)) from None
     if not sets:
-        return parse_spec(_files_beside(raw, path), where=str(path))
-    parse_spec(_files_beside(copy.deepcopy(raw), path), where=str(path))  # the file alone
+        return alone
     for dotted, value in sets.items():
         set_path(raw, dotted, value)
-    return parse_spec(_files_beside(raw, path), where="--set")
+    try:
+        return parse_spec(_files_beside(raw, path), where="")
+    except RldseError as exc:
+        raise on_flag(exc, sets) or exc.within("--set") from None
+
+
+def on_flag(exc: RldseError, sets: dict[str, Any]) -> RldseError | None:
+    """``exc`` (an error at a spec field: 'gpu.count', or 'system.gpu.count' from
+    `resolve`) blamed on the `--set` flag whose path holds that field, or None when no
+    flag does (the file is at fault)."""
+    field = exc.where.removeprefix("system.")
+    for dotted in sets:
+        if dotted == field or dotted.startswith(f"{field}.") or field.startswith(f"{dotted}."):
+            named = "" if dotted == field else f"{field}: "
+            return RldseError(f"{named}{exc.message}", where=f"--set {dotted}")
+    return None
 
 
 def _files_beside(raw: dict[str, Any], path: Path) -> dict[str, Any]:
@@ -211,6 +229,7 @@ def resolve_parts(spec: Any, trace: Trace, where: str = "") -> dict[str, tuple[I
     trace's fingerprint) with overrides, as the kind's instances; errors name
     ``where`` + the part's path."""
     def load(kind: str, preset: str, at: str, overrides: dict[str, Any]):
+        _check_part_fields(kind, at, overrides)
         return load_part(kind, preset, host=trace.meta.host, where=at, **overrides)
 
     parts: dict[str, tuple[Instance, ...]] = {}
@@ -220,6 +239,17 @@ def resolve_parts(spec: Any, trace: Trace, where: str = "") -> dict[str, tuple[I
         if insts:
             parts[name] = insts
     return parts
+
+
+def _check_part_fields(kind: str, where: str, overrides: dict[str, Any]) -> None:
+    """Refuse a field neither the section (preset, count) nor the part's spec has, with
+    the closest names of both."""
+    section = [f for f in PART_KINDS[kind].ref.model_fields if f not in overrides]
+    fields = [f for f in PART_KINDS[kind].spec.model_fields if f != "name"]
+    for key in overrides:
+        if key not in fields:
+            raise RldseError(f"unknown field{did_you_mean(key, section + fields)} (allowed: "
+                             f"{', '.join(section + fields)})", where=f"{where}.{key}")
 
 
 def _placement(spec: Any, parts: dict[str, tuple[Instance, ...]],

@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rldse.errors import RldseError
+from rldse.files import atomic_write
 from rldse.host import HostFingerprint
 
 SCHEMA_VERSION = 1
@@ -137,15 +138,16 @@ class Trace:
 
     # ---- I/O -----------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
+        """Write the trace to `path` atomically: a run killed mid-write leaves the old
+        file (or none), never a torn one."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         table = pa.Table.from_pandas(self.ops, preserve_index=False)
         md = dict(table.schema.metadata or {})
         md[_META_KEY] = self.meta.model_dump_json().encode()
         if self.transitions is not None:
             md[_TRANSITIONS_KEY] = _encode_frame(self.transitions)
-        pq.write_table(table.replace_schema_metadata(md), path, compression="zstd")
-        return path
+        table = table.replace_schema_metadata(md)
+        return atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
 
 
 def normalize_ops(ops: pd.DataFrame, where: str) -> pd.DataFrame:

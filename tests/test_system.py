@@ -112,3 +112,30 @@ def test_fpga_replay_runs_through_the_generic_replay_role():
     assert fpga.busy_s > 0
     phases = {(p.worker, p.phase, p.device) for p in result.phases}
     assert ("learner", "replay_sample", "fpga") in phases
+
+
+def test_a_set_flag_is_blamed_not_the_file(tmp_path):
+    """The file alone is valid, so an error the override makes names the flag."""
+    from rldse.system import load_spec
+
+    spec = tmp_path / "s.yaml"
+    spec.write_text("cpu: {preset: host}\n")
+    with pytest.raises(RldseError) as info:
+        load_spec(spec, {"placment.replay": "am"})
+    assert str(info.value).startswith("--set placment.replay: placment: unknown field; "
+                                      "did you mean 'placement'?")
+    with pytest.raises(RldseError, match=r"^--set gpu: expected a mapping of fields \(got 3\)$"):
+        load_spec(spec, {"gpu": 3})
+    spec.write_text("cpu: {preset: host}\nplacment: {}\n")
+    with pytest.raises(RldseError, match=f"^{spec}: placment: unknown field"):
+        load_spec(spec, {"gpu.count": 2})
+
+
+def test_misspelt_part_field_suggests_section_fields(small_trace):
+    from rldse.system import SystemSpec, resolve
+
+    spec = SystemSpec.model_validate({"gpu": {"preset": "v100-sxm2", "countt": 2},
+                                      "placement": {"learn": "gpu"}})
+    with pytest.raises(RldseError, match=r"^system\.gpu\.countt: unknown field; did you mean "
+                                         r"'count'\?"):
+        resolve(spec, small_trace)

@@ -143,3 +143,37 @@ def test_parquet_without_rldse_meta(tmp_path):
     pq.write_table(pa.table({"a": [1, 2]}), tmp_path / "plain.parquet")
     with pytest.raises(RldseError, match="no rldse metadata"):
         load_trace(tmp_path / "plain.parquet")
+
+
+#: saves a trace over an existing one and is SIGKILLed half-way through writing it
+KILLED_SAVE = """
+import os, signal, sys
+import pyarrow.parquet as pq
+from rldse.trace import load_trace
+trace = load_trace(sys.argv[1])
+def torn(table, where, **kw):
+    with open(where, "wb") as fh:
+        fh.write(b"PAR1 half a trace")
+        fh.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+pq.write_table = torn
+trace.save(sys.argv[1])
+"""
+
+
+def test_a_save_killed_mid_write_leaves_the_old_trace_and_its_orphan_is_cleaned(small_trace,
+                                                                                tmp_path):
+    import subprocess
+    import sys
+
+    from rldse.files import clean_stale_temporaries
+
+    path = small_trace.save(tmp_path / "t.parquet")
+    before = path.read_bytes()
+    proc = subprocess.run([sys.executable, "-c", KILLED_SAVE, str(path)], capture_output=True)
+    assert proc.returncode == -9, proc.stderr.decode()
+    assert path.read_bytes() == before and load_trace(path).digest == small_trace.digest
+    orphans = [p for p in tmp_path.iterdir() if p != path]
+    assert len(orphans) == 1 and orphans[0].name.startswith(".t.parquet.")
+    assert clean_stale_temporaries(tmp_path) == orphans
+    assert list(tmp_path.iterdir()) == [path]

@@ -1,8 +1,8 @@
 """The `rldse` command: parses arguments, calls the API, prints. No logic of its own.
 
-One module per command (capture, trace, simulate, calibrate, search, study, parts); each
-adds its parser with `add_parser(sub)`. Errors caused by input (RldseError) print as one
-line, `rldse: error: ...`, exit 2.
+One module per command (capture, trace, simulate, calibrate, search, dashboard, study,
+parts, spec, metrics); each adds its parser with `add_parser(sub)`. Errors caused by
+input (RldseError) print as one line, `rldse: error: ...`, exit 2.
 """
 
 from __future__ import annotations
@@ -12,18 +12,38 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
-from rldse.cli import calibrate, capture, parts, search, simulate, study, trace
+from rldse import __version__
+from rldse.cli import (
+    calibrate,
+    capture,
+    dashboard,
+    metrics,
+    parts,
+    search,
+    simulate,
+    spec,
+    study,
+    trace,
+)
 from rldse.errors import RldseError
 
-COMMANDS = (capture, trace, simulate, calibrate, search, study, parts)
+COMMANDS = (capture, trace, simulate, calibrate, search, dashboard, study, parts, spec,
+            metrics)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="rldse", description=__doc__.splitlines()[0])
+    p.add_argument("--version", action="version", version=f"rldse {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         command.add_parser(sub)
     return p
+
+
+def one_line(text: str) -> str:
+    """``text`` with every unprintable character (newlines, a control character in a
+    misspelt key) escaped, so an error stays one line whatever the input held."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 @contextmanager
@@ -51,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _user_presets(args):
             func(args)
     except RldseError as exc:
-        print(f"rldse: error: {exc}", file=sys.stderr)
+        print(f"rldse: error: {one_line(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("rldse: interrupted", file=sys.stderr)

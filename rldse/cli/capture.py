@@ -1,53 +1,199 @@
-"""`rldse capture`: run real training and record it as a trace."""
+"""`rldse capture WORKLOAD|script`: run real training and record it as a trace.
+
+One subcommand per registered workload (rldse.workloads.WORKLOADS), generated: its flags
+are the CaptureConfig fields that apply to it (the field's ``workloads`` metadata), its
+``--help`` lists its own Config's options (``--set KEY=VALUE``). Another workload's flag
+is refused, never ignored; the output path is checked before any training starts.
+``capture script`` runs a user's single-file PyTorch script (rldse.recording.script).
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
+import types
+import typing
+from pathlib import Path
 
 from rldse.cli.common import parse_set, progress_bar
 from rldse.errors import RldseError
+
+#: CaptureConfig fields that are not per-workload flags (set from the common flags).
+_COMMON = ("workload", "env_id", "steps", "seed", "options")
+
+
+def checked_output(path: str, force: bool, flag: str = "-o") -> Path:
+    """The output trace path, refused before any work when it cannot be written as asked:
+    not ``.parquet``, a folder, an existing file without ``--force``, or a parent that is a
+    file or not writable."""
+    out = Path(path)
+    if out.suffix != ".parquet":
+        raise RldseError(f"{flag} {path}: a trace file must end in .parquet")
+    if out.is_dir():
+        raise RldseError(f"{flag} {path}: is a folder; expected a .parquet file path")
+    if out.exists() and not force:
+        raise RldseError(f"{flag} {path}: exists (add --force to overwrite it)")
+    parent = out.parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir():
+        raise RldseError(f"{flag} {path}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise RldseError(f"{flag} {path}: folder {parent} is not writable")
+    return out
+
+
+def save_trace(trace, out: Path) -> Path:
+    """Write ``trace`` to ``out`` atomically (rldse.files)."""
+    from rldse.files import atomic_write
+
+    return atomic_write(out, trace.save)
 
 
 def cmd_capture(args: argparse.Namespace) -> None:
     from pydantic import ValidationError
 
+    from rldse.errors import validation_error
     from rldse.workloads import capture
     from rldse.workloads.common.base import CaptureConfig
 
-    if args.env is None and not args.dataset:
+    if args.refused:
+        raise RldseError(args.refused[0])
+    out = checked_output(args.output, args.force)
+    if args.env is None and not getattr(args, "dataset", None):
         raise RldseError("--env: required (a Gymnasium env id, e.g. CartPole-v1)")
-    fields = dict(workload=args.workload, env_id=args.env or "auto", steps=args.steps, seed=args.seed,
-                  actors=args.actors, replay=args.replay, algorithm=args.algorithm,
-                  dataset=args.dataset, agents=args.agents, dtype=args.dtype,
-                  options=parse_set(args.set))
+    fields = dict(workload=args.workload, env_id=args.env or "auto", steps=args.steps,
+                  seed=args.seed, options=parse_set(args.set))
+    fields.update({name: getattr(args, name) for name in _workload_fields(args.workload)})
     try:
         cfg = CaptureConfig(**{k: v for k, v in fields.items() if v is not None})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise RldseError(f"--{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        err = validation_error(exc, "")
+        flag = "--env" if err.where == "env_id" else f"--{err.where}" if err.where else args.workload
+        raise RldseError(f"{flag}: {err.message}") from None
     with progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id}") as bar:
         trace = capture(cfg, bar.update)
-    path = trace.save(args.output)
+    path = save_trace(trace, out)
     print(f"wrote {path} ({len(trace.ops)} ops, digest {trace.digest})")
+
+
+def cmd_capture_script(args: argparse.Namespace) -> None:
+    """Options may follow SCRIPT (``script train.py -o run.parquet -- ARGS``): what comes
+    after SCRIPT and before ``--`` is parsed as this command's options, the rest goes to
+    the script."""
+    from rldse.recording.script import capture_script
+
+    rest = list(args.script_args)
+    cut = rest.index("--") if "--" in rest else len(rest)
+    options = argparse.ArgumentParser(prog="rldse capture script", add_help=False)
+    _script_options(options)
+    options.parse_args(rest[:cut], namespace=args)
+    if args.output is None:
+        raise RldseError("-o/--output: required (the trace file to write, .parquet)")
+    out = checked_output(args.output, args.force)
+    trace = capture_script(args.script, rest[cut + 1:], loop=args.loop, env_id=args.env,
+                           seed=args.seed)
+    path = save_trace(trace, out)
+    print(f"wrote {path} ({len(trace.ops)} ops, digest {trace.digest})")
+
+
+def _script_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--loop", choices=["off_policy", "on_policy"],
+                   help="the loop kind (default: inferred from what the script does)")
+    p.add_argument("--env", help="env id to record (default: the first env the script makes)")
+    p.add_argument("--seed", type=int, default=0, help="seed written to the trace's meta")
+    p.add_argument("-o", "--output", help="trace file to write (.parquet; required)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+
+
+def _workload_fields(workload: str) -> list[str]:
+    """CaptureConfig fields that are flags of ``workload``'s subcommand."""
+    from rldse.workloads.common.base import CaptureConfig, workloads_of_field
+
+    return [name for name in CaptureConfig.model_fields
+            if name not in _COMMON and workload in (workloads_of_field(name) or [workload])]
+
+
+class _Refuse(argparse.Action):
+    """Another workload's flag: remembered as a one-line refusal (cmd_capture raises it)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        namespace.refused = [*namespace.refused, f"{option_string} does not apply to "
+                             f"{namespace.workload} (it is a flag of {self.help_for})"]
+
+
+def _flag_kwargs(field) -> dict:
+    """argparse keywords for a CaptureConfig field: choices of a Literal, its int or str."""
+    ann = field.annotation
+    args = [a for a in typing.get_args(ann) if a is not type(None)] \
+        if isinstance(ann, types.UnionType) or typing.get_origin(ann) is typing.Union else [ann]
+    inner = args[0]
+    if typing.get_origin(inner) is typing.Literal:
+        return {"choices": list(typing.get_args(inner))}
+    return {"type": inner if inner in (int, float) else str}
+
+
+def _options_epilog(workload) -> str:
+    """The workload's own options, from its Config model: what ``--set`` accepts."""
+    from pydantic_core import PydanticUndefined
+
+    from rldse.workloads.common.base import CaptureConfig
+
+    lines = [f"options of {workload.name} (--set KEY=VALUE; from {workload.capture_module}."
+             "Config):"]
+    for name, f in workload.config.model_fields.items():
+        if name in CaptureConfig.model_fields or name == "env_id":
+            continue
+        default = "per env" if f.default is PydanticUndefined else repr(f.default)
+        lines.append(f"  {name} (default {default}){': ' + f.description if f.description else ''}")
+    return "\n".join(lines)
+
+
+def _add_workload_parser(csub, workload) -> None:
+    from rldse.workloads.common.base import CaptureConfig, workloads_of_field
+
+    p = csub.add_parser(workload.name, help=workload.description,
+                        description=f"capture {workload.name}: {workload.description}",
+                        epilog=_options_epilog(workload),
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--env", help="Gymnasium env id, e.g. CartPole-v1; ALE/Pong-v5 needs the "
+                   "'atari' extra" + ("; 'auto' with --dataset: from the file name"
+                                      if "dataset" in _workload_fields(workload.name) else ""))
+    p.add_argument("--steps", type=int, help="environment steps (default per workload)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (0 to 2^32 - 1)")
+    mine = _workload_fields(workload.name)
+    for name, f in CaptureConfig.model_fields.items():
+        if name in _COMMON:
+            continue
+        if name in mine:
+            p.add_argument(f"--{name}", help=f.description, **_flag_kwargs(f))
+        else:
+            action = p.add_argument(f"--{name}", action=_Refuse, help=argparse.SUPPRESS)
+            action.help_for = ", ".join(workloads_of_field(name) or [])
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="workload option (repeatable; listed below)")
+    _output_flags(p)
+    p.set_defaults(func=cmd_capture, workload=workload.name, refused=())
+
+
+def _output_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-o", "--output", required=True, help="trace file to write (.parquet)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing output file")
 
 
 def add_parser(sub) -> None:
     from rldse.workloads import WORKLOADS
 
     c = sub.add_parser("capture", help="run real training and record it as a trace")
-    c.add_argument("workload", choices=list(WORKLOADS))
-    c.add_argument("--env", help="Gymnasium env id, e.g. CartPole-v1 ('auto' with --dataset: "
-                   "from the file name)")
-    c.add_argument("--steps", type=int, help="environment steps (default per workload)")
-    c.add_argument("--actors", type=int, help="actor processes (actor_learner)")
-    c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--replay", choices=["uniform", "per", "amper_k", "amper_fr"],
-                   help="dqn replay: uniform, proportional PER, or AMPER-style TCAM sampling")
-    c.add_argument("--algorithm", help="tabular: q_learning or sarsa")
-    c.add_argument("--dataset", help="tabular offline: SwiftRL-format experience file")
-    c.add_argument("--agents", type=int, help="tabular offline: agents (dataset chunks)")
-    c.add_argument("--dtype", choices=["fp32", "int32"], help="tabular Q-value type")
-    c.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="workload option, e.g. --set batch_size=128 (repeatable)")
-    c.add_argument("-o", "--output", required=True, help="trace file to write (.parquet)")
-    c.set_defaults(func=cmd_capture)
+    csub = c.add_subparsers(dest="capture_command", required=True, metavar="WORKLOAD")
+    for workload in WORKLOADS.values():
+        _add_workload_parser(csub, workload)
+    s = csub.add_parser("script", help="run a single-file PyTorch training script, recorded",
+                        usage="rldse capture script SCRIPT [options] -o OUT.parquet "
+                              "[-- SCRIPT_ARGS]",
+                        description="Run SCRIPT as __main__ with its vector-env steps, module "
+                        "forwards, backward passes and optimizer steps recorded.")
+    s.add_argument("script", help="the training script (.py)")
+    _script_options(s)
+    s.add_argument("script_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_capture_script)

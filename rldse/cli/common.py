@@ -1,12 +1,19 @@
-"""Helpers shared by the command modules: progress bars, `--set` pairs, `--presets`."""
+"""Helpers shared by the command modules: progress bars, `--set` pairs, `--presets`, and
+the checks of flags several commands take (`--seed`, an output file's path)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 from rldse.errors import RldseError
+
+#: numpy's seeds are unsigned 32-bit words; a larger int is split into several, which is
+#: fine, but a negative one is refused by numpy with a traceback.
+MAX_SEED = 2**63 - 1
 
 
 def progress_bar(total: int | None, desc: str):
@@ -17,25 +24,54 @@ def progress_bar(total: int | None, desc: str):
 
 
 def parse_set(pairs: Sequence[str]) -> dict:
-    """`--set key=value` pairs; values parsed as YAML scalars (numbers, bools, lists)."""
+    """`--set key=value` pairs; values parsed as YAML (numbers, 1e10 included, bools,
+    lists, mappings) by rldse's YAML rules (rldse.yamlfile)."""
     import yaml
+
+    from rldse.yamlfile import describe, load_yaml
 
     out = {}
     for pair in pairs:
         key, sep, raw = pair.partition("=")
         if not sep or not key:
             raise RldseError(f"--set {pair!r}: expected key=value")
+        if key in out:
+            raise RldseError(f"--set {key}: given twice")
         try:
-            out[key] = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            raise RldseError(f"--set {pair!r}: the value is not a valid YAML scalar or list") \
-                from None
+            out[key] = load_yaml(raw)
+        except yaml.YAMLError as exc:
+            raise RldseError(f"--set {pair!r}: the value is {describe(exc)}") from None
     return out
+
+
+def check_seed(seed: int, flag: str = "--seed") -> int:
+    if not 0 <= seed <= MAX_SEED:
+        raise RldseError(f"{flag} {seed}: expected an integer from 0 to {MAX_SEED}")
+    return seed
+
+
+def check_output_file(path: str, flag: str, suffix: str) -> Path:
+    """An output file's path, checked before any work: it ends in ``suffix``, is not a
+    folder, and its folder (or the nearest one that exists) takes new files."""
+    target = Path(path)
+    if target.is_dir() or path.endswith(("/", "\\")):
+        raise RldseError(f"{flag} {path}: is a folder; give a file ending in {suffix}")
+    if target.suffix != suffix:
+        raise RldseError(f"{flag} {path}: expected a file name ending in {suffix}")
+    folder = target.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise RldseError(f"{flag} {path}: {folder} is a file, not a folder")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise RldseError(f"{flag} {path}: cannot write in {folder} ({exc.strerror})") from None
+    return target
 
 
 def presets_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--presets", action="append", default=[], metavar="DIR",
                    help="user preset directory whose *.yaml files add presets (repeatable; "
                         "also RLDSE_PRESETS, os.pathsep-separated)")
-
-

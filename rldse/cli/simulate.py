@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from rldse.cli.common import parse_set, presets_option
+from rldse.cli.common import check_output_file, check_seed, parse_set, presets_option
 from rldse.errors import RldseError
 
 
@@ -69,21 +69,34 @@ def _target(trace, args: argparse.Namespace):
 
 
 def cmd_simulate(args: argparse.Namespace) -> None:
-    from rldse.sim import simulate
-    from rldse.sim.target import to_target, with_target
-    from rldse.system import load_spec
+    from rldse.system import load_spec, on_flag
     from rldse.trace import load_trace
 
     if args.bands is not None and args.bands < 1:
         raise RldseError(f"--bands {args.bands}: must be at least 1")
+    check_seed(args.seed)
+    if args.timeline is not None:
+        check_output_file(args.timeline, "--timeline", ".json")
     trace = load_trace(args.trace)
-    spec = load_spec(args.system, parse_set(args.set))
+    sets = parse_set(args.set)
+    spec = load_spec(args.system, sets)
+    try:
+        _run(args, trace, spec)
+    except RldseError as exc:
+        raise on_flag(exc, sets) or exc from None
+
+
+def _run(args: argparse.Namespace, trace, spec) -> None:
+    from rldse.sim import Limits, simulate
+    from rldse.sim.target import to_target, with_target
+
     target = _target(trace, args)
     if target is None and spec.price_usd_per_hour is not None:
         raise RldseError("price_usd_per_hour prices the run to a target return "
                          "(cost_to_target_usd): give --target-return, or drop it")
     run_spec = spec if target is None else to_target(spec, target[1])
-    result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline)
+    result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline,
+                      limits=Limits(allow_long=args.allow_long))
     if target is not None:
         result = with_target(result, target[1], target[0], spec.price_usd_per_hour)
     band = None
@@ -112,6 +125,7 @@ def cmd_validate(args: argparse.Namespace) -> None:
     from rldse.sim.validate import validate
     from rldse.trace import load_trace
 
+    check_seed(args.seed)
     table, result = validate(load_trace(args.trace), seed=args.seed)
     print(f"{args.trace}: REPLAY CONSISTENCY on its capture host ({result.devices[0].preset}): "
           "event bookkeeping, not model accuracy")
@@ -129,7 +143,11 @@ def add_parser(sub) -> None:
     si.add_argument("--set", action="append", default=[], metavar="PATH=VALUE",
                     help="override a spec field, e.g. --set gpu.count=2 (repeatable)")
     si.add_argument("--seed", type=int, default=0)
-    si.add_argument("--timeline", help="write a Chrome trace event file (Perfetto)")
+    si.add_argument("--timeline", metavar="FILE.json",
+                    help="write a Chrome trace event file (Perfetto)")
+    si.add_argument("--allow-long", action="store_true",
+                    help="run even when the estimate (events, wall time, memory; measured "
+                         "by short pilot runs first) is over 10 minutes or half of RAM")
     si.add_argument("--json", action="store_true", help="the Result as JSON")
     si.add_argument("--target-return", type=float, metavar="R",
                     help="run until the trace's learning curve first reaches return R and "

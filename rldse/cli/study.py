@@ -1,11 +1,17 @@
-"""`rldse study run`: reproduce the seed papers."""
+"""`rldse study run`: reproduce the seed papers, and end with each study's headline."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rldse.cli.common import presets_option
 from rldse.errors import RldseError
+
+#: the study report's table of claims (rldse.studies.report) and a search's summary
+#: (rldse.search.report), whose headlines close a study's run
+CLAIMS = "claims.csv"
+SEARCH_SUMMARY = "summary.json"
 
 
 def cmd_study_run(args: argparse.Namespace) -> None:
@@ -22,6 +28,32 @@ def cmd_study_run(args: argparse.Namespace) -> None:
         for path in sorted(report.parent.iterdir()):
             if path != report:
                 print(f"wrote {path}")
+        print(headline(report.parent), flush=True)
+
+
+def headline(out_dir: Path) -> str:
+    """What a study found, in a few lines: its verdicts with rldse's band on each banded
+    claim, then the best design of each search it ran (feasible, with its throughput,
+    steps/J and power)."""
+    import pandas as pd
+
+    from rldse.search.report import StudyReport
+
+    lines = []
+    claims_file = out_dir / CLAIMS
+    if claims_file.is_file():
+        claims = pd.read_csv(claims_file)
+        counts = claims["verdict"].value_counts()
+        lines.append(f"headline: {len(claims)} claims: "
+                     + ", ".join(f"{n} {v}" for v, n in counts.items()))
+        for row in claims.itertuples(index=False):
+            band = (f": {row.p50:.4g} (p5-p95 {row.p5:.4g}-{row.p95:.4g})"
+                    if pd.notna(row.p50) else "")
+            lines.append(f"  {row.verdict}: {row.claim}{band}")
+    for summary in sorted(out_dir.rglob(SEARCH_SUMMARY)):
+        report = StudyReport.model_validate_json(summary.read_text())
+        lines.append(f"search '{report.name}' ({report.budget} trials): {report.headline()}")
+    return "\n".join(lines) if lines else f"headline: {out_dir} holds no {CLAIMS}"
 
 
 def add_parser(sub) -> None:

@@ -43,16 +43,56 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
         print(trace.phase_summary().to_string(float_format=lambda x: f"{x:.4g}"))
 
 
-def cmd_trace_import(args: argparse.Namespace) -> None:
-    from rldse.workloads.tabular.swiftrl_format import import_swiftrl
+#: Options of one import format only: (format, default).
+_FORMAT_OPTIONS = {"algorithm": ("swiftrl", "q_learning"), "agents": ("swiftrl", 1),
+                   "passes": ("swiftrl", 1), "dtype": ("swiftrl", "fp32"),
+                   "workers": ("swiftrl", 1), "loop": ("torch-profiler", "off_policy"),
+                   "layers": ("torch-profiler", None), "set": ("torch-profiler", None)}
 
-    with progress_bar(None, f"import {Path(args.file).name}") as bar:
-        trace = import_swiftrl(args.file, env_id=args.env, algorithm=args.algorithm,
-                               agents=args.agents, passes=args.passes, dtype=args.dtype,
-                               seed=args.seed, workers=args.workers, progress=bar.update)
-    path = trace.save(args.output)
-    print(f"wrote {path} ({len(trace.transitions)} transitions, {len(trace.ops)} ops, "
-          f"digest {trace.digest})")
+
+def cmd_trace_import(args: argparse.Namespace) -> None:
+    from rldse.cli.capture import checked_output, save_trace
+
+    for name, (fmt, default) in _FORMAT_OPTIONS.items():
+        value = getattr(args, name)
+        if value is not None and fmt != args.format:
+            raise RldseError(f"--{name} does not apply to --format {args.format} (it is an "
+                             f"option of --format {fmt})")
+        if value is None:
+            setattr(args, name, default)
+    out = checked_output(args.output, args.force)
+    if args.format == "torch-profiler":
+        trace = _import_torch_profiler(args)
+    else:
+        from rldse.workloads.tabular.swiftrl_format import import_swiftrl
+
+        with progress_bar(None, f"import {Path(args.file).name}") as bar:
+            trace = import_swiftrl(args.file, env_id=args.env, algorithm=args.algorithm,
+                                   agents=args.agents, passes=args.passes, dtype=args.dtype,
+                                   seed=args.seed, workers=args.workers, progress=bar.update)
+    path = save_trace(trace, out)
+    extra = f"{len(trace.transitions)} transitions, " if trace.transitions is not None else ""
+    print(f"wrote {path} ({extra}{len(trace.ops)} ops, digest {trace.digest})")
+
+
+def _import_torch_profiler(args: argparse.Namespace):
+    from rldse.cli.common import parse_set
+    from rldse.recording.torch_profiler import import_torch_profiler
+
+    if args.env is None:
+        raise RldseError("--env: required with --format torch-profiler (the env id it ran)")
+    if args.layers is None:
+        raise RldseError("--layers: required with --format torch-profiler (the network's "
+                         "layer sizes, e.g. 4,64,64,2)")
+    try:
+        layers = [int(w) for w in args.layers.split(",")]
+    except ValueError:
+        raise RldseError(f"--layers {args.layers}: expected comma-separated layer sizes, "
+                         "e.g. 4,64,64,2") from None
+    if args.seed < 0:
+        raise RldseError(f"--seed {args.seed}: expected 0 or more")
+    return import_torch_profiler(args.file, loop=args.loop, env_id=args.env, layers=layers,
+                                 hyperparameters=parse_set(args.set or []), seed=args.seed)
 
 
 def cmd_trace_export(args: argparse.Namespace) -> None:
@@ -74,17 +114,25 @@ def add_parser(sub) -> None:
     ti.add_argument("file")
     ti.add_argument("--json", action="store_true", help="meta and digest as JSON")
     ti.set_defaults(func=cmd_trace_info)
-    tim = tsub.add_parser("import", help="train offline on an experience dataset")
+    tim = tsub.add_parser("import", help="import a SwiftRL dataset (trains offline on it) or "
+                          "a PyTorch-profiler trace (phases from record_function scopes)")
     tim.add_argument("file")
-    tim.add_argument("--format", choices=["swiftrl"], required=True)
-    tim.add_argument("--env", help="env id (default: inferred from the file name)")
-    tim.add_argument("--algorithm", choices=["q_learning", "sarsa"], default="q_learning")
-    tim.add_argument("--agents", type=int, default=1)
-    tim.add_argument("--passes", type=int, default=1)
-    tim.add_argument("--dtype", choices=["fp32", "int32"], default="fp32")
-    tim.add_argument("--workers", type=int, default=1, help="worker processes")
+    tim.add_argument("--format", choices=["swiftrl", "torch-profiler"], required=True)
+    tim.add_argument("--env", help="env id (swiftrl: default inferred from the file name)")
+    tim.add_argument("--algorithm", choices=["q_learning", "sarsa"], help="swiftrl")
+    tim.add_argument("--agents", type=int, help="swiftrl (default 1)")
+    tim.add_argument("--passes", type=int, help="swiftrl (default 1)")
+    tim.add_argument("--dtype", choices=["fp32", "int32"], help="swiftrl (default fp32)")
+    tim.add_argument("--workers", type=int, help="swiftrl: worker processes (default 1)")
+    tim.add_argument("--loop", choices=["off_policy"], help="torch-profiler: the loop kind "
+                     "whose program replays it (default off_policy)")
+    tim.add_argument("--layers", help="torch-profiler: the network's layer sizes, e.g. 4,64,2")
+    tim.add_argument("--set", action="append", metavar="KEY=VALUE",
+                     help="torch-profiler: a schedule hyperparameter of the program's "
+                          "workload_info, e.g. --set batch_size=64 (repeatable)")
     tim.add_argument("--seed", type=int, default=0)
     tim.add_argument("-o", "--output", required=True)
+    tim.add_argument("--force", action="store_true", help="overwrite an existing output file")
     tim.set_defaults(func=cmd_trace_import)
     te = tsub.add_parser("export", help="write a trace's transitions as a dataset")
     te.add_argument("file")

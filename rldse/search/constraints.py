@@ -1,6 +1,11 @@
 """Constraints: `avg_power_w <= 1500`, `cost_usd <= 60000`, `gpu_memory_ok`,
 `spec.pim.dimms + 2 * spec.cpu.sockets <= 24` (DIMM slots).
 
+Every feasibility check a part kind declares (`rldse.models.all_checks()`: GPU memory,
+TCAM capacity, host memory, ...) is a constraint of every study unless the study file
+opts out of it by name (`skip_checks: [am_capacity]`): a design that does not fit its
+machine is never recommended by default. A check of a part the design lacks holds.
+
 A constraint is a linear sum of metrics and `spec.<path>` values (the resolved system,
 part fields included) compared with a number, or a lone metric that must be true. Its
 Optuna value (feasible when ≤ 0) is the violation relative to the bound, so that power
@@ -13,18 +18,28 @@ from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rldse.errors import RldseError
+import optuna
+
+from rldse.errors import RldseError, did_you_mean
+from rldse.models import all_checks
 from rldse.search.metrics import metric_name
+from rldse.sim.result import CHECK_PREFIX
 from rldse.system import ResolvedSystem
 
 _OPS = {ast.LtE: "<=", ast.Lt: "<=", ast.GtE: ">=", ast.Gt: ">="}
 SPEC = "spec."
 
 Interval = tuple[float, float]
+
+#: The Optuna system attribute a trial's constraint values go in, as the list that
+#: samplers' `constraints_func` writes: Optuna's samplers and `best_trials` read it
+#: (`FrozenTrial.constraints`), and so does optuna-dashboard, which reads only this form
+#: (`Trial.set_constraint`'s per-name keys leave its trials all drawn feasible).
+CONSTRAINTS_ATTR = "constraints"
 
 
 @dataclass(frozen=True)
@@ -85,6 +100,46 @@ def parse_constraint(text: str, where: str) -> Constraint:
         raise RldseError(f"{where}: '{text}': expected 'EXPR <= NUMBER', 'EXPR >= NUMBER' "
                          "or a metric that must be true (gpu_memory_ok)")
     return Constraint(text, ((1.0, _checked(name, where)),), None, 0.0)
+
+
+def store_violations(trial: optuna.Trial, values: Sequence[float]) -> None:
+    """Record a trial's constraint values (≤ 0 feasible), in the study's constraint order."""
+    if not values:
+        return
+    trial.storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_ATTR,
+                                        [float(v) for v in values])
+
+
+def violations(trial: optuna.trial.FrozenTrial,
+               constraints: Sequence[Constraint]) -> dict[str, float]:
+    """A trial's stored constraint values by constraint text (none for a trial without)."""
+    stored = trial.constraints
+    return {c.text: stored[str(i)] for i, c in enumerate(constraints) if str(i) in stored}
+
+
+def feasible(trial: optuna.trial.FrozenTrial) -> bool:
+    """Optuna's rule: every stored constraint value ≤ 0."""
+    return all(v <= 0 for v in trial.constraints.values())
+
+
+def with_checks(constraints: list[Constraint], skip: list[str], where: str) -> list[Constraint]:
+    """`constraints` followed by every declared check they do not already name, less those
+    in `skip` (`where`: the study file's `skip_checks` key, for errors)."""
+    known = list(all_checks())
+    for i, name in enumerate(skip):
+        if name not in known:
+            raise RldseError(f"{where}[{i}]: unknown check '{name}'{did_you_mean(name, known)} "
+                             f"(checks: {', '.join(known)})")
+    if len(set(skip)) != len(skip):
+        raise RldseError(f"{where}: a check appears twice ({', '.join(skip)})")
+    named = {n for c in constraints for n in c.names}
+    for name in skip:
+        if f"{CHECK_PREFIX}{name}" in named:
+            raise RldseError(f"{where}: '{name}' is skipped and also named in constraints: "
+                             "keep one")
+    extra = [f"{CHECK_PREFIX}{n}" for n in known if n not in skip
+             and f"{CHECK_PREFIX}{n}" not in named]
+    return [*constraints, *(Constraint(n, ((1.0, n),), None, 0.0) for n in extra)]
 
 
 def _linear(node: ast.expr, text: str, where: str) -> tuple[list[tuple[float, str]], float]:

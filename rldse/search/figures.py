@@ -1,18 +1,23 @@
-"""Seaborn figures of a study, drawn from its trials table (rldse.search.report).
+"""A study's figures: Optuna's own matplotlib plots (`optuna.visualization.matplotlib`),
+which read the trials' stored constraints and draw infeasible points apart.
 
-- `pareto.png`: the feasible Pareto front (two objectives), or every pair of objectives
-  with the Pareto points marked (more);
-- `history.png`: each objective by trial number, with the best feasible value so far;
-- `importance.png`: PED-ANOVA parameter importance per objective (Optuna's evaluator
-  that needs no scikit-learn), i.e. which parameters the best points have in common;
-- `slice_<path>.png`: each objective against one parameter.
+- `pareto.png`: the Pareto front (two or three objectives), infeasible trials greyed;
+- `history.png` (one objective) or `history_<metric>.png` (each of several): each
+  objective by trial, with the best feasible value so far;
+- `importance.png` / `importance_<metric>.png`: PED-ANOVA parameter importance (Optuna's
+  evaluator that needs no scikit-learn), i.e. which parameters the best points share;
+- `slice_<path>.png` / `slice_<path>_<metric>.png`: each objective against one
+  parameter, on a log axis where the space searches the parameter on a log scale.
+
+Each figure is written atomically (rldse.files); old figures that this run did not draw
+again are removed after the new ones are in place, so the folder is never seen empty.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib
@@ -20,107 +25,76 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import optuna  # noqa: E402
-import pandas as pd  # noqa: E402
-import seaborn as sns  # noqa: E402
+import optuna.visualization.matplotlib as ovm  # noqa: E402
+from optuna.trial import TrialState  # noqa: E402
 
-#: hue order and colours of a point's status
-STATUS = {"Pareto / best": "#d62728", "feasible": "#1f77b4", "infeasible": "#bbbbbb"}
+from rldse.files import atomic_path  # noqa: E402
+from rldse.search.space import Space  # noqa: E402
 
 
-def write_figures(frame: pd.DataFrame, objectives: list[tuple[str, str]], params: list[str],
-                  study: optuna.Study, fig_dir: Path) -> tuple[dict[str, str], list[str]]:
+def write_figures(study: optuna.Study, objectives: list[tuple[str, str]], space: Space,
+                  fig_dir: Path) -> tuple[dict[str, str], list[str]]:
     """Draw what the finished trials support; return {figure: path} and notes on skips."""
+    done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if not done:
+        return {}, ["no finished simulations to plot"]
     fig_dir.mkdir(parents=True, exist_ok=True)
-    for old in fig_dir.glob("[!.]*.png"):  # not another worker's temporary file
-        old.unlink(missing_ok=True)
-    done = frame[frame["state"] == "COMPLETE"].copy()
+    metrics = [m for m, _ in objectives]
+    several = len(metrics) > 1
+    params = [d.path for d in space.dims if any(d.path in t.params for t in done)]
     files: dict[str, str] = {}
     notes: list[str] = []
-    if done.empty:
-        return files, ["no finished simulations to plot"]
-    done["status"] = [("Pareto / best" if b else "feasible") if f else "infeasible"
-                      for b, f in zip(done["best"], done["feasible"], strict=True)]
-    metrics = [m for m, _ in objectives]
-    sns.set_theme(style="whitegrid", context="paper")
-    if len(metrics) == 2:
-        files["pareto"] = _front(done, objectives, fig_dir / "pareto.png")
-    elif len(metrics) > 2:
-        grid = sns.pairplot(done, vars=metrics, hue="status", hue_order=list(STATUS),
-                            palette=STATUS, corner=True, diag_kind="hist", plot_kws={"s": 18})
-        grid.figure.suptitle("Pareto front", y=1.02)
-        files["pareto"] = _save(grid.figure, fig_dir / "pareto.png")
-    files["history"] = _history(done, objectives, fig_dir / "history.png")
-    imp = _importance(study, objectives, params)
-    if imp is None:
-        notes.append("parameter importance needs at least 2 finished simulations that "
-                     "differ in a parameter")
-    else:
-        fig, ax = plt.subplots(figsize=(6, 0.5 + 0.4 * len(params) * len(metrics)))
-        sns.barplot(imp, x="importance", y="parameter", hue="objective", ax=ax)
-        ax.set_title("Parameter importance (PED-ANOVA)")
-        files["importance"] = _save(fig, fig_dir / "importance.png")
-    for param in params:
-        if param not in done or done[param].isna().all():
-            continue
-        fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.5),
-                                 squeeze=False)
-        for ax, m in zip(axes[0], metrics, strict=True):
-            sns.scatterplot(done, x=param, y=m, hue="status", hue_order=list(STATUS),
-                            palette=STATUS, ax=ax, s=20)
-        fig.suptitle(f"Slice: {param}")
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", param)
-        files[f"slice {param}"] = _save(fig, fig_dir / f"slice_{name}.png")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        warnings.simplefilter("ignore", UserWarning)  # matplotlib's layout hints
+        if len(metrics) in (2, 3):
+            files["pareto"] = _draw(fig_dir / "pareto.png", lambda: ovm.plot_pareto_front(
+                study, target_names=metrics))
+        for i, metric in enumerate(metrics):
+            suffix = f"_{_safe(metric)}" if several else ""
+            target = _target(i) if several else None
+            files[f"history{suffix}"] = _draw(
+                fig_dir / f"history{suffix}.png", lambda t=target, m=metric:
+                ovm.plot_optimization_history(study, target=t, target_name=m))
+            for param in params:
+                key = f"slice {param}" + (f" {metric}" if several else "")
+                files[key] = _draw(
+                    fig_dir / f"slice_{_safe(param)}{suffix}.png", lambda t=target, m=metric,
+                    p=param: ovm.plot_slice(study, params=[p], target=t, target_name=m))
+            try:
+                files[f"importance{suffix}"] = _draw(
+                    fig_dir / f"importance{suffix}.png", lambda t=target, m=metric:
+                    ovm.plot_param_importances(
+                        study, evaluator=optuna.importance.PedAnovaImportanceEvaluator(),
+                        params=params or None, target=t, target_name=m))
+            except (ValueError, RuntimeError, ZeroDivisionError):
+                notes.append(f"parameter importance of {metric} needs more finished "
+                             "simulations that differ in a parameter")
+    drawn = {Path(p).name for p in files.values()}
+    for old in fig_dir.glob("[!.]*.png"):  # another worker's temporaries start with '.'
+        if old.name not in drawn:
+            old.unlink(missing_ok=True)
     return files, notes
 
 
-def _front(done: pd.DataFrame, objectives: list[tuple[str, str]], path: Path) -> str:
-    (x, dx), (y, _) = objectives
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    sns.scatterplot(done, x=x, y=y, hue="status", hue_order=list(STATUS), palette=STATUS,
-                    ax=ax, s=22)
-    front = done[done["best"]].sort_values(x, ascending=dx == "minimize")
-    ax.step(front[x], front[y], where="post", color=STATUS["Pareto / best"], lw=1)
-    ax.set_title(f"Pareto front ({dx} {x}, {objectives[1][1]} {y})")
-    return _save(fig, path)
+def _target(i: int) -> Callable[[optuna.trial.FrozenTrial], float]:
+    return lambda t: t.values[i]
 
 
-def _history(done: pd.DataFrame, objectives: list[tuple[str, str]], path: Path) -> str:
-    fig, axes = plt.subplots(len(objectives), 1, figsize=(7, 3 * len(objectives)),
-                             squeeze=False)
-    for ax, (m, direction) in zip(axes[:, 0], objectives, strict=True):
-        sns.scatterplot(done, x="number", y=m, hue="status", hue_order=list(STATUS),
-                        palette=STATUS, ax=ax, s=20)
-        feasible = done[done["feasible"]].sort_values("number")
-        if not feasible.empty:
-            best = (feasible[m].cummax() if direction == "maximize" else feasible[m].cummin())
-            ax.step(feasible["number"], best, where="post", color="black", lw=1,
-                    label="best feasible so far")
-            ax.legend(fontsize=7)
-        ax.set_xlabel("trial")
-    fig.suptitle("Optimisation history")
-    return _save(fig, path)
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
 
 
-def _importance(study: optuna.Study, objectives: list[tuple[str, str]],
-                params: list[str]) -> pd.DataFrame | None:
-    rows = []
-    evaluator = optuna.importance.PedAnovaImportanceEvaluator()
-    for i, (m, direction) in enumerate(objectives):
-        sign = -1.0 if direction == "maximize" else 1.0  # the evaluator favours low targets
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                imp = optuna.importance.get_param_importances(
-                    study, evaluator=evaluator, target=lambda t, i=i, s=sign: s * t.values[i])
-        except (ValueError, RuntimeError, ZeroDivisionError):
-            return None
-        rows += [(m, p, v) for p, v in imp.items() if p in params]
-    return pd.DataFrame(rows, columns=["objective", "parameter", "importance"]) if rows else None
-
-
-def _save(fig, path: Path) -> str:
-    tmp = path.with_name(f".{path.stem}.{os.getpid()}.png")  # see report._atomic
-    fig.savefig(tmp, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    os.replace(tmp, path)
+def _draw(path: Path, plot: Callable[[], object]) -> str:
+    """Call an Optuna plot and save its figure atomically (a failed plot writes nothing)."""
+    plt.close("all")
+    try:
+        axes = plot()
+        first = axes.flat[0] if hasattr(axes, "flat") else axes
+        fig = first.figure
+        fig.set_size_inches(max(6.0, fig.get_figwidth()), max(4.0, fig.get_figheight()))
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format="png", dpi=110, bbox_inches="tight")
+    finally:
+        plt.close("all")
     return str(path)

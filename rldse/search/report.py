@@ -5,15 +5,20 @@
   value (≤ 0 feasible), feasible, best, every scalar metric, the analytic bounds
   (`estimate.<metric>`), the bottleneck and a note (why pruned or invalid);
 - `figures/` (rldse.search.figures);
-- `best/trial-<n>.yaml`: the best feasible configuration, or each point of the feasible
-  Pareto set, as SystemSpec files that `rldse simulate TRACE --system FILE` accepts.
+- `best/trial-<n>.yaml`: the best feasible configuration (each, when several tie), or
+  each point of the feasible Pareto set (several objectives), as SystemSpec files that
+  `rldse simulate TRACE --system FILE` accepts;
+- `summary.json`: the StudyReport, whose `headline()` `rldse study run` prints for the
+  searches a study ran.
+
+Every file is written through `rldse.files` (temporary file, then rename), and a folder's
+old files are removed only after its new ones are in place, so `figures/` and `best/`
+are never seen empty or half-written.
 """
 
 from __future__ import annotations
 
 import math
-import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,25 +28,34 @@ import pandas as pd
 from optuna.trial import TrialState
 from pydantic import BaseModel
 
+from rldse.files import atomic_write, atomic_write_text, clean_stale_temporaries
+from rldse.search.constraints import violations
 from rldse.search.storage import StorageRef
 from rldse.search.study_file import StudyFile
 from rldse.search.trial import CACHE, INVALID, PRUNED, SIMULATED, trial_attrs
+from rldse.sim.result import CHECK_PREFIX
 from rldse.system import SystemSpec
+
+#: Metrics a best point is shown with besides its objectives (when its program has them).
+SHOWN_METRICS = ("env_steps_per_s", "steps_per_joule", "avg_power_w", "cost_usd")
 
 
 class StudyReport(BaseModel):
     name: str
+    study_file: str
     storage: str
     out_dir: str
     budget: int
     workers: int
+    objectives: list[str]
+    constraints: list[str]  # every constraint applied, part checks included
     states: dict[str, int]
     simulated: int
     cache_hits: int
     pruned_by_estimate: int
     invalid: int
     requeued: int
-    best: list[dict[str, Any]]
+    best: list[dict[str, Any]]  # number, values, params, metrics, constraints, file
     files: dict[str, str]
     notes: list[str]
     finished_now: int
@@ -57,6 +71,7 @@ class StudyReport(BaseModel):
         return 60.0 * self.finished_now / self.elapsed_s if self.elapsed_s > 0 else 0.0
 
     def summary(self) -> str:
+        """What the run did, where its files are, and last the headline with its designs."""
         states = ", ".join(f"{n} {s.lower()}" for s, n in self.states.items() if n)
         lines = [
             f"study '{self.name}' in {self.storage}: {states or 'no trials'} "
@@ -70,17 +85,48 @@ class StudyReport(BaseModel):
         if self.requeued:
             lines.append(f"  resumed: {self.requeued} trial(s) left running by a killed run "
                          "were failed and queued again")
-        label = "best" if len(self.best) == 1 else f"Pareto set ({len(self.best)} points)"
-        lines.append(f"  {label}:" if self.best else "  no feasible point yet")
-        for b in self.best[:10]:
-            values = ", ".join(f"{k}={v:.6g}" for k, v in b["values"].items())
-            params = ", ".join(f"{k}={v}" for k, v in b["params"].items())
-            lines.append(f"    trial {b['number']}: {values}  [{params}]  -> {b['file']}")
         lines += [f"  {k}: {v}" for k, v in self.files.items()
-                  if k in ("trials.csv", "trials.parquet", "figures")]
-        lines.append(f"  dashboard: optuna-dashboard {self.storage}")
+                  if k in ("trials.csv", "trials.parquet", "figures", "summary.json")]
+        lines.append(f"  dashboard: rldse dashboard {self.study_file}")
         lines += [f"  note: {n}" for n in self.notes]
+        return "\n".join([*lines, self.headline()])
+
+    def headline(self) -> str:
+        """The designs to act on: the best (ties named as ties) or, for several objectives,
+        the Pareto set, each with its objectives, parameters, throughput, steps/J, power,
+        cost and file. All meet every constraint: infeasible points are never shown."""
+        checks = [c.removeprefix(CHECK_PREFIX) for c in self.constraints
+                  if c.startswith(CHECK_PREFIX)]
+        own = [c for c in self.constraints if not c.startswith(CHECK_PREFIX)]
+        met = "; ".join([*own, *([f"the part checks {', '.join(checks)}"] if checks else [])])
+        met = f"every constraint ({met or 'none'})"
+        if not self.best:
+            return f"no design meets {met} yet: see the feasible column of trials.csv"
+        if len(self.objectives) > 1:
+            head = f"Pareto set of {len(self.best)} designs, each meeting {met}:"
+        elif len(self.best) > 1:
+            value = self.best[0]["values"][self.objectives[0]]
+            head = (f"best {self.objectives[0]} {value:,.6g}, a tie of {len(self.best)} "
+                    f"designs, each meeting {met}:")
+        else:
+            head = f"best design, meeting {met}:"
+        lines = [head]
+        for b in self.best[:10]:
+            values = ", ".join(f"{k}={v:,.6g}" for k, v in b["values"].items())
+            params = ", ".join(f"{k}={v}" for k, v in b["params"].items())
+            shown = "; ".join(_shown(k, v) for k, v in b.get("metrics", {}).items()
+                              if k not in b["values"])
+            lines.append(f"  trial {b['number']}: {values}  [{params}]"
+                         + (f"  ({shown})" if shown else "") + f"  -> {b['file']}")
+        if len(self.best) > 10:
+            lines.append(f"  ... and {len(self.best) - 10} more in {self.files.get('best')}")
         return "\n".join(lines)
+
+
+def _shown(metric: str, value: float) -> str:
+    form = {"env_steps_per_s": "{:,.0f} env steps/s", "steps_per_joule": "{:,.4g} steps/J",
+            "avg_power_w": "{:,.0f} W", "cost_usd": "${:,.0f}"}
+    return form.get(metric, metric + " {:,.6g}").format(value)
 
 
 def trials_frame(study_file: StudyFile, study: optuna.Study) -> pd.DataFrame:
@@ -96,7 +142,7 @@ def trials_frame(study_file: StudyFile, study: optuna.Study) -> pd.DataFrame:
         row.update({p: t.params.get(p) for p in params})
         values = t.values if t.state == TrialState.COMPLETE else None
         row.update({m: values[i] if values else math.nan for i, m in enumerate(objectives)})
-        cons = t.constraints
+        cons = violations(t, study_file.parsed_constraints)
         for c in study_file.parsed_constraints:
             row[f"constraint: {c.text}"] = cons.get(c.text, math.nan)
         violated = any(v > 0 for v in cons.values())
@@ -118,30 +164,36 @@ def trials_frame(study_file: StudyFile, study: optuna.Study) -> pd.DataFrame:
 def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, budget: int,
                   finished_now: int, elapsed_s: float, requeued: int,
                   workers: int) -> StudyReport:
-    from rldse.search.figures import write_figures  # seaborn: only when drawing
+    from rldse.search.figures import write_figures  # matplotlib: only when drawing
 
     out = study_file.out_dir
     out.mkdir(parents=True, exist_ok=True)
+    clean_stale_temporaries(out)  # left by a run killed mid-write
     frame = trials_frame(study_file, study)
     files = {"trials.csv": str(out / "trials.csv"), "trials.parquet": str(out / "trials.parquet")}
-    _atomic(out / "trials.csv", lambda tmp: frame.to_csv(tmp, index=False))
-    _atomic(out / "trials.parquet", lambda tmp: _parquet_safe(frame).to_parquet(tmp, index=False))
+    atomic_write(out / "trials.csv", lambda tmp: frame.to_csv(tmp, index=False))
+    atomic_write(out / "trials.parquet",
+                 lambda tmp: _parquet_safe(frame).to_parquet(tmp, index=False))
     objectives = [(o.metric, o.direction) for o in study_file.objectives]
-    params = [d.path for d in study_file.search_space.dims]
-    figs, notes = write_figures(frame, objectives, params, study, out / "figures")
+    figs, notes = write_figures(study, objectives, study_file.search_space, out / "figures")
     notes = [*target_notes(study_file, frame), *notes]
     files["figures"] = str(out / "figures")
     files.update(figs)
     best = _write_best(study_file, study, out / "best")
+    files["best"] = str(out / "best")
+    files["summary.json"] = str(out / "summary.json")
     sources = frame["source"].value_counts().to_dict() if not frame.empty else {}
-    return StudyReport(
-        name=study.study_name, storage=ref.shown, out_dir=str(out), budget=budget,
-        workers=workers,
+    report = StudyReport(
+        name=study.study_name, study_file=str(study_file.file), storage=ref.shown, out_dir=str(out), budget=budget,
+        workers=workers, objectives=[m for m, _ in objectives],
+        constraints=[c.text for c in study_file.parsed_constraints],
         states={s.name: len(study.get_trials(deepcopy=False, states=(s,))) for s in TrialState},
         simulated=sources.get(SIMULATED, 0), cache_hits=sources.get(CACHE, 0),
         pruned_by_estimate=sources.get(PRUNED, 0), invalid=sources.get(INVALID, 0),
         requeued=requeued, best=best, files=files, notes=notes, finished_now=finished_now,
         elapsed_s=elapsed_s)
+    atomic_write_text(out / "summary.json", report.model_dump_json(indent=1))
+    return report
 
 
 def target_notes(study_file: StudyFile, frame: pd.DataFrame) -> list[str]:
@@ -187,37 +239,35 @@ def target_notes(study_file: StudyFile, frame: pd.DataFrame) -> list[str]:
 
 
 def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path) -> list[dict[str, Any]]:
-    """One SystemSpec file per distinct best (or Pareto) point, named by its first trial."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("trial-*.yaml"):
-        old.unlink(missing_ok=True)
+    """One SystemSpec file per distinct best (or Pareto) feasible point, named by its first
+    trial; old files go only once the new ones are written."""
     objectives = [o.metric for o in study_file.objectives]
     out = []
     seen: set[str] = set()
-    for t in sorted(study.best_trials, key=lambda t: t.number):
-        spec = SystemSpec.model_validate(trial_attrs(t)["spec"])
+    for t in sorted(study.best_trials, key=lambda t: t.number):  # feasible ones only
+        attrs = trial_attrs(t)
+        spec = SystemSpec.model_validate(attrs["spec"])
         if spec.digest in seen:  # the same point proposed again (a cache hit)
             continue
         seen.add(spec.digest)
         values = dict(zip(objectives, t.values, strict=True))
         path = folder / f"trial-{t.number:04d}.yaml"
         shown = ", ".join(f"{k}={v:.6g}" for k, v in values.items())
-        text = (f"# rldse search: study '{study.study_name}', trial {t.number}: {shown}\n"
-                f"# trace: {study_file.trace} (digest {study_file.loaded_trace.digest}), "
-                f"seed {study_file.seed}\n" + spec.to_yaml())
-        _atomic(path, lambda tmp, text=text: Path(tmp).write_text(text))
+        atomic_write_text(path, f"# rldse search: study '{study.study_name}', trial "
+                          f"{t.number}: {shown}\n# trace: {study_file.trace} (digest "
+                          f"{study_file.loaded_trace.digest}), seed {study_file.seed}\n"
+                          + spec.to_yaml())
         params = {d.path: t.params[d.path] for d in study_file.search_space.dims
                   if d.path in t.params}
-        out.append({"number": t.number, "values": values, "params": params, "file": str(path)})
+        metrics = attrs.get("metrics", {})
+        out.append({"number": t.number, "values": values, "params": params,
+                    "metrics": {m: metrics[m] for m in SHOWN_METRICS if m in metrics},
+                    "constraints": attrs.get("constraints", {}), "file": str(path)})
+    keep = {Path(b["file"]).name for b in out}
+    for old in folder.glob("trial-*.yaml"):
+        if old.name not in keep:
+            old.unlink(missing_ok=True)
     return out
-
-
-def _atomic(path: Path, write: Callable[[str], object]) -> None:
-    """Write through a temporary file and rename: workers finishing together (each writes
-    the outputs) never leave a half-written file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    write(str(tmp))
-    os.replace(tmp, path)
 
 
 def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:

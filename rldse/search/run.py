@@ -7,7 +7,13 @@ Python), forked from this one, each with its own storage connection and sampler 
 with the study seed, the worker's index and the trials already there, so a resumed
 study does not replay its first proposals). With several workers, a budget may be
 overshot by at most K − 1 trials started at the same moment (as Optuna's own
-MaxTrialsCallback).
+MaxTrialsCallback). On a shared database a worker that reaches the budget while other
+processes' trials still run waits for them (or for their heartbeats to go stale, when
+they are failed, queued again and run here), so a run ends with its budget finished.
+
+A forked worker killed by a signal (the OOM killer, `kill -9`) is reported on stderr
+and in the report's notes; the trials it left running are failed and queued again, and
+this process runs what the budget still lacks.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import hashlib
 import multiprocessing
 import multiprocessing.queues
 import os
+import sys
 import time
 import traceback
 import warnings
@@ -25,10 +32,21 @@ import optuna
 from optuna.trial import TrialState
 
 from rldse.errors import RldseError
+from rldse.files import clean_stale_temporaries
 from rldse.search.cache import ResultCache
 from rldse.search.report import StudyReport, write_outputs
 from rldse.search.samplers import make_sampler
-from rldse.search.storage import StorageRef, open_storage, requeue_stale, run_lock, storage_ref
+from rldse.search.storage import (
+    StorageRef,
+    creation_lock,
+    open_storage,
+    repair_journal,
+    requeue_stale,
+    run_lock,
+    storage_errors,
+    storage_ref,
+    wait_for_others,
+)
 from rldse.search.study_file import StudyFile, load_study_file
 from rldse.search.trial import TrialRunner
 from rldse.workloads import workload_of
@@ -51,23 +69,36 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
         workload_of(study_file.loaded_trace)
     except RldseError as exc:
         raise exc.within(f"{where}: trace") from None
-    ref = storage_ref(study_file.out_dir, storage, study_file.storage, f"{where}: storage")
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    ref = storage_ref(study_file.out_dir, storage, study_file.storage_url, f"{where}: storage")
+    # ERROR: Optuna logs a failed trial at WARNING with its traceback; the error itself
+    # reaches the user once, as one line (RldseError) or as the bug's traceback
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
     started = time.perf_counter()
-    with run_lock(ref):
+    with run_lock(ref), storage_errors(ref):
+        clean_stale_temporaries(study_file.out_dir)
+        notes = [n for n in [repair_journal(ref)] if n]
+        for note in notes:
+            _warn(note)
         st = open_storage(ref)
-        study, requeued = _open_study(study_file, st, ref, resume, where)
+        with creation_lock(ref, st, study_file.study_name):
+            study, requeued = _open_study(study_file, st, ref, resume, where)
         before = _finished(study)
         if workers == 1:
             _work(study_file, ref, budget, 0, None, progress, st)
         else:
             if hasattr(st, "engine"):
                 st.engine.dispose()  # forked workers must not share pooled connections
-            _fork_workers(study_file, ref, budget, workers, progress, study)
+            notes += _fork_workers(study_file, ref, budget, workers, progress, study)
         elapsed_s = time.perf_counter() - started
-        return write_outputs(study_file, study, ref, budget,
-                             finished_now=_finished(study) - before, elapsed_s=elapsed_s,
-                             requeued=requeued, workers=workers)
+        report = write_outputs(study_file, study, ref, budget,
+                               finished_now=_finished(study) - before, elapsed_s=elapsed_s,
+                               requeued=requeued, workers=workers)
+        report.notes.extend(notes)
+        return report
+
+
+def _warn(text: str) -> None:
+    print(f"rldse: warning: {text}", file=sys.stderr)
 
 
 def _budget(study: StudyFile, trials: int | None, where: str) -> int:
@@ -138,12 +169,17 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
         if orphaned or len(counted) >= budget:
             study.stop()
 
+    runner = TrialRunner(study_file, cache)
     try:
-        if _counted(study) < budget:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                study.optimize(TrialRunner(study_file, cache), callbacks=[after_trial],
-                               gc_after_trial=False)
+        while True:
+            if _counted(study) < budget:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                    study.optimize(runner, callbacks=[after_trial], gc_after_trial=False)
+            orphaned = parent_pid is not None and os.getppid() != parent_pid
+            if ref.embedded or orphaned or _finished(study) >= budget:
+                break
+            wait_for_others(study, ref)
     finally:
         cache.close()
         if bar is not None:
@@ -153,7 +189,8 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
 def _worker_main(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
                  parent_pid: int, errors: multiprocessing.queues.SimpleQueue) -> None:
     try:
-        _work(study_file, ref, budget, index, parent_pid, progress=False)
+        with storage_errors(ref):
+            _work(study_file, ref, budget, index, parent_pid, progress=False)
     except RldseError as exc:
         errors.put(("input", str(exc)))
         os._exit(2)
@@ -166,7 +203,9 @@ def _worker_main(study_file: StudyFile, ref: StorageRef, budget: int, index: int
 
 
 def _fork_workers(study_file: StudyFile, ref: StorageRef, budget: int, workers: int,
-                  progress: bool, study: optuna.Study) -> None:
+                  progress: bool, study: optuna.Study) -> list[str]:
+    """Run the workers; the notes on any killed by a signal, whose trials are then
+    failed, queued again and run here up to the budget."""
     ctx = multiprocessing.get_context("fork")
     errors = ctx.SimpleQueue()
     procs = [ctx.Process(target=_worker_main, name=f"rldse-search-{i}",
@@ -195,6 +234,17 @@ def _fork_workers(study_file: StudyFile, ref: StorageRef, budget: int, workers: 
         if kind == "input":
             raise RldseError(text)
         raise RuntimeError(f"a search worker failed:\n{text}")
+    killed = [f"{p.name} (pid {p.pid}) was killed by signal {-p.exitcode}"
+              for p in procs if p.exitcode is not None and p.exitcode < 0]
+    if not killed:
+        return []
+    for text in killed:
+        _warn(text)
+    requeued = requeue_stale(study, ref)  # embedded: every worker is gone, none owns them
+    _work(study_file, ref, budget, workers + 1, None, progress)
+    note = (f"{'; '.join(killed)}: {requeued} trial(s) it left running were failed and "
+            "queued again, and this process ran the rest of the budget")
+    return [note]
 
 
 def _bar(study: optuna.Study, budget: int):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import importlib.util
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
 import optuna
+from pydantic import Field, TypeAdapter, ValidationError
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, did_you_mean, validation_error
 
 #: study-file name → sampler class
 SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
@@ -27,6 +28,18 @@ SAMPLERS: dict[str, Callable[..., optuna.samplers.BaseSampler]] = {
 SINGLE_OBJECTIVE = {"cmaes"}
 #: packages a sampler imports only when it first samples (not rldse dependencies)
 NEEDS = {"qmc": ("scipy",), "cmaes": ("cmaes",), "gp": ("torch", "scipy")}
+#: ranges of the numeric options samplers share (Optuna checks few of them itself:
+#: TPE takes n_startup_trials=-3 and samples at random for ever)
+_Count = Annotated[int, Field(strict=True, ge=0, le=10**9)]
+_Positive = Annotated[int, Field(strict=True, ge=1, le=10**9)]
+OPTION_TYPES: dict[str, Any] = {
+    "n_startup_trials": _Count, "n_ei_candidates": _Positive, "population_size": _Positive,
+    "n_ehvi_candidates": _Positive, "warn_independent_sampling": bool,
+    "mutation_prob": Annotated[float, Field(ge=0, le=1)] | None,
+    "crossover_prob": Annotated[float, Field(ge=0, le=1)],
+    "swapping_prob": Annotated[float, Field(ge=0, le=1)],
+    "prior_weight": Annotated[float, Field(gt=0, allow_inf_nan=False)],
+}
 #: arguments the study sets itself
 _RESERVED = {"seed", "search_space", "constraints_func"}
 
@@ -44,10 +57,15 @@ def check_sampler(name: str, options: dict[str, Any], objectives: int, where: st
         raise RldseError(f"{where}.name: the {name} sampler needs {', '.join(missing)} "
                          f"(pip install {' '.join(missing)})")
     allowed = [p for p in inspect.signature(SAMPLERS[name]).parameters if p not in _RESERVED]
-    for key in options:
+    for key, value in options.items():
         if key not in allowed:
-            raise RldseError(f"{where}.options.{key}: unknown option of the {name} sampler "
-                             f"(allowed: {', '.join(allowed)})")
+            raise RldseError(f"{where}.options.{key}: unknown option of the {name} sampler"
+                             f"{did_you_mean(key, allowed)} (allowed: {', '.join(allowed)})")
+        if key in OPTION_TYPES:
+            try:
+                TypeAdapter(OPTION_TYPES[key]).validate_python(value)
+            except ValidationError as exc:
+                raise validation_error(exc, f"{where}.options.{key}") from None
 
 
 def make_sampler(name: str, options: dict[str, Any], seed: int, grid: dict[str, list] | None,

@@ -3,11 +3,15 @@
 - Embedded (default): Optuna's journal file `out/journal.log`. One `rldse search` at a
   time runs it (an exclusive lock on `out/run.lock`, which its worker processes share),
   so on `--resume` every trial still marked RUNNING was left by a killed run: it is
-  failed and its parameters are queued again, to run first.
+  failed and its parameters are queued again, to run first. A last line torn by a kill
+  mid-write is cut off (with a warning) before the journal is read.
 - A database URL (`postgresql://user:pw@host/db`, `sqlite:///path.db`): any number of
-  processes on any machines share the study. Each running trial beats a heartbeat;
-  a trial silent for longer than the grace period is failed and re-queued by whichever
-  worker notices first (Optuna's heartbeat mechanism).
+  processes on any machines share the study. Each running trial beats a heartbeat from
+  the moment it is created; a trial silent for longer than the grace period is failed
+  and re-queued by whichever worker notices first (Optuna's heartbeat mechanism). A
+  RUNNING trial with no heartbeat at all (its worker killed between creating it and its
+  first beat) gets one on its behalf when first seen, so it goes stale too. A new study
+  is created under a database lock, so workers starting together agree on it.
 
 Across machines (PostgreSQL reachable from each):
 
@@ -21,8 +25,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import json
 import os
-import re
 import time
 import warnings
 from collections.abc import Iterator
@@ -30,17 +35,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import optuna
+import sqlalchemy
 import sqlalchemy.exc
-from optuna.storages import RetryHeartbeatStaleTrialCallback
+from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
+from optuna.storages._rdb import models
 from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock, JournalStorage
-from optuna.trial import TrialState
+from optuna.trial import FrozenTrial, TrialState
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, redact_text, redact_url
 
 JOURNAL = "journal.log"
 LOCK = "run.lock"
 HEARTBEAT_S = 10
 GRACE_S = 30
+WAIT_POLL_S = 0.5  # how often a worker past the budget looks at others' trials
 JOURNAL_LOCK_GRACE_S = 10  # a journal lock file older than this was left by a killed writer
 
 
@@ -53,7 +61,7 @@ class StorageRef:
     @property
     def shown(self) -> str:
         """The URL without its password, for messages and reports."""
-        return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", self.url)
+        return self.url if self.embedded else redact_url(self.url)
 
 
 def storage_ref(out_dir: Path, cli_url: str | None, file_url: str | None,
@@ -65,23 +73,65 @@ def storage_ref(out_dir: Path, cli_url: str | None, file_url: str | None,
     return StorageRef(str(out_dir / JOURNAL), str(out_dir), embedded=True)
 
 
+#: database schemes whose creation lock and heartbeats are implemented (and tested)
+_SCHEMES = ("postgresql", "sqlite")
+
+
+class _HeartbeatStorage(RDBStorage):
+    """RDBStorage whose trials beat from their creation, and whose stale-trial check also
+    catches a trial that never beat (Optuna's skips it, leaving it RUNNING for ever)."""
+
+    def _create_new_trial(self, study_id: int,
+                          template_trial: FrozenTrial | None = None) -> FrozenTrial:
+        frozen = super()._create_new_trial(study_id, template_trial)
+        if frozen.state == TrialState.RUNNING:
+            self.record_heartbeat(frozen._trial_id)
+        return frozen
+
+    def set_trial_state_values(self, trial_id: int, state: TrialState,
+                               values=None) -> bool:
+        updated = super().set_trial_state_values(trial_id, state, values)
+        if updated and state == TrialState.RUNNING:  # a queued trial taken to run
+            self.record_heartbeat(trial_id)
+        return updated
+
+    def record_heartbeat(self, trial_id: int) -> None:
+        # runs in Optuna's heartbeat thread too: an outage is left to the main thread,
+        # which reports it at its next storage call, instead of a thread traceback
+        with contextlib.suppress(optuna.exceptions.StorageInternalError,
+                                 sqlalchemy.exc.SQLAlchemyError):
+            super().record_heartbeat(trial_id)
+
+    def _get_stale_trial_ids(self, study_id: int) -> list[int]:
+        with self.engine.begin() as conn:
+            silent = conn.execute(
+                sqlalchemy.select(models.TrialModel.trial_id)
+                .where(models.TrialModel.study_id == study_id,
+                       models.TrialModel.state == TrialState.RUNNING,
+                       ~models.TrialModel.heartbeats.any())).scalars().all()
+        for trial_id in silent:  # first seen now: stale after the grace period unless it beats
+            self.record_heartbeat(trial_id)
+        return super()._get_stale_trial_ids(study_id)
+
+
 def open_storage(ref: StorageRef) -> optuna.storages.BaseStorage:
     """The Optuna storage `ref` names; RldseError naming its key when it cannot be opened."""
     if ref.embedded:
         Path(ref.url).parent.mkdir(parents=True, exist_ok=True)
         lock = JournalFileOpenLock(ref.url, grace_period=JOURNAL_LOCK_GRACE_S)
         return JournalStorage(JournalFileBackend(ref.url, lock_obj=lock))
-    if "://" not in ref.url:
+    scheme = ref.url.partition("://")[0].partition("+")[0]
+    if "://" not in ref.url or scheme not in _SCHEMES:
         raise RldseError(f"{ref.key} {ref.shown}: expected a database URL such as "
                          "postgresql://user:password@host/db or sqlite:///study.db")
     engine_kwargs: dict = {"pool_pre_ping": True}
-    if ref.url.startswith("postgresql"):
+    if scheme == "postgresql":
         engine_kwargs["connect_args"] = {"connect_timeout": 10}
     for attempt in range(3):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                return optuna.storages.RDBStorage(
+                return _HeartbeatStorage(
                     ref.url, engine_kwargs=engine_kwargs, heartbeat_interval=HEARTBEAT_S,
                     grace_period=GRACE_S,
                     heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback())
@@ -92,11 +142,98 @@ def open_storage(ref: StorageRef) -> optuna.storages.BaseStorage:
             # workers starting together on a new database race to create Optuna's tables
             time.sleep(0.5 * (attempt + 1))
         except Exception as exc:  # sqlalchemy's errors: bad URL, refused, auth, unknown db
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise RldseError(f"{ref.key} {ref.shown}: cannot open the study storage "
-                             f"({first})") from None
+                             f"({_first_line(exc, ref)})") from None
     raise RldseError(f"{ref.key} {ref.shown}: cannot create the study tables (other "
                      "processes kept creating them at the same time)")
+
+
+def _first_line(exc: BaseException, ref: StorageRef) -> str:
+    text = str(exc).strip()
+    return redact_text(text.splitlines()[0], ref.url) if text else type(exc).__name__
+
+
+def _storage_error(exc: BaseException) -> BaseException | None:
+    """The database error behind `exc` (itself, or along its causes and contexts)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, sqlalchemy.exc.SQLAlchemyError):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+@contextlib.contextmanager
+def storage_errors(ref: StorageRef) -> Iterator[None]:
+    """A database lost mid-run (server stopped, network gone) as one RldseError; every
+    trial it recorded as finished stays there, and `--resume` re-runs the one it cut."""
+    try:
+        yield
+    except RldseError:
+        raise
+    except Exception as exc:
+        cause = None if ref.embedded else _storage_error(exc)
+        if cause is None:
+            raise
+        detail = getattr(cause, "orig", None) or cause  # the driver's own message
+        raise RldseError(f"{ref.key} {ref.shown}: lost the study storage "
+                         f"({_first_line(detail, ref)}); "
+                         "the finished trials are kept there: run again with --resume "
+                         "when it is back") from None
+
+
+@contextlib.contextmanager
+def creation_lock(ref: StorageRef, st: optuna.storages.BaseStorage,
+                  name: str) -> Iterator[None]:
+    """Held while a study is looked up, created and stamped, so that workers starting
+    together see either no study or a finished one. The embedded journal's run lock
+    already serialises; PostgreSQL takes a session advisory lock, SQLite a file lock."""
+    if ref.embedded:
+        yield
+        return
+    key = int.from_bytes(hashlib.sha256(f"rldse/{name}".encode()).digest()[:8], "little",
+                         signed=True)
+    engine = st.engine  # type: ignore[attr-defined]
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as conn:
+            conn.execute(sqlalchemy.text("SELECT pg_advisory_lock(:k)"), {"k": key})
+            try:
+                yield
+            finally:
+                conn.execute(sqlalchemy.text("SELECT pg_advisory_unlock(:k)"), {"k": key})
+        return
+    fd = os.open(f"{engine.url.database}.rldse-create.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def repair_journal(ref: StorageRef) -> str | None:
+    """Cut a last line torn by a kill mid-write (Optuna would refuse the journal for good,
+    and append after it); the warning to show, or None. Only under the run lock: no
+    writer is live. A complete line that is not JSON is damage elsewhere: refused."""
+    path = Path(ref.url)
+    if not ref.embedded or not path.is_file():
+        return None
+    data = path.read_bytes()
+    keep = data.rfind(b"\n") + 1
+    for number, line in enumerate(data[:keep].splitlines(), start=1):
+        try:
+            json.loads(line)
+        except ValueError:
+            raise RldseError(f"{path}: line {number} is not a journal record (the file is "
+                             "damaged; restore it from a copy or remove the out/ folder)"
+                             ) from None
+    if keep == len(data):
+        return None
+    with open(path, "rb+") as fh:
+        fh.truncate(keep)
+        os.fsync(fh.fileno())
+    return (f"{path}: cut a last line torn by a killed run ({len(data) - keep} bytes); "
+            "the operation it held is lost, every finished trial before it is kept")
 
 
 @contextlib.contextmanager
@@ -148,3 +285,10 @@ def requeue_stale(study: optuna.Study, ref: StorageRef) -> int:
         for number in stale:
             retry(study, failed[number])
     return len(stale)
+
+
+def wait_for_others(study: optuna.Study, ref: StorageRef) -> None:
+    """A moment of waiting for other processes' running trials, then fail and queue again
+    those whose heartbeat went stale (shared database)."""
+    time.sleep(WAIT_POLL_S)
+    requeue_stale(study, ref)

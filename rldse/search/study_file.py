@@ -9,12 +9,14 @@
       placement.replay: {choices: [cpu, am]}
       am.arrays: {int: [64, 4096], log: true, when: {placement.replay: am}}
     objectives: [{maximize: steps_per_joule}, {minimize: cost_usd}]
-    constraints: ["avg_power_w <= 1500", "cost_usd <= 60000", gpu_memory_ok]
+    constraints: ["avg_power_w <= 1500", "cost_usd <= 60000"]   # and every part check
+    skip_checks: []              # checks not to apply (am_capacity, ...): rldse.search.constraints
     sampler: tpe                 # or {name: nsga2, options: {population_size: 24}, seed: 1}
     seed: 0                      # simulation seed, and the sampler's unless it has its own
     trials: 200                  # budget of finished trials (the grid sampler: the grid)
     estimate: {prune: true, margin: 0.0}   # rldse.search.estimate
-    storage: null                # default: the journal file out/journal.log
+    storage: null                # default: the journal file out/journal.log; a SQLite
+                                 # file (sqlite:///study.db) stays inside this folder
     target: {return: 195, smoothing_episodes: 10}   # rldse.sim.target: every point runs
                                  # to the env steps the trace's curve needs to reach it, and
                                  # gets steps_to_target, time_to_target_s, energy_to_target_j
@@ -27,7 +29,8 @@ spec refuses fails here, not in trial 37. Combinations that only some points bre
 GPU placement with `gpu.count: 0`) are left to the trials, which mark them invalid.
 
 Output goes to `out/` beside the file (`out/<stem>/` when the file is not `study.yaml`,
-so several studies can share a folder).
+so several studies can share a folder). Paths resolve against this file's folder
+(rldse.paths); a SQLite `storage:` is written, so it must lie inside that folder.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ from pydantic import (
 )
 
 from rldse.errors import RldseError
-from rldse.search.constraints import Constraint, parse_constraint, spec_value
+from rldse.paths import study_path
+from rldse.search.constraints import Constraint, parse_constraint, spec_value, with_checks
 from rldse.search.metrics import TARGET_METRICS, metric_name
 from rldse.search.samplers import check_sampler
 from rldse.search.space import Dimension, Scalar, Space
@@ -59,6 +63,7 @@ from rldse.workloads import workload_of
 from rldse.yamlfile import read_mapping
 
 DIRECTIONS = ("maximize", "minimize")
+_SQLITE = "sqlite:///"
 
 
 class Range(BaseModel):
@@ -170,6 +175,7 @@ class StudyFile(BaseModel):
     space: dict[str, Range] = Field(min_length=1)
     objectives: list[Objective] = Field(min_length=1)
     constraints: list[str] = Field(default_factory=list)
+    skip_checks: list[str] = Field(default_factory=list)  # declared checks not to apply
     sampler: SamplerSpec = SamplerSpec()
     seed: int = Field(0, ge=0, le=2**32 - 1)
     trials: int | None = Field(None, ge=1, le=10**7)
@@ -178,6 +184,7 @@ class StudyFile(BaseModel):
     target: TargetSpec | None = None
 
     _file: Path = PrivateAttr()
+    _storage_url: str | None = PrivateAttr(None)
     _target_steps: int = PrivateAttr(0)
     _trace: Trace = PrivateAttr()
     _space: Space = PrivateAttr()
@@ -192,6 +199,11 @@ class StudyFile(BaseModel):
     @property
     def file(self) -> Path:
         return self._file
+
+    @property
+    def storage_url(self) -> str | None:
+        """`storage:` with a SQLite file's path made absolute (against this file)."""
+        return self._storage_url
 
     @property
     def study_name(self) -> str:
@@ -231,7 +243,7 @@ class StudyFile(BaseModel):
         body = {"trace": self._trace.digest, "base": self._space.base_raw,
                 "space": [repr(d) for d in self._space.dims],
                 "objectives": [o.model_dump() for o in self.objectives],
-                "constraints": self.constraints, "seed": self.seed}
+                "constraints": [c.text for c in self._constraints], "seed": self.seed}
         if self.target is not None:  # only then, so studies without one keep their digest
             body["target"] = self.target.model_dump()
         return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()[:16]
@@ -247,6 +259,7 @@ def load_study_file(path: str | Path) -> StudyFile:
     except ValidationError as exc:
         raise RldseError(f"{where}: {_pydantic_message(exc)}") from None
     study._file = path.resolve()
+    study._storage_url = _storage_url(study, where)
     study._trace = _load_trace(study, where)
     base_raw = _base_raw(study, where)
     study._space = _space(study, base_raw, where)
@@ -255,8 +268,9 @@ def load_study_file(path: str | Path) -> StudyFile:
     metrics = [o.metric for o in study.objectives]
     if len(set(metrics)) != len(metrics):
         raise RldseError(f"{where}: objectives: a metric appears twice ({', '.join(metrics)})")
-    study._constraints = [parse_constraint(text, f"{where}: constraints[{i}]")
-                          for i, text in enumerate(study.constraints)]
+    study._constraints = with_checks([parse_constraint(text, f"{where}: constraints[{i}]")
+                                      for i, text in enumerate(study.constraints)],
+                                     study.skip_checks, f"{where}: skip_checks")
     _check_spec_terms(study, where)
     _check_target(study, where)
     check_sampler(study.sampler.name, study.sampler.options, len(study.objectives),
@@ -322,9 +336,26 @@ def _pydantic_message(exc: ValidationError) -> str:
     return f"{loc}: {msg}" if loc else msg
 
 
+def _storage_url(study: StudyFile, where: str) -> str | None:
+    """A SQLite URL's file resolved against the study file and kept inside its folder
+    (SQLAlchemy would take a relative one from the working directory)."""
+    url = study.storage
+    if url is None or not url.startswith(_SQLITE):
+        return url
+    file, sep, query = url.removeprefix(_SQLITE).partition("?")
+    if not file or file == ":memory:":
+        raise RldseError(f"{where}: storage: {url}: expected a database file, such as "
+                         "sqlite:///study.db (an in-memory database keeps nothing)")
+    try:
+        path = study_path(file, study.file.parent, "storage", writes=True)
+    except RldseError as exc:
+        raise exc.within(where) from None
+    return f"{_SQLITE}{path}{sep}{query}"
+
+
 def _load_trace(study: StudyFile, where: str) -> Trace:
     try:
-        return load_trace(study.file.parent / study.trace)
+        return load_trace(study_path(study.trace, study.file.parent, "trace", writes=False))
     except RldseError as exc:
         raise RldseError(f"{where}: trace: {exc}") from None
 
@@ -334,13 +365,14 @@ def _base_raw(study: StudyFile, where: str) -> dict[str, Any]:
     'as in the trace' survives) to set paths on."""
     try:
         if isinstance(study.base, str):
-            spec = load_spec(study.file.parent / study.base)
+            spec = load_spec(study_path(study.base, study.file.parent, "base", writes=False))
         else:
             raw = dict(study.base)
             table = raw.get("table")
             if isinstance(table, dict) and isinstance(table.get("latency_csv"), str):
                 table = raw["table"] = dict(table)
-                table["latency_csv"] = str((study.file.parent / table["latency_csv"]).resolve())
+                table["latency_csv"] = str(study_path(table["latency_csv"], study.file.parent,
+                                                      "base.table.latency_csv", writes=False))
             spec = parse_spec(raw, where="base")
         resolve(spec, study.loaded_trace)
     except RldseError as exc:

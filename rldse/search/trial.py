@@ -5,8 +5,10 @@ can say why a point wins or loses:
 
 - parameters: the space's SystemSpec paths;
 - values: the objectives' metrics (COMPLETE), or nothing (PRUNED);
-- constraints (Optuna's `set_constraint`, ≤ 0 feasible): on every simulated trial, and
-  on pruned ones from the bound, so infeasible points are kept and marked;
+- constraints (≤ 0 feasible; `rldse.search.constraints.store_violations`, where
+  optuna-dashboard sees them): every constraint of the study file and every part check
+  not skipped, on every simulated trial, and on pruned ones from the bound, so infeasible
+  points are kept and marked;
 - one user attribute, `rldse` (one storage write per trial; read it with `trial_attrs`),
   a JSON object with `spec` (the point's SystemSpec as written), `source` (simulated,
   cache, pruned, invalid), `estimate` (the analytic bounds), `metrics` (every scalar
@@ -27,7 +29,7 @@ from optuna.trial import TrialState
 
 from rldse.errors import RldseError
 from rldse.search.cache import ResultCache
-from rldse.search.constraints import SPEC, spec_value
+from rldse.search.constraints import SPEC, feasible, spec_value, store_violations
 from rldse.search.estimate import Estimate, Incumbents, calibration, estimate, prune_reason
 from rldse.search.metrics import metric_value
 from rldse.search.study_file import StudyFile
@@ -116,7 +118,8 @@ class TrialRunner:
             where = f"{file}: constraints[{i}]"
             lhs[con.text] = con.lhs(lambda n, w=where: terms[n] if n in terms
                                     else metric_value(metrics, n, w))
-            trial.set_constraint(con.text, con.violation(lhs[con.text]))
+        store_violations(trial, [c.violation(lhs[c.text])
+                                 for c in self.study.parsed_constraints])
         attrs.update(source=source, metrics=metrics, bottleneck=result.bottleneck)
         if lhs:
             attrs["constraints"] = lhs
@@ -124,10 +127,9 @@ class TrialRunner:
 
     def _pruned(self, trial: optuna.Trial, attrs: dict[str, Any], est: Estimate,
                 terms: dict[str, float], reason: str) -> NoReturn:
-        for con in self.study.parsed_constraints:
-            interval = con.lhs_interval(lambda n: (terms[n], terms[n]) if n in terms
-                                        else est.interval(n))
-            trial.set_constraint(con.text, con.best_violation(interval))
+        store_violations(trial, [con.best_violation(con.lhs_interval(
+            lambda n: (terms[n], terms[n]) if n in terms else est.interval(n)))
+            for con in self.study.parsed_constraints])
         attrs.update(source=PRUNED, note=reason)
         if len(self.objectives) == 1:
             best = est.optimistic(*self.objectives[0])
@@ -142,8 +144,7 @@ class TrialRunner:
 
     def _incumbents(self, study: optuna.Study) -> Incumbents:
         done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        feasible = [t for t in done if all(v <= 0 for v in t.constraints.values())]
         records = [trial_attrs(t) for t in done]
         pairs = [(a["estimate"], a["metrics"]) for a in records
                  if "estimate" in a and "metrics" in a]
-        return Incumbents([tuple(t.values) for t in feasible], calibration(pairs))
+        return Incumbents([tuple(t.values) for t in done if feasible(t)], calibration(pairs))

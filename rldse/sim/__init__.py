@@ -4,22 +4,29 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rldse.sim.budget import Limits, Meter, check, estimate, is_small
 from rldse.sim.machine import Machine, Outcome
 from rldse.sim.result import Result
 from rldse.sim.timeline import TimelineStream
 from rldse.system import ResolvedSystem, resolve
 from rldse.trace import Trace
 
-__all__ = ["Machine", "Outcome", "Result", "simulate"]
+__all__ = ["Limits", "Machine", "Outcome", "Result", "simulate"]
 
 
 def simulate(trace: Trace, system, seed: int = 0,
-             timeline: str | Path | None = None) -> Result:
+             timeline: str | Path | None = None, limits: Limits | None = None) -> Result:
     """Run the trace's workload program on ``system``: a ResolvedSystem, or a SystemSpec
-    that is resolved against the trace first."""
+    that is resolved against the trace first. With ``limits`` its cost is estimated first
+    (rldse.sim.budget): refused over them, shown as a progress bar when long."""
     if not isinstance(system, ResolvedSystem):
         system = resolve(system, trace)
+    budget = None
+    if limits is not None and not is_small(trace, system):
+        budget = estimate(trace, system)
+        check(budget, limits)
     machine = Machine(trace, system, seed=seed, timeline=timeline)
+    meter = Meter(machine, budget, limits) if budget is not None else None
     stream = machine.timeline if isinstance(machine.timeline, TimelineStream) else None
     try:
         result = machine.result(system.workload.program(machine))
@@ -27,6 +34,9 @@ def simulate(trace: Trace, system, seed: int = 0,
         if stream is not None:
             stream.abort()  # no half-written timeline
         raise
+    finally:
+        if meter is not None:
+            meter.close()
     if stream is not None:
         stream.close()  # streamed while it ran; moved into place now
     return result

@@ -10,6 +10,7 @@ one timeout (merged events: events grow with interactions, not with operations).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from rldse.trace import Trace
 class Cycle:
     """Consecutive sums over a per-operation cost array, wrapping around its end."""
 
-    __slots__ = ("_prefix", "_n", "_total", "pos")
+    __slots__ = ("_prefix", "_n", "_total", "pos", "_windows")
 
     def __init__(self, costs_s: np.ndarray, start: int = 0) -> None:
         if len(costs_s) == 0:
@@ -42,10 +43,22 @@ class Cycle:
         self._n = len(costs_s)
         self._total = float(self._prefix[-1])
         self.pos = start % self._n
+        self._windows: dict[int, np.ndarray] = {}  # r -> sums of r rows from each row
 
     @property
     def mean_s(self) -> float:
         return self._total / self._n
+
+    @property
+    def rows(self) -> int:
+        return self._n
+
+    def at(self, start: int) -> Cycle:
+        """A cycle over the same costs from row ``start``, sharing the prefix sums (one
+        per actor without n cumulative sums)."""
+        c = copy.copy(self)
+        c.pos = start % self._n
+        return c
 
     def take(self, k: int) -> float:
         """Sum of the next k costs (k >= 0)."""
@@ -62,10 +75,28 @@ class Cycle:
     def takes(self, counts: np.ndarray) -> np.ndarray:
         """Sums of consecutive takes of ``counts[i]`` costs (advancing the cycle), as
         ``[self.take(k) for k in counts]`` would return them, in O(len(counts)) numpy."""
+        counts = np.asarray(counts, dtype=np.int64)
+        if len(counts) and (counts == counts[0]).all():
+            return self._takes_of(int(counts[0]), len(counts))
         idx = self.pos + np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))
         full, rem = np.divmod(idx, self._n)
         self.pos = int(rem[-1])
         return np.diff(full * self._total + self._prefix[rem])
+
+    def _takes_of(self, k: int, times: int) -> np.ndarray:
+        """``times`` consecutive takes of k costs: a gather from the sums of k rows at
+        every row (cached per k mod n), 10x fewer passes than the general case."""
+        full, r = divmod(k, self._n)
+        w = self._windows.get(r)
+        if w is None:
+            p, n = self._prefix, self._n
+            j = np.arange(n)
+            w = self._windows[r] = np.where(j + r <= n, p[np.minimum(j + r, n)] - p[j],
+                                            p[n] - p[j] + p[(j + r) % n])
+        at = self.pos + k * np.arange(times, dtype=np.int64)
+        self.pos = (self.pos + k * times) % self._n
+        sums = np.take(w, at, mode="wrap")
+        return sums + full * self._total if full else sums
 
 
 class SplitCycle:
@@ -90,6 +121,25 @@ class SplitCycle:
     def mean_s(self) -> float:
         """Mean wall seconds per operation."""
         return self.wall.mean_s
+
+    @property
+    def rows(self) -> int:
+        return self.wall.rows
+
+    def at(self, start: int) -> SplitCycle:
+        """The same rows from row ``start``, sharing the prefix sums (Cycle.at)."""
+        c = copy.copy(self)
+        c.host, c.device, c.wall = (x.at(start) for x in (self.host, self.device, self.wall))
+        return c
+
+    @property
+    def pos(self) -> int:
+        """The next row (the three cycles advance together)."""
+        return self.wall.pos
+
+    @pos.setter
+    def pos(self, row: int) -> None:
+        self.host.pos = self.device.pos = self.wall.pos = row
 
     def take(self, k: int) -> PartTime:
         return PartTime(self.host.take(k), self.device.take(k), self.wall.take(k))

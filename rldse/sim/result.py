@@ -48,20 +48,23 @@ CHECK_PREFIX = "checks."
 class Result(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    sim_time_s: float
-    env_steps: int
-    env_steps_per_s: float
-    updates: int
-    updates_per_s: float
-    energy_j: float
-    avg_power_w: float
-    steps_per_joule: float
-    cost_usd: float
+    sim_time_s: float = Field(description="simulated wall-clock time of the run")
+    env_steps: int = Field(description="environment steps simulated (all actors)")
+    env_steps_per_s: float = Field(description="env_steps / sim_time_s")
+    updates: int = Field(description="learner updates (gradient steps, Q-table passes)")
+    updates_per_s: float = Field(description="updates / sim_time_s")
+    energy_j: float = Field(description="energy of every device: idle power for the whole "
+                            "run plus dynamic power while busy")
+    avg_power_w: float = Field(description="energy_j / sim_time_s")
+    steps_per_joule: float = Field(description="env_steps / energy_j, steps per joule")
+    cost_usd: float = Field(description="purchase price of the parts, US dollars")
     bottleneck: str
     critical_share: float = Field(description="share of the pacing worker's time in the "
                                   "bottleneck phase")
-    gpu_memory_peak_bytes: int = 0
-    swapped_bytes: int = 0
+    gpu_memory_peak_bytes: int = Field(default=0, description="bytes the program keeps on "
+                                       "one GPU at its peak (checks.gpu_memory)")
+    swapped_bytes: int = Field(default=0, description="bytes swapped from GPU to host memory "
+                               "(workload.gpu_swap)")
     host_memory_peak_bytes: int = Field(default=0, description="bytes the program keeps in "
                                         "host DRAM at its peak (checks.host_memory)")
     checks: dict[str, bool] = Field(default_factory=dict, description="feasibility checks the "
@@ -79,18 +82,22 @@ class Result(BaseModel):
     staleness_mean_updates: float | None = Field(
         default=None, description="parameter updates (learner iterations) the policy that "
         "collected a rollout is behind the learner when it learns on it; mean")
-    staleness_p95_updates: float | None = Field(default=None, description="same, 95th "
-                                                "percentile")
+    staleness_p95_updates: float | None = Field(default=None, description="policy lag as "
+                                                "staleness_mean_updates; 95th percentile")
     # learning-aware metrics (rldse.sim.target), set by a target return; None: no target
-    target_return: float | None = None
+    target_return: float | None = Field(default=None, description="the return the run goes "
+                                        "to (--target-return)")
     target_smoothing_episodes: int | None = Field(default=None, description="trailing-mean "
                                                   "window of the learning curve, episodes")
     steps_to_target: int | None = Field(default=None, description="env steps at which the "
                                         "captured learning curve first reaches the target")
-    time_to_target_s: float | None = None
-    energy_to_target_j: float | None = None
-    cost_to_target_usd: float | None = Field(default=None, description="only when the spec "
-                                             "gives price_usd_per_hour")
+    time_to_target_s: float | None = Field(default=None, description="simulated time to "
+                                           "steps_to_target")
+    energy_to_target_j: float | None = Field(default=None, description="energy to "
+                                             "steps_to_target")
+    cost_to_target_usd: float | None = Field(
+        default=None, description="rental cost to steps_to_target at the spec's "
+        "price_usd_per_hour (only when it gives one)")
 
     def metrics(self) -> dict[str, float]:
         """Scalar metrics by name (what objectives and constraints refer to); optional

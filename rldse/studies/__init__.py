@@ -3,7 +3,8 @@
 A study is a folder `studies/NAME/` (study.yaml with its parameters, README.md with the
 claim and its source, out/ for what a run writes) and a module `rldse/studies/NAME.py`
 with `run(study_dir: Path, progress: bool) -> Report`. Every number in a report is
-produced by the run that wrote it.
+produced by the run that wrote it; `out/claims.csv` holds its claims as data, from which
+`python -m rldse.studies.claims` builds the README's table.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def study_dir(name: str, root: str | Path = "studies") -> Path:
 
 
 def run_study(name: str, root: str | Path = "studies", progress: bool = True) -> Path:
-    """Run one study; write out/results.csv, figures and out/report.md; return the report."""
+    """Run one study; write out/results.csv, figures, out/claims.csv and out/report.md;
+    return the report."""
     path = study_dir(name, root)
     module = import_module(f"rldse.studies.{name}")
     report: Report = module.run(path, progress=progress)

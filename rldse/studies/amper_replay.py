@@ -22,14 +22,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from tqdm import tqdm
 
 from rldse.errors import RldseError
+from rldse.files import atomic_write
 from rldse.models.am import SAMPLE_LABELS, AmModel, AmSpec
 from rldse.models.gpu import GpuModel
-from rldse.models.registry import load_part, make_model
+from rldse.models.registry import get_preset, load_part, make_model
 from rldse.sim import simulate
+from rldse.sim.bands import UncertainParam, design, percentiles
 from rldse.studies.common import load_params, save_figure
 from rldse.studies.report import Claim, Report, markdown_table, pct
 from rldse.system import parse_spec
@@ -60,6 +62,8 @@ class Latency(BaseModel):
     batches_per_point: int
     figure_gpu: str
     figure_batch: int
+    bands: int = Field(ge=1, description="Latin-hypercube draws over the presets' ranges")
+    bands_seed: int = 0
 
     @model_validator(mode="after")
     def _figure_in_sweep(self) -> Latency:
@@ -187,75 +191,125 @@ def _sampler_counts(p: Params, priorities: np.ndarray, bar) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _am_model(name: str, buffer: int, bits: int) -> AmModel:
+def _am_model(name: str, buffer: int, bits: int, overrides: dict | None = None) -> AmModel:
     """The TCAM part sized to hold one priority row per replay slot."""
-    base = load_part("am", name)
+    overrides = overrides or {}
+    base = load_part("am", name, **overrides)
     assert isinstance(base, AmSpec)
     if base.bits_per_row < (1 << bits) - 1:
         raise RldseError(f"am preset '{name}': {base.bits_per_row}-bit rows cannot hold "
                          f"{bits}-bit thermometer-coded priorities ({(1 << bits) - 1} bits)")
-    model = make_model(load_part("am", name, arrays=math.ceil(buffer / base.rows)))
+    model = make_model(load_part("am", name, **overrides,
+                                 arrays=math.ceil(buffer / base.rows)))
     assert isinstance(model, AmModel)
     return model
 
 
+def _ranged(kind: str, name: str) -> list[UncertainParam]:
+    """Every ranged (assumed or UNVERIFIED) number of a preset, as rldse.sim.bands varies
+    them."""
+    out = []
+    for field, q in get_preset(kind, name).params.items():
+        if q.range is None or q.range[0] == q.range[1]:
+            continue
+        integer = isinstance(q.value, int) and not isinstance(q.value, bool)
+        out.append(UncertainParam(f"{kind}.{field}", name, float(q.range[0]),
+                                  float(q.range[1]), float(q.value), integer, q.source))
+    return out
+
+
+def _draw_values(params: list[UncertainParam], row) -> dict[str, dict]:
+    """A hypercube row (None: the presets' values) as overrides by kind."""
+    out: dict[str, dict] = {"gpu": {}, "am": {}}
+    for q, v in zip(params, [q.nominal for q in params] if row is None else row,
+                    strict=True):
+        kind, field = q.path.split(".", 1)
+        out[kind][field] = int(v) if q.integer else float(v)
+    return out
+
+
 def _latency(p: Params, counts: pd.DataFrame) -> pd.DataFrame:
-    """Per (GPU, TCAM, variant, buffer, batch): PER's sum tree on the GPU beside AMPER on
-    the TCAM part, whose sampling is the whole device path (rldse.models.am): every search's
-    H-tree key broadcast, array search and match merge, the random numbers (a target per
-    item, `targets_per_item`, and a pick from the candidate set per item) and the
-    candidate-buffer reads (every CSP entry, and the drawn entry per item). The arrays'
-    searches alone are kept beside it (`am_search_only_s`) for comparison."""
+    """Per (GPU, TCAM, variant, buffer, batch, draw): PER's sum tree on the GPU beside AMPER
+    on the TCAM part, whose sampling is the whole device path (rldse.models.am): every
+    search's H-tree key broadcast, array search and match merge, the random numbers (a
+    target per item, `targets_per_item`, and a pick from the candidate set per item) and
+    the candidate-buffer reads (every CSP entry, and the drawn entry per item). The arrays'
+    searches alone are kept beside it (`am_search_only_s`) for comparison. Draw -1 is the
+    presets' values; draws 0..bands-1 a Latin hypercube (rldse.sim.bands.design) over every
+    ranged number of the GPU and TCAM presets, the same row for both GPU implementations:
+    a hand-written fused kernel (the strongest) and eager framework ops per level (what
+    PyTorch PER code runs)."""
     rows = []
-    # the GPU baseline as a hand-written fused kernel (the strongest GPU implementation) and
-    # as eager framework ops per level (what PyTorch PER code does)
-    gpus = {g: make_model(load_part("gpu", g, sumtree="fused")) for g in p.latency.gpus}
-    eager = {g: make_model(load_part("gpu", g, sumtree="eager")) for g in p.latency.gpus}
-    for am_name in p.latency.ams:
-        for c in counts.itertuples(index=False):
-            amm = _am_model(am_name, c.buffer, p.amper.bits)
-            s = amm.spec
-            randoms = round(c.batch * p.amper.targets_per_item) + c.batch
-            reads = c.candidates + c.batch
-            parts = amm.sample_parts_s(c.searches, reads, randoms)
-            am_sample = sum(parts.values())
-            am_search_only = c.searches * (s.search_ns + s.periph_ns) * 1e-9
-            am_update = float(amm.write_seconds(c.batch))
-            am_j = (sum(amm.sample_joules(c.searches, reads, randoms).values())
-                    + float(amm.write_joules(c.batch)))
-            for g, gm in gpus.items():
-                assert isinstance(gm, GpuModel)
-                g_time = gm.sumtree_time(c.batch, c.buffer)
-                g_sample, g_update = g_time.wall_s, g_time.wall_s
-                g_eager = eager[g].sumtree_time(c.batch, c.buffer).wall_s
-                rows.append({
-                    "gpu": g, "am": am_name, "variant": f"AMPER-{c.variant}",
-                    "buffer": c.buffer, "batch": c.batch, "arrays": s.arrays,
-                    "htree_levels": amm.levels,
-                    "searches_per_batch": c.searches, "csp_entries_per_batch": c.candidates,
-                    "gpu_sample_s": g_sample, "am_sample_s": am_sample,
-                    **{f"am_{k}_s": v for k, v in parts.items()},
-                    "am_search_only_s": am_search_only,
-                    "ratio_sample": g_sample / am_sample,
-                    "gpu_sample_eager_s": g_eager, "ratio_sample_eager": g_eager / am_sample,
-                    "ratio_search_only": g_sample / am_search_only,
-                    "gpu_update_s": g_update, "am_update_s": am_update,
-                    "ratio_sample_update": (g_sample + g_update) / (am_sample + am_update),
-                    "gpu_energy_j": float(gm.energy(busy_s=2 * g_time.device_s,
-                                                    wall_s=2 * g_time.wall_s).joules),
-                    "am_energy_j": am_j})
+    lat = p.latency
+    for g in lat.gpus:
+        for am_name in lat.ams:
+            params = _ranged("gpu", g) + _ranged("am", am_name)
+            points = design(params, lat.bands, lat.bands_seed)
+            for draw in range(-1, lat.bands):
+                vals = _draw_values(params, None if draw < 0 else points[draw])
+                fused = make_model(load_part("gpu", g, **{**vals["gpu"], "sumtree": "fused"}))
+                eager = make_model(load_part("gpu", g, **{**vals["gpu"], "sumtree": "eager"}))
+                assert isinstance(fused, GpuModel) and isinstance(eager, GpuModel)
+                models = {}
+                for c in counts.itertuples(index=False):
+                    if c.buffer not in models:
+                        models[c.buffer] = _am_model(am_name, c.buffer, p.amper.bits,
+                                                     vals["am"])
+                    rows.append({"gpu": g, "am": am_name, "draw": draw,
+                                 **_point(p, c, fused, eager, models[c.buffer])})
     return pd.DataFrame(rows)
 
 
-def _range_claim(claim: str, ratios: pd.Series, pub: Published, note: str) -> Claim:
-    lo, hi = float(ratios.min()), float(ratios.max())
-    overlap = lo <= pub.ratio_high and hi >= pub.ratio_low
-    close = (max(lo / pub.ratio_low, pub.ratio_low / lo) <= 2
-             and max(hi / pub.ratio_high, pub.ratio_high / hi) <= 2)
-    verdict = "reproduced" if close else "partly reproduced" if overlap else "not reproduced"
-    return Claim(claim, f"{pub.ratio_low:g}x-{pub.ratio_high:g}x", f"{lo:.0f}x-{hi:.0f}x",
-                 f"low end {pct(lo, pub.ratio_low)}, high end {pct(hi, pub.ratio_high)}",
-                 verdict, note="" if verdict == "reproduced" else note)
+def _point(p: Params, c, gm: GpuModel, eager: GpuModel, amm: AmModel) -> dict:
+    s = amm.spec
+    randoms = round(c.batch * p.amper.targets_per_item) + c.batch
+    reads = c.candidates + c.batch
+    parts = amm.sample_parts_s(c.searches, reads, randoms)
+    am_sample = sum(parts.values())
+    am_search_only = c.searches * (s.search_ns + s.periph_ns) * 1e-9
+    am_update = float(amm.write_seconds(c.batch))
+    am_j = (sum(amm.sample_joules(c.searches, reads, randoms).values())
+            + float(amm.write_joules(c.batch)))
+    g_time = gm.sumtree_time(c.batch, c.buffer)
+    g_sample, g_update = g_time.wall_s, g_time.wall_s
+    g_eager = eager.sumtree_time(c.batch, c.buffer).wall_s
+    return {"variant": f"AMPER-{c.variant}", "buffer": c.buffer, "batch": c.batch,
+            "arrays": s.arrays, "htree_levels": amm.levels,
+            "searches_per_batch": c.searches, "csp_entries_per_batch": c.candidates,
+            "gpu_sample_s": g_sample, "am_sample_s": am_sample,
+            **{f"am_{k}_s": v for k, v in parts.items()},
+            "am_search_only_s": am_search_only,
+            "ratio_sample": g_sample / am_sample,
+            "gpu_sample_eager_s": g_eager, "ratio_sample_eager": g_eager / am_sample,
+            "ratio_search_only": g_sample / am_search_only,
+            "gpu_update_s": g_update, "am_update_s": am_update,
+            "ratio_sample_update": (g_sample + g_update) / (am_sample + am_update),
+            "gpu_energy_j": float(gm.energy(busy_s=2 * g_time.device_s,
+                                            wall_s=2 * g_time.wall_s).joules),
+            "am_energy_j": am_j}
+
+
+def _band_claim(claim: str, ratios: pd.Series, pub: Published, note: str) -> Claim:
+    """The ratio's band over every configuration of the sweep and every draw, against the
+    published range (rldse.studies.report.band_verdict)."""
+    p5, p50, p95 = percentiles(ratios.to_numpy())
+    return Claim.banded(claim, published=f"{pub.ratio_low:g}x-{pub.ratio_high:g}x",
+                        low=pub.ratio_low, high=pub.ratio_high, p5=p5, p50=p50, p95=p95,
+                        unit="x", note=note)
+
+
+def _ends(lat: pd.DataFrame, column: str, pub: Published) -> pd.DataFrame:
+    """Per configuration (buffer, batch): the ratio's band over the draws and which end of
+    the published range it gives."""
+    rows = []
+    for (buffer, batch), g in lat.groupby(["buffer", "batch"]):
+        p5, p50, p95 = percentiles(g[column].to_numpy())
+        mid = math.sqrt(pub.ratio_low * pub.ratio_high)  # geometric middle of the range
+        end = ("below the range" if p95 < pub.ratio_low else "above the range"
+               if p5 > pub.ratio_high else "low end" if p50 < mid else "high end")
+        rows.append({"buffer": f"2^{int(buffer).bit_length() - 1}", "batch": batch,
+                     "p5": p5, "p50": p50, "p95": p95, "gives": end})
+    return pd.DataFrame(rows)
 
 
 def _learning_claim(runs: pd.DataFrame, variant: str) -> Claim | None:
@@ -379,14 +433,15 @@ def run(study_dir: Path, progress: bool = True) -> Report:
           single_blas_thread()):  # as captures do (rldse.threads)
         runs, curves, priorities, trace = _learning(p, bar)
         counts = _sampler_counts(p, priorities, bar)
-    lat = _latency(p, counts)
+    lat_all = _latency(p, counts)
+    lat = lat_all[lat_all.draw == -1]  # the presets' values: figures and tables
+    drawn = lat_all[lat_all.draw >= 0]  # the bands
     e2e = _end_to_end(p, trace)
 
     out.mkdir(parents=True, exist_ok=True)
-    lat.to_csv(out / "results.csv", index=False)
-    runs.to_csv(out / "learning.csv", index=False)
-    curves.to_csv(out / "learning_curves.csv", index=False)
-    e2e.to_csv(out / "end_to_end.csv", index=False)
+    for name, frame in (("results", lat_all), ("learning", runs),
+                        ("learning_curves", curves), ("end_to_end", e2e)):
+        atomic_write(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
 
     report = Report(
         name="amper_replay",
@@ -398,7 +453,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
                 "counted searches are costed on TCAM presets, beside PER's sum-tree "
                 "descent on GPU presets. The design details the paper's text would fix "
                 "(generator, k, radius, bits, readout) are assumptions: see README.md.")
-    eva = lat[lat.am.isin(EVA_CAM)]
+    eva = drawn[drawn.am.isin(EVA_CAM)]
     why = ("the GPU side is one fused kernel (dispatch 10 µs on the host, 3 µs on the device, "
            "assumed) walking ceil(log2 N) dependent loads at L2 latency (200 ns) while the "
            "levels fit in L2 and device-memory latency (500 ns) below, with no host sync or "
@@ -414,31 +469,34 @@ def run(study_dir: Path, progress: bool = True) -> Report:
            "buffer size both the sum tree and the TCAM's H-tree and merge tree deepen by "
            "a level per doubling. The GPU presets share the assumed dispatch and "
            "latencies and differ in L2 size (6 MiB V100, 40 MiB A100), which only matters "
-           "below the top 20 levels; the fused descent is dispatch-bound")
+           "below the top 20 levels; the fused descent is dispatch-bound. Bands: "
+           f"{lat_p.bands} Latin-hypercube draws over every ranged GPU and TCAM number, "
+           f"buffers 2^{min(lat_p.buffer_log2)}-2^{max(lat_p.buffer_log2)}, batches "
+           f"{min(lat_p.batches)}-{max(lat_p.batches)}, both AMPER variants")
     see = " (and the reasons under the first claim)"
-    report.claims.append(_range_claim(
-        "replay sampling latency, PER on GPU / AMPER on TCAM (Eva-CAM FeFET arrays; key "
-        "broadcast, match merge, RNG and candidate reads included)", eva.ratio_sample, pub,
-        why))
-    report.claims.append(_range_claim(
+    report.claims.append(_band_claim(
+        "replay sampling latency, PER on GPU as a fused sum-tree kernel / AMPER on TCAM "
+        "(Eva-CAM FeFET arrays; key broadcast, match merge, RNG and candidate reads "
+        "included)", eva.ratio_sample, pub, why))
+    report.claims.append(_band_claim(
         "same, with the GPU sum tree as eager PyTorch ops (5 per level)",
         eva.ratio_sample_eager, pub,
         "each of the ceil(log2 N) levels costs 5 framework ops of 10 µs host dispatch, "
         "so the GPU side grows to about 1 ms" + see))
-    report.claims.append(_range_claim(
+    report.claims.append(_band_claim(
         "same, the arrays' searches only (no periphery, no candidate reads)",
         eva.ratio_search_only, pub,
         "leaves out the H-tree, the merge across arrays, the random numbers and the "
         f"candidate buffer (AMPER-fr fills up to {p.amper.max_per_search} entries per "
         "search); shown to measure what they cost" + see))
-    report.claims.append(_range_claim(
+    report.claims.append(_band_claim(
         "sampling + priority update latency (Eva-CAM FeFET, periphery included)",
         eva.ratio_sample_update, pub,
         "a priority update rewrites B rows at ≈10 ns each on FeFET, more than the "
         "searches" + see))
-    report.claims.append(_range_claim(
-        "replay sampling latency, all GPU and TCAM presets (periphery included)",
-        lat.ratio_sample, pub,
+    report.claims.append(_band_claim(
+        "replay sampling latency, all GPU and TCAM presets (periphery included, fused "
+        "GPU kernel)", drawn.ratio_sample, pub,
         "CAMASim's SPICE arrays (2.6-4.2 ns + 1.47 ns peripherals) and the RRAM chip "
         "(3.43 ns) are 7-11x slower per search than Eva-CAM's, and larger or sparser "
         "cells (RRAM at 0.18 µm, 16T SRAM) lengthen the H-tree" + see))
@@ -462,8 +520,17 @@ def run(study_dir: Path, progress: bool = True) -> Report:
                     with_update_min=("ratio_sample_update", "min"),
                     with_update_max=("ratio_sample_update", "max"))
                .reset_index())
-    report.sections.append(("Latency ratio ranges (over buffer sizes and batches)",
-                            markdown_table(summary, 3)))
+    report.sections.append(("Latency ratio ranges (over buffer sizes and batches, presets' "
+                            "values)", markdown_table(summary, 3)))
+    for column, label in (("ratio_sample", "fused GPU kernel"),
+                          ("ratio_sample_eager", "eager PyTorch ops")):
+        ends = _ends(eva, column, pub)
+        report.sections.append((
+            f"Which end of {pub.ratio_low:g}x-{pub.ratio_high:g}x each configuration gives: "
+            f"{label} / Eva-CAM FeFET TCAM (band over the draws, GPUs, arrays and variants)",
+            markdown_table(ends, 3) + "\n\n`gives`: below or above the range when the whole "
+            "band is; otherwise the low or high end by where p50 lies against the range's "
+            "geometric middle."))
     fb = lat[(lat.gpu == lat_p.figure_gpu) & (lat.batch == lat_p.figure_batch)
              & (lat.am == lat_p.ams[0])]
     cols = ["variant", "buffer", "arrays", "searches_per_batch", "csp_entries_per_batch",

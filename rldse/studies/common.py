@@ -9,17 +9,19 @@ import matplotlib.pyplot as plt
 from pydantic import BaseModel, ValidationError
 
 from rldse.errors import RldseError
+from rldse.paths import FOLDER
 from rldse.yamlfile import read_mapping
 
 P = TypeVar("P", bound=BaseModel)
 
 
 def load_params(study_dir: Path, model: type[P]) -> P:
-    """study.yaml validated by the study's pydantic model; errors name the key."""
+    """study.yaml validated by the study's pydantic model; errors name the key. Paths
+    (rldse.paths.StudyInput / StudyOutput fields) resolve against `study_dir`."""
     path = study_dir / "study.yaml"
     raw = read_mapping(path, f"the parameters of study '{study_dir.name}'")
     try:
-        return model.model_validate(raw)
+        return model.model_validate(raw, context={FOLDER: study_dir})
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])

@@ -2,14 +2,20 @@
 CPU-GPU Systems" (EMC2 2020, arXiv 2012.04210): the CPU/GPU ratio of an actor-learner
 system, actors on CPU cores, learner and batched inference on the GPU.
 
-Part 1 sweeps actors and CPU cores per GPU on a DGX-1-like machine (the machine, trace
-and workload are the `base` of the study's search file) and records throughput (env
-steps/s), steps per joule and the engine's bottleneck. Part 2 computes, from the same
-unit costs the simulation books (`rldse.workloads.actor_learner.program.unit_costs`), the
-actors' production rate and the learner's consumption rate, finds where they meet, and
-checks the simulated knee and the steps-per-joule peak against it. Part 3 runs the
-search file (an Optuna study, `rldse.search.run_study`) for the best ratio under a power
-cap and sets it beside the sweep.
+The ratio is provisioned hardware: r actors per GPU each get a core of their own, and the
+CPU is bought with r + 1 cores per GPU (the learner's dispatch keeps one), so every core
+adds its price and its idle power (rldse.models.cpu's provisioned socket). Part 1 sweeps r
+on a DGX-1-like V100 machine (the machine, trace and workload are the `base` of the
+study's search file) for each environment in study.yaml, each with its own capture
+(CartPole-v1 with an MLP; ALE Pong with the Nature CNN, whose env steps cost about 60
+times more). It records throughput, steps per joule and the
+engine's bottleneck, and the optimal ratio (most steps/J) with its band: every ranged
+preset number sampled by rldse.sim.bands' Latin hypercube, the same draws at every ratio,
+so each draw has its own optimum. Part 2 computes, from the same unit costs the
+simulation books (`rldse.workloads.actor_learner.program.unit_costs`), the actors'
+production rate and the learner's consumption rate, and the knee where they meet. Part 3
+runs the search file (an Optuna study, `rldse.search.run_study`) for the best design under
+a power cap.
 
 The analytic rates, for N actors with E envs each, C cores, one GPU:
 
@@ -31,7 +37,6 @@ The analytic rates, for N actors with E envs each, C cores, one GPU:
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -40,37 +45,39 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
+from rldse.errors import RldseError
+from rldse.paths import StudyOutput
 from rldse.search import load_study_file, run_study
 from rldse.sim import simulate
-from rldse.sim.bands import Bands, bands, percentiles
+from rldse.sim.bands import bands, percentiles
 from rldse.sim.machine import Machine
 from rldse.studies.common import load_params, save_figure
 from rldse.studies.report import Claim, Report, markdown_table
+from rldse.system import parse_spec
+from rldse.trace import load_trace
 from rldse.workloads.actor_learner.program import UnitCosts, unit_costs
 
-#: steps per joule "peaks near the knee": its best lies within this factor of the
-#: analytic knee's actor count (reproduced), or the simulated knee already has NEAR_SHARE
-#: of the best (partly reproduced)
+#: steps per joule "peaks near the knee": its best ratio within this factor of the knee
 NEAR_FACTOR = 2.0
-NEAR_SHARE = 0.9
-#: CPU cores "limit throughput" if the fewest swept cores lose more than this
-CORES_MATTER = 0.10
-#: the sweep's best ratio: the fewest cores, then actors, within this of the best throughput
-ENOUGH = 0.02
 
 
-class Sweep(BaseModel):
+class Environment(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    actors: list[int] = Field(min_length=2)
-    cores: list[int] = Field(min_length=1)
+    trace: str | None = Field(default=None, description="its capture, relative to the "
+                              "study folder; unset: the search file's trace")
 
 
 class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    search: str
-    sweep: Sweep
-    bands: int = Field(ge=2, le=256, description="simulations per uncertainty band "
-                       "(rldse.sim.bands) behind the steps-per-joule verdict")
+    search: StudyOutput  # its out/ folder is cleared and filled: kept inside the study
+    ratios: list[int] = Field(min_length=3, description="actors per GPU, one core each")
+    env_steps: int = Field(gt=0, description="env steps per sweep simulation")
+    environments: dict[str, Environment] = Field(min_length=1)
+    atari: str = Field(description="the environment the steps/J claim is judged on")
+    bands: int = Field(ge=2, le=256, description="Latin-hypercube draws per ratio "
+                       "(rldse.sim.bands) behind the optimal ratio's band")
+    band_window: float = Field(gt=1, le=64, description="bands are drawn at the ratios "
+                               "within this factor of each environment's nominal optimum")
 
 
 # ---- analytic rates ---------------------------------------------------------------------
@@ -116,61 +123,56 @@ def knee(u: UnitCosts, cores: int, top: float) -> float:
     return float(n[i - 1] + (n[i] - n[i - 1]) * -gap[i - 1] / (gap[i] - gap[i - 1]))
 
 
+
 # ---- the study ------------------------------------------------------------------------------
 
 def run(study_dir: Path, progress: bool = True) -> Report:
     p = load_params(study_dir, Params)
+    if p.atari not in p.environments:
+        raise RldseError(f"{study_dir / 'study.yaml'}: atari: '{p.atari}' is not one of "
+                         f"environments ({', '.join(p.environments)})")
     search_file = study_dir / p.search
     sf = load_study_file(search_file)
-    trace, space = sf.loaded_trace, sf.search_space
     out = study_dir / "out"
-    actors, cores = sorted(set(p.sweep.actors)), sorted(set(p.sweep.cores))
+    ratios = sorted(set(p.ratios))
 
-    def spec(n: int, c: int):
-        return space.spec({"workload.actors": n, "workload.cores": c, "gpu.count": 1},
-                          where=f"{search_file.name}: sweep point actors={n} cores={c}")
+    def spec(r: int):
+        base = sf.search_space.spec({"workload.actors": r, "workload.cores": r,
+                                     "gpu.count": 1, "workload.env_steps": p.env_steps},
+                                    where=f"{search_file.name}: ratio {r}")
+        raw = base.model_dump(mode="json", exclude_none=True)
+        raw["cpu"].update(cores=r + 1, sockets=1)  # a core per actor, one for the learner
+        return parse_spec(raw, where=f"{search_file.name}: ratio {r}")
 
-    rows = []
-    with tqdm(total=len(actors) * len(cores), desc="cpu_gpu_ratio sweep",
+    rows, optima, knees, units = [], {}, {}, {}
+    with tqdm(total=len(p.environments) * len(ratios), desc="cpu_gpu_ratio sweep",
               disable=not progress, unit="sim") as bar:
-        for c in cores:
-            for n in actors:
-                r = simulate(trace, spec(n, c), seed=sf.seed)
-                util = {d.kind: d.utilisation for d in r.devices}
-                rows.append({"cores": c, "actors": n, "env_steps_per_s": r.env_steps_per_s,
-                             "steps_per_joule": r.steps_per_joule,
-                             "avg_power_w": r.avg_power_w, "bottleneck": r.bottleneck,
-                             "util_cpu": util.get("cpu", 0.0), "util_gpu": util.get("gpu", 0.0)})
+        for env, e in p.environments.items():
+            trace = sf.loaded_trace if e.trace is None else load_trace(study_dir / e.trace)
+            for r in ratios:
+                res = simulate(trace, spec(r), seed=sf.seed)
+                rows.append({"environment": env, "actors_per_gpu": r, "cores_per_gpu": r + 1,
+                             "env_steps_per_s": res.env_steps_per_s,
+                             "steps_per_joule": res.steps_per_joule,
+                             "avg_power_w": res.avg_power_w, "bottleneck": res.bottleneck})
                 bar.update()
+            u = units[env] = unit_costs(Machine(trace, spec(ratios[-1])))
+            knees[env] = knee(u, ratios[-1], float(ratios[-1]))
+            cur = pd.DataFrame([x for x in rows if x["environment"] == env])
+            best = int(cur.loc[cur.steps_per_joule.idxmax(), "actors_per_gpu"])
+            window = [r for r in ratios if best / p.band_window <= r <= best * p.band_window]
+            draws = np.array([bands(trace, spec(r), p.bands, seed=sf.seed)
+                              .runs["steps_per_joule"] for r in window])
+            optima[env] = np.asarray(window)[np.argmax(draws, axis=0)]
     sweep = pd.DataFrame(rows)
-    units = {c: unit_costs(Machine(trace, spec(actors[-1], c))) for c in cores}
-    sweep["production"] = [float(production(units[c], n, c)) for c, n in
-                           zip(sweep.cores, sweep.actors, strict=True)]
-    sweep["consumption"] = [float(consumption(units[c], n)) for c, n in
-                            zip(sweep.cores, sweep.actors, strict=True)]
-    sweep["predicted"] = sweep[["production", "consumption"]].min(axis=1)
-
-    # per cores: the analytic knee, and the simulated one (the engine's bottleneck moves
-    # from the actors to the learner)
-    knees = []
-    for c in cores:
-        cur = sweep[sweep.cores == c].sort_values("actors")
-        learner = cur[cur.bottleneck.str.startswith("learner")]
-        switch = int(learner.actors.iloc[0]) if len(learner) else None
-        before = cur[cur.actors < switch] if switch else cur
-        best_j = cur.loc[cur.steps_per_joule.idxmax()]
-        knees.append({"cores": c, "knee_analytic": knee(units[c], c, float(actors[-1])),
-                      "knee_simulated": switch,
-                      "last_actor_bound": int(before.actors.iloc[-1]) if len(before) else None,
-                      "best_steps_per_s": cur.env_steps_per_s.max(),
-                      "best_j_actors": int(best_j.actors),
-                      "best_steps_per_joule": best_j.steps_per_joule})
-    knees = pd.DataFrame(knees)
+    sweep["production"] = [float(production(units[e], r, r)) for e, r in
+                           zip(sweep.environment, sweep.actors_per_gpu, strict=True)]
+    sweep["consumption"] = [float(consumption(units[e], r)) for e, r in
+                            zip(sweep.environment, sweep.actors_per_gpu, strict=True)]
 
     # ---- the Optuna search (fresh each run: every number is this run's) -------------------
-    search_out = sf.out_dir
-    if search_out.exists():
-        shutil.rmtree(search_out)
+    if sf.out_dir.exists():
+        shutil.rmtree(sf.out_dir)
     rep = run_study(search_file, progress=progress)
     trials = pd.read_parquet(rep.files["trials.parquet"])
 
@@ -182,181 +184,114 @@ def run(study_dir: Path, progress: bool = True) -> Report:
                "Architectural Implications of Distributed Reinforcement Learning on CPU-GPU "
                "Systems\", EMC2 2020, arXiv 2012.04210",
         summary="rldse's actor-learner PPO program (actors on CPU cores, one batching "
-                "inference server per GPU, an asynchronous learner on GPU 0) on a "
-                "DGX-1-like machine: a sweep of actors and CPU cores per GPU, the "
-                "production and consumption rates computed from the same unit costs, and "
-                "an Optuna search for the best ratio under a power cap.")
-    _claims(report, sweep, knees, units, actors, cores,
-            lambda n, c: bands(trace, spec(n, c), p.bands, seed=sf.seed))
-    _ratio_claim(report, sweep)
-    _search_claim(report, rep, trials, sf, sweep)
+                "inference server per GPU, an asynchronous learner) on a DGX-1-like V100 "
+                "machine whose CPU is provisioned per ratio: r actors per GPU on r + 1 "
+                "cores, each core with its price and idle power. Swept for the CartPole "
+                "and the ALE Pong captures; the optimal ratio's band over "
+                f"{p.bands} Latin-hypercube draws of the presets' ranged numbers; the "
+                "production and consumption rates from the same unit costs; an Optuna "
+                "search under a power cap.")
+    for env in p.environments:
+        _env_claims(report, env, sweep[sweep.environment == env].set_index("actors_per_gpu"),
+                    knees[env], optima[env], atari=env == p.atari)
+    _moves_claim(report, p, optima, units)
+    _search_claim(report, rep, trials, sf, sweep[sweep.environment == next(iter(
+        p.environments))])
 
     # ---- sections and figures -------------------------------------------------------------
-    c_top = cores[-1]
-    u = units[c_top]
-    report.sections.append(("Unit costs behind the analytic rates", markdown_table(pd.DataFrame([
-        ("env step of an actor's envs, one core (t_env)", f"{u.env_step_s * 1e6:.1f} µs",
-         f"{u.envs_per_actor} envs"),
-        ("inference batch of 1 / of all swept actors (t_inf)",
-         f"{u.act_s[1] * 1e6:.1f} / {u.act_s[-1] * 1e6:.1f} µs", "GPU kernels + copies"),
-        ("learner minibatch step (t_learn)", f"{u.learn_step_s * 1e6:.1f} µs",
-         f"minibatch {u.minibatch}, {u.epochs} epochs"),
-        ("learner receiving one rollout (h)", f"{u.handoff_s * 1e6:.0f} µs",
-         f"{u.envs_per_actor * u.rollout_len} env steps"),
-        ("one actor's production (learner busy)", f"{float(production(u, 1, c_top)):,.0f} "
-         "steps/s", "P(1)"),
-        ("learner's consumption, 1 actor / all actors",
-         f"{float(consumption(u, 1)):,.0f} / {float(consumption(u, actors[-1])):,.0f} steps/s",
-         "L(N)"),
-        ("one core's env stepping", f"{u.envs_per_actor / u.env_step_s:,.0f} steps/s",
-         "E / t_env"),
-    ], columns=["quantity", "value", "note"]))))
-    report.sections.append(("Knee per CPU cores", markdown_table(knees, 4)))
-    report.sections.append(("Sweep", markdown_table(sweep.drop(columns=["util_cpu"]), 4)))
-    report.sections.append(("Optuna search", _search_section(rep, trials, sf)))
-    report.figures.append((_throughput_figure(sweep, knees, units, actors, cores, out),
-                           "Throughput against actors per GPU: simulated (lines), the "
-                           "actors' production and the learner's consumption (dashed), and "
-                           "where they meet"))
-    report.figures.append((_joule_figure(sweep, knees, cores, out),
-                           "Steps per joule against actors per GPU"))
+    report.sections.append(("Unit costs behind the analytic rates", markdown_table(
+        pd.DataFrame([(env, f"{u.env_step_s / u.envs_per_actor * 1e6:.1f}",
+                       f"{u.learn_step_s * 1e6:.0f}", f"{float(consumption(u, ratios[-1])):,.0f}",
+                       f"{knees[env]:.1f}",
+                       "{:.0f} / {:.0f} / {:.0f}".format(*percentiles(optima[env])))
+                      for env, u in units.items()],
+                     columns=["environment", "env step per env (µs)", "learner minibatch "
+                              "step (µs)", "learner's consumption (steps/s)", "knee "
+                              "(actors/GPU)", "optimal actors/GPU p5 / p50 / p95"]))))
+    report.sections.append(("Sweep", markdown_table(sweep, 4)))
+    report.sections.append(("Optuna search (CartPole, the search file's base)",
+                            _search_section(rep, trials, sf)))
+    report.figures.append((_sweep_figure(sweep, knees, units, optima, ratios, out),
+                           "Throughput and steps per joule against actors per GPU (one "
+                           "provisioned core each): simulated, the analytic rates, the knee, "
+                           "and the optimal ratio's band"))
     report.figures.append((_search_figure(trials, sf, out), "The Optuna search: every trial's "
                            "power and throughput, and the best feasible so far"))
     report.parameters = {
-        "search file": p.search, "trace": sf.trace,
-        "machine": f"{sf.base['cpu']['preset'] if isinstance(sf.base, dict) else sf.base}, "
-                   "v100-sxm2 GPUs",
-        "workload": ", ".join(f"{k} {v}" for k, v in
-                              (sf.base.get("workload", {}) if isinstance(sf.base, dict)
-                               else {}).items()),
-        "sweep actors": actors, "sweep cores": cores, "GPUs in the sweep": 1,
+        "search file": search_file.name, "trace": sf.trace,
+        "machine": f"{sf.base['cpu']['preset']} with r + 1 cores, one socket; "
+                   f"{sf.base['gpu']['preset']}, one GPU",
+        "environments": "; ".join(f"{k}: {e.trace or sf.trace}"
+                                  for k, e in p.environments.items()),
+        "ratios (actors per GPU)": ratios, "env steps per simulation": p.env_steps,
+        "band draws per ratio": f"{p.bands}, at ratios within {p.band_window:g}× of the "
+                                "nominal optimum",
         "search space": ", ".join(sf.space), "objective": ", ".join(
             f"{o.direction} {o.metric}" for o in sf.objectives),
         "constraints": "; ".join(sf.constraints), "trials": rep.budget,
         "sampler": sf.sampler.name, "seed": sf.seed,
-        "verdict rules": f"knee: the analytic meeting point lies between the last "
-                         f"actor-bound and the first learner-bound swept count (reproduced) "
-                         f"or one more sweep step out (partly); steps/J: best within "
-                         f"{NEAR_FACTOR:g}× of the analytic knee's actors, or ≥ "
-                         f"{NEAR_SHARE:.0%} of the best at the simulated knee in the p95 of "
-                         f"its uncertainty band ({p.bands} paired draws; partly); cores "
-                         f"limit if the fewest lose > {CORES_MATTER:.0%}"}
+        "verdict rules": "rldse.studies.report.band_verdict; steps/J near the knee: the "
+                         f"optimal ratio's band against [knee / {NEAR_FACTOR:g}, knee × "
+                         f"{NEAR_FACTOR:g}]"}
     return report
 
 
-def _neighbours(actors: list[int], value: float) -> tuple[float, float]:
-    """The swept counts one step outside [value's bracket]."""
-    below = [a for a in actors if a <= value]
-    above = [a for a in actors if a >= value]
-    lo = actors[max(0, actors.index(below[-1]) - 1)] if below else actors[0]
-    hi = actors[min(len(actors) - 1, actors.index(above[0]) + 1)] if above else actors[-1]
-    return lo, hi
+def _env_claims(report: Report, env: str, cur: pd.DataFrame, n_star: float,
+                optimum: np.ndarray, atari: bool) -> None:
+    """Throughput rising to the learner's plateau, and steps/J peaking near the knee."""
+    low, high = cur.index.min(), cur.index.max()
+    rises = cur.bottleneck.loc[low].startswith("actor") and \
+        cur.bottleneck.loc[high].startswith("learner")
+    report.claims.append(Claim(
+        f"{env}: throughput rises with actors until the GPU-side learner saturates",
+        "actors limit throughput until the learner does",
+        f"{cur.env_steps_per_s.loc[low]:,.0f} → {cur.env_steps_per_s.max():,.0f} steps/s; "
+        f"bottleneck '{cur.bottleneck.loc[low]}' at {low}, '{cur.bottleneck.loc[high]}' at "
+        f"{high} actors/GPU; rates meet at {n_star:.1f}",
+        "same" if rises else "different", "reproduced" if rises else "not reproduced",
+        note="" if rises else "the sweep does not cross from actor-bound to learner-bound"))
+    lo, mid, hi = percentiles(optimum.astype(np.float64))
+    best = cur.loc[int(mid)] if int(mid) in cur.index else cur.loc[cur.steps_per_joule.idxmax()]
+    c = Claim.banded(
+        f"{env}: steps per joule peaks near the knee (optimal actors per GPU)",
+        published=f"at the ratio where actor production meets learner consumption "
+                  f"(here {n_star:.1f} actors/GPU; near: within {NEAR_FACTOR:g}×)",
+        low=n_star / NEAR_FACTOR, high=n_star * NEAR_FACTOR, p5=lo, p50=mid, p95=hi,
+        note=f"nominal presets: {cur.steps_per_joule.max():.1f} steps/J at "
+             f"{int(cur.steps_per_joule.idxmax())} actors/GPU ({best.avg_power_w:.0f} W)"
+             + ("" if atari else "; a CartPole step costs so little that the learner "
+                "saturates with a few actors, and each actor past the knee adds a core's "
+                "idle power and price for nothing"))
+    report.claims.append(c)
+    if atari:
+        report.claims.append(Claim(
+            f"optimal CPU cores per V100 (DGX-1-like machine, {env} env cost)",
+            "no value for this machine (a DGX-1 ships 40 cores for 8 V100s: 5 per GPU)",
+            f"{mid + 1:.0f} cores per GPU (p5-p95 {lo + 1:.0f}-{hi + 1:.0f}): "
+            f"{mid:.0f} actors and the learner's core",
+            "n/a", "not comparable", p5=lo + 1, p50=mid + 1, p95=hi + 1,
+            note="the paper reports no ratio for this machine and workload; the row "
+                 "states rldse's answer and its band"))
 
 
-def _claims(report: Report, sweep: pd.DataFrame, knees: pd.DataFrame,
-            units: dict[int, UnitCosts], actors: list[int], cores: list[int],
-            band: Callable[[int, int], Bands]) -> None:
-    """The study's claims; ``band(actors, cores)`` samples a sweep point's uncertain
-    parameters (the same draws at every point, so two points pair up draw by draw)."""
-    c = cores[-1]
-    k = knees.set_index("cores").loc[c]
-    cur = sweep[sweep.cores == c].sort_values("actors").set_index("actors")
-    n_star, switch, last = float(k.knee_analytic), k.knee_simulated, k.last_actor_bound
-    # 1. below the knee the actors limit throughput
-    below = cur[cur.index < (switch or np.inf)]
-    rise = cur.env_steps_per_s.iloc[0], cur.env_steps_per_s.max()
-    ok = len(below) > 0 and below.bottleneck.str.startswith("actor").all()
+def _moves_claim(report: Report, p: Params, optima: dict[str, np.ndarray],
+                 units: dict[str, UnitCosts]) -> None:
+    """The optimum moves with the env step's cost: Atari's band lies above CartPole's."""
+    others = [e for e in p.environments if e != p.atari]
+    if not others:
+        return
+    cheap = others[0]
+    a, c = percentiles(optima[p.atari].astype(float)), percentiles(optima[cheap].astype(float))
+    moves = a[0] > c[2]
+    ua, uc = units[p.atari], units[cheap]
     report.claims.append(Claim(
-        "the number of actors limits throughput (below the knee)",
-        "actors limit throughput and power efficiency",
-        f"bottleneck 'actor' for 1–{int(below.index.max()) if len(below) else '–'} actors "
-        f"per GPU; throughput {rise[0]:,.0f} → {rise[1]:,.0f} steps/s over the sweep",
-        "same" if ok else "different", "reproduced" if ok else "not reproduced"))
-    # 2. the knee is where production meets consumption
-    if switch is None or last is None or not np.isfinite(n_star):
-        verdict, where = "not reproduced", "no bottleneck change in the sweep"
-    else:
-        lo, hi = _neighbours(actors, n_star)
-        verdict = ("reproduced" if last <= n_star <= switch else
-                   "partly reproduced" if lo <= last and switch <= hi else "not reproduced")
-        where = f"between {int(last)} and {int(switch)} actors"
-    u = units[c]
-    p_knee = float(consumption(u, n_star)) if np.isfinite(n_star) else float("nan")
-    report.claims.append(Claim(
-        "the knee is where the actors' production rate meets the learner's consumption rate",
-        "the CPU/GPU ratio balances actors against the learner (no value for this system)",
-        f"rates meet at {n_star:.1f} actors per GPU ({p_knee:,.0f} steps/s); simulated "
-        f"bottleneck moves from actors to the learner {where}",
-        f"analytic plateau {float(consumption(u, actors[-1])):,.0f} vs simulated best "
-        f"{cur.env_steps_per_s.max():,.0f} steps/s", verdict,
-        note="" if verdict == "reproduced" else
-        "the simulated knee is soft: near it actors and the learner queue for the same GPU"))
-    # 3. steps per joule peaks near the knee
-    best_n, best_j = int(k.best_j_actors), float(k.best_steps_per_joule)
-    at_knee = float(cur.steps_per_joule.loc[switch]) if switch is not None else float("nan")
-    share = at_knee / best_j
-    knee_n = int(switch) if switch is not None else best_n
-    # the knee's share of the best steps/J over the presets' uncertain numbers, paired draws
-    j_knee, j_best = (band(n, c).runs["steps_per_joule"] for n in (knee_n, best_n))
-    lo, mid, hi = percentiles(j_knee / j_best)
-    near = np.isfinite(n_star) and n_star / NEAR_FACTOR <= best_n <= n_star * NEAR_FACTOR
-    verdict = ("reproduced" if near else
-               "partly reproduced" if hi >= NEAR_SHARE else "not reproduced")
-    gain = cur.env_steps_per_s.loc[best_n] / cur.env_steps_per_s.loc[knee_n] - 1
-    l_gain = float(consumption(u, best_n) / consumption(u, knee_n)) - 1
-    sim_vs_pred = cur.env_steps_per_s.loc[knee_n] / cur.predicted.loc[knee_n] - 1
-    powers = cur.avg_power_w.loc[knee_n], cur.avg_power_w.loc[best_n]
-    report.claims.append(Claim(
-        "steps per joule peaks near the knee",
-        "the CPU/GPU ratio sets power efficiency",
-        f"best {best_j:.1f} steps/J at {best_n} actors per GPU; {at_knee:.1f} at the "
-        f"simulated knee ({knee_n} actors)",
-        f"the knee reaches {share:.0%} of the best (p5-p95 over the presets' ranges: "
-        f"{lo:.0%}-{hi:.0%}, median {mid:.0%})", verdict,
-        note="" if verdict == "reproduced" else
-        f"past the knee throughput still rises {gain:+.0%} from {knee_n} to {best_n} actors "
-        f"while power moves {powers[0]:.0f} → {powers[1]:.0f} W: the simulated knee is soft "
-        f"({sim_vs_pred:+.0%} against min(production, consumption) at {knee_n} actors, as "
-        f"actors and learner queue for the one GPU), and the learner's consumption itself "
-        f"grows {l_gain:+.0%} as bigger inference batches leave it more of the GPU. Extra "
-        "actors cost nothing here: an actor waiting for the learner draws no dynamic power, "
-        "and the machine, hence its idle power, is the same at every point (Inci et al.'s "
-        "ratio provisions CPU hardware per GPU), so steps/J climbs to a plateau instead of "
-        "peaking"))
-    # 4. the CPU resources the actors get
-    best_row = sweep.loc[sweep.env_steps_per_s.idxmax()]
-    at = sweep[sweep.actors == best_row.actors].set_index("cores")
-    loss = 1 - at.env_steps_per_s.loc[cores[0]] / at.env_steps_per_s.loc[cores[-1]]
-    need = float(consumption(u, actors[-1])) * u.env_step_s / u.envs_per_actor
-    matters = loss > CORES_MATTER
-    report.claims.append(Claim(
-        "the CPU cores the actors get limit throughput",
-        "CPU resources given to actors are a primary limiter",
-        f"{int(best_row.actors)} actors per GPU: {cores[0]} core(s) {loss:.1%} below "
-        f"{cores[-1]} cores; analytic need {need:.2f} cores per GPU",
-        "same" if matters else "different", "reproduced" if matters else "not reproduced",
-        note="" if matters else
-        "CartPole's env step costs "
-        f"{u.env_step_s / u.envs_per_actor * 1e6:.0f} µs per env on these cores, so one "
-        f"core steps {u.envs_per_actor / u.env_step_s:,.0f} env steps/s, more than the "
-        "V100 learner consumes; the cores needed per GPU scale with the env step's cost, "
-        "and Inci et al. found their actors CPU-bound, so their environments cost more per "
-        "step than the one this trace captured"))
-
-
-def _ratio_claim(report: Report, sweep: pd.DataFrame) -> None:
-    """The sweep's answer: the least CPU per GPU within ENOUGH of the best throughput."""
-    top = sweep.env_steps_per_s.max()
-    enough = sweep[sweep.env_steps_per_s >= (1 - ENOUGH) * top]
-    least = enough.sort_values(["cores", "actors"]).iloc[0]
-    eff = sweep.loc[sweep.steps_per_joule.idxmax()]
-    report.claims.append(Claim(
-        "best CPU/GPU ratio (sweep, one GPU)",
-        "balance CPU and GPU resources (no value for this system)",
-        f"within {ENOUGH:.0%} of the best throughput ({top:,.0f} steps/s) from "
-        f"{int(least.actors)} actors on {int(least.cores)} core(s) per GPU; most steps/J "
-        f"({eff.steps_per_joule:.1f}) at {int(eff.actors)} actors on {int(eff.cores)} cores",
-        "n/a", "not comparable"))
+        f"the optimal ratio grows with the env step's cost ({cheap} → {p.atari})",
+        "CPU resources given to actors are a primary limiter (actors were CPU-bound)",
+        f"{cheap} {c[1]:.0f} actors/GPU (p5-p95 {c[0]:.0f}-{c[2]:.0f}) at "
+        f"{uc.env_step_s / uc.envs_per_actor * 1e6:.0f} µs per env step; {p.atari} "
+        f"{a[1]:.0f} ({a[0]:.0f}-{a[2]:.0f}) at {ua.env_step_s / ua.envs_per_actor * 1e6:.0f} µs",
+        "same" if moves else "different", "reproduced" if moves else "not reproduced",
+        note="" if moves else "the two environments' optimal ratios overlap"))
 
 
 def _search_claim(report: Report, rep, trials: pd.DataFrame, sf, sweep: pd.DataFrame) -> None:
@@ -402,51 +337,34 @@ def _search_section(rep, trials: pd.DataFrame, sf) -> str:
     return "\n".join(lines)
 
 
+
 # ---- figures ----------------------------------------------------------------------------------
 
-def _throughput_figure(sweep, knees, units, actors, cores, out: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(8, 4.8))
-    colors = plt.cm.viridis(np.linspace(0, 0.9, len(cores)))
-    for c, col in zip(cores, colors, strict=True):
-        cur = sweep[sweep.cores == c].sort_values("actors")
-        ax.plot(cur.actors, cur.env_steps_per_s, "o-", color=col, ms=4,
-                label=f"simulated, {c} core{'s' if c > 1 else ''}")
-    c = cores[-1]
-    n = np.geomspace(1, actors[-1], 200)
-    ax.plot(n, production(units[c], n, c), "--", color="tab:red",
-            label=f"actors' production ({c} cores)")
-    ax.plot(n, consumption(units[c], n), "--", color="tab:blue", label="learner's consumption")
-    k = knees.set_index("cores").loc[c]
-    if np.isfinite(k.knee_analytic):
-        ax.axvline(k.knee_analytic, color="grey", ls=":",
-                   label=f"rates meet: {k.knee_analytic:.1f} actors")
-    top = sweep.env_steps_per_s.max()
-    ax.set_xscale("log", base=2)
-    ax.set_ylim(0, 1.6 * top)
-    ax.set(xlabel="actors per GPU (log scale)", ylabel="throughput (env steps/s)",
-           title="Throughput of one V100 with its actors")
-    ax.legend(fontsize=7, ncols=2, loc="upper left")
-    return save_figure(fig, out, "throughput")
-
-
-def _joule_figure(sweep, knees, cores, out: Path) -> Path:
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    colors = plt.cm.viridis(np.linspace(0, 0.9, len(cores)))
-    for c, col in zip(cores, colors, strict=True):
-        cur = sweep[sweep.cores == c].sort_values("actors")
-        ax.plot(cur.actors, cur.steps_per_joule, "o-", color=col, ms=4,
-                label=f"{c} core{'s' if c > 1 else ''}")
-    k = knees.set_index("cores").loc[cores[-1]]
-    if np.isfinite(k.knee_analytic):
-        ax.axvline(k.knee_analytic, color="grey", ls=":",
-                   label=f"rates meet: {k.knee_analytic:.1f} actors")
-    ax.scatter([k.best_j_actors], [k.best_steps_per_joule], s=120, facecolors="none",
-               edgecolors="black", label="best steps/J", zorder=3)
-    ax.set_xscale("log", base=2)
-    ax.set(xlabel="actors per GPU (log scale)", ylabel="env steps per joule (steps/J)",
-           title="Energy efficiency of one V100 with its actors")
-    ax.legend(fontsize=8)
-    return save_figure(fig, out, "steps_per_joule")
+def _sweep_figure(sweep, knees, units, optima, ratios, out: Path) -> Path:
+    envs = list(knees)
+    fig, axes = plt.subplots(2, len(envs), figsize=(5.5 * len(envs), 7.5), squeeze=False)
+    n = np.geomspace(ratios[0], ratios[-1], 200)
+    for j, env in enumerate(envs):
+        cur = sweep[sweep.environment == env]
+        a, b = axes[0, j], axes[1, j]
+        a.plot(cur.actors_per_gpu, cur.env_steps_per_s, "o-", ms=4, label="simulated")
+        a.plot(n, production(units[env], n, n), "--", color="tab:red", label="production")
+        a.plot(n, consumption(units[env], n), "--", color="tab:blue", label="consumption")
+        b.plot(cur.actors_per_gpu, cur.steps_per_joule, "o-", ms=4, color="tab:green",
+               label="simulated (nominal presets)")
+        lo, _, hi = percentiles(optima[env].astype(float))
+        b.axvspan(lo, hi, color="tab:green", alpha=0.15, label="optimal ratio p5-p95")
+        for ax in (a, b):
+            if np.isfinite(knees[env]):
+                ax.axvline(knees[env], color="grey", ls=":",
+                           label=f"knee {knees[env]:.1f}")
+            ax.set_xscale("log", base=2)
+            ax.legend(fontsize=7)
+        a.set(title=env, ylabel="throughput (env steps/s)")
+        a.set_ylim(0, 1.4 * float(cur.env_steps_per_s.max()))
+        b.set(xlabel="actors per GPU (one core each, + 1 for the learner)",
+              ylabel="env steps per joule")
+    return save_figure(fig, out, "ratio")
 
 
 def _search_figure(trials: pd.DataFrame, sf, out: Path) -> Path:

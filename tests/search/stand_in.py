@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from rldse.host import HostFingerprint
 from rldse.sim.machine import Machine, Outcome
@@ -32,6 +32,10 @@ ALLREDUCE_S = 2e-4  # per extra GPU per learner step
 class StandInKnobs(Knobs):
     actors: int | None = Field(default=None, ge=1, le=65_536)
     envs_per_actor: int | None = Field(default=None, ge=1, le=65_536)
+
+
+class Config(BaseModel):
+    """The stand-in has no capture options (the capture parser reads a Config)."""
 
 
 WORKLOAD = Workload(

@@ -127,3 +127,26 @@ def test_cli_exits_2_with_one_line(write_study, capsys):
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"rldse: error: {path}: space.gpu.countt: unknown field")
     assert "\n" not in err
+
+
+def test_a_sqlite_storage_lives_beside_the_study_file_wherever_rldse_runs(write_study,
+                                                                         tmp_path,
+                                                                         monkeypatch):
+    path = write_study(storage="sqlite:///trials.db", trials=2, sampler="random")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert load_study_file(path).storage_url == f"sqlite:///{path.parent / 'trials.db'}"
+    run_study(path, progress=False)
+    assert (path.parent / "trials.db").is_file() and list(elsewhere.iterdir()) == []
+
+
+@pytest.mark.parametrize("url", ["sqlite:///../x.db", "sqlite:////tmp/x.db",
+                                 "sqlite:///"])
+def test_a_sqlite_storage_outside_the_study_folder_is_refused(write_study, url):
+    path = write_study(storage=url)
+    with pytest.raises(RldseError) as err:
+        load_study_file(path)
+    text = str(err.value)
+    assert text.startswith(f"{path}: storage: ") and "\n" not in text, text
+    assert "outside the study folder" in text or "expected a database file" in text

@@ -64,7 +64,7 @@ def test_validate_prints_measured_and_simulated(capsys):
 @pytest.mark.parametrize("sets,needle", [
     (["gpu.count=0"], "placement.learn: 'gpu' but the system has no gpu"),
     (["workload.actorz=3"], "workload.actorz: not a knob of dqn traces; did you mean 'actors'?"),
-    (["gpu.mem_bw_gbs=-1"], "system.gpu.mem_bw_gbs: -1 is out of range"),
+    (["gpu.mem_bw_gbs=-1"], "--set gpu.mem_bw_gbs: -1 is out of range"),
     (["placement.replay=disk"], "placement.replay"),
 ])
 def test_bad_spec_is_one_line(capsys, sets, needle):

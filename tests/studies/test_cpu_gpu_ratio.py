@@ -1,6 +1,6 @@
-"""The CPU/GPU-ratio study runs end to end on a small copy of its sweep and search: the
-analytic knee (production meets consumption) falls where the simulated bottleneck moves
-from the actors to the learner, and the Optuna step finds a feasible point under the cap."""
+"""The CPU/GPU-ratio study runs end to end on a small copy of its sweep, bands and search:
+provisioned cores per actor, the CartPole and ALE Pong captures, the optimal
+ratio's band from paired Latin-hypercube draws, and claims.csv with every claim."""
 
 from __future__ import annotations
 
@@ -8,50 +8,53 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import yaml
 
+from rldse.errors import RldseError
 from rldse.studies import run_study
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_cpu_gpu_ratio_study_knee_and_search(tmp_path):
+def _copy(tmp_path: Path, **changes) -> Path:
     dst = tmp_path / "studies" / "cpu_gpu_ratio"
     shutil.copytree(ROOT / "studies" / "cpu_gpu_ratio", dst, ignore=shutil.ignore_patterns("out"))
-    shutil.copytree(ROOT / "traces", tmp_path / "traces")
+    shutil.copytree(ROOT / "traces", tmp_path / "traces", dirs_exist_ok=True)
     params = yaml.safe_load((dst / "study.yaml").read_text())
-    params["sweep"] = {"actors": [1, 2, 4, 16], "cores": [1, 16]}
+    params.update({"ratios": [1, 4, 16, 32], "env_steps": 30_000, "bands": 3}, **changes)
     (dst / "study.yaml").write_text(yaml.safe_dump(params))
     search = yaml.safe_load((dst / "search.yaml").read_text())
-    search["base"]["workload"]["env_steps"] = 60_000
-    search["trials"] = 6
+    search["base"]["workload"]["env_steps"] = 30_000
+    search["trials"] = 4
     (dst / "search.yaml").write_text(yaml.safe_dump(search, sort_keys=False))
+    return tmp_path / "studies"
 
-    report = run_study("cpu_gpu_ratio", root=tmp_path / "studies", progress=False)
-    rows = [line for line in report.read_text().splitlines() if line.startswith("| ")]
 
-    def row(prefix: str) -> str:
-        found = [r for r in rows if r.startswith(f"| {prefix}")]
-        assert len(found) == 1, prefix
-        return found[0]
-
-    assert row("the number of actors limits throughput").endswith("| reproduced |")
-    knee = row("the knee is where the actors' production rate meets")
-    # the rates meet at 2.3 actors per GPU; the simulated bottleneck (the busiest worker per
-    # instance) names the learner from 2 actors on: its core dispatches all the time while
-    # the two actors' inference is cheap, although throughput still rises to 3 actors
-    assert "rates meet at 2.3 actors per GPU" in knee
-    assert "between 1 and 2 actors" in knee and knee.endswith("| partly reproduced |")
-    joule = row("steps per joule peaks near the knee")
-    assert joule.endswith("| not reproduced |") and "p5-p95 over the presets' ranges" in joule
-    assert row("the CPU cores the actors get limit throughput").endswith("| not reproduced |")
-    assert "(trial " in row("best CPU/GPU ratio under the power cap")
-
+def test_cpu_gpu_ratio_study_provisioned_sweep_and_claims(tmp_path):
+    report = run_study("cpu_gpu_ratio", root=_copy(tmp_path), progress=False)
     out = report.parent
+    claims = pd.read_csv(out / "claims.csv").set_index("claim")
+    assert set(claims.columns) >= {"kind", "published", "p5", "p50", "p95", "verdict", "reason"}
+    pong = claims.loc["ALE/Pong-v5: steps per joule peaks near the knee (optimal actors per GPU)"]
+    assert pong.p5 <= pong.p50 <= pong.p95
+    assert claims.loc["ALE/Pong-v5: throughput rises with actors until the GPU-side learner "
+                      "saturates"].verdict == "reproduced"
+    cores = claims[claims.index.str.startswith("optimal CPU cores per V100")].iloc[0]
+    assert cores.p50 == pong.p50 + 1
+
     sweep = pd.read_csv(out / "results.csv")
-    assert len(sweep) == 8
-    assert (sweep.predicted <= sweep[["production", "consumption"]].min(axis=1) + 1e-9).all()
-    trials = pd.read_csv(out / "search" / "trials.csv")
-    assert len(trials) == 6 and trials.feasible.any()
-    for name in ("throughput.png", "steps_per_joule.png", "search.png"):
-        assert (out / name).stat().st_size > 10_000
+    assert len(sweep) == 8 and (sweep.cores_per_gpu == sweep.actors_per_gpu + 1).all()
+    pong_rows = sweep[sweep.environment == "ALE/Pong-v5"].set_index("actors_per_gpu")
+    cart = sweep[sweep.environment == "CartPole-v1"].set_index("actors_per_gpu")
+    # a Pong step costs ~60x a CartPole one: one actor produces far less
+    assert pong_rows.env_steps_per_s.loc[1] < cart.env_steps_per_s.loc[1] / 5
+    # provisioned: past the learner's plateau every extra actor's core costs energy
+    assert cart.steps_per_joule.loc[32] < cart.steps_per_joule.max()
+    assert (out / "ratio.png").stat().st_size > 10_000
+    assert len(pd.read_csv(out / "search" / "trials.csv")) == 4
+
+
+def test_cpu_gpu_ratio_study_refuses_an_unknown_atari_environment(tmp_path):
+    with pytest.raises(RldseError, match="atari: 'Breakout' is not one of environments"):
+        run_study("cpu_gpu_ratio", root=_copy(tmp_path, atari="Breakout"), progress=False)

@@ -1,5 +1,6 @@
-"""The TimeRL study reproduces the published out-of-memory pattern and reports TD against
-Monte-Carlo, both in rldse's program and for GPU-born observations."""
+"""The TimeRL study, run on a copy with fewer band draws: the published out-of-memory
+pattern, swapping that completes within TimeRL's 384 GiB host, and Monte-Carlo against
+TD from the part models alone (no published time enters), bit-identical for one seed."""
 
 from __future__ import annotations
 
@@ -7,55 +8,55 @@ import shutil
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from rldse.studies import run_study
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _rows(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.startswith("| ")]
+def _copy(tmp_path: Path, draws: int) -> Path:
+    dst = tmp_path / "studies" / "timerl_memory"
+    shutil.copytree(ROOT / "studies" / "timerl_memory", dst, ignore=shutil.ignore_patterns("out"))
+    shutil.copytree(ROOT / "traces", tmp_path / "traces", dirs_exist_ok=True)
+    params = yaml.safe_load((dst / "study.yaml").read_text())
+    params["bands"] = draws
+    (dst / "study.yaml").write_text(yaml.safe_dump(params))
+    return tmp_path / "studies"
 
 
-def test_timerl_study_oom_pattern_and_td_vs_mc(tmp_path):
-    shutil.copytree(ROOT / "studies" / "timerl_memory", tmp_path / "studies" / "timerl_memory",
-                    ignore=shutil.ignore_patterns("out"))
-    shutil.copytree(ROOT / "traces", tmp_path / "traces")
-    report = run_study("timerl_memory", root=tmp_path / "studies", progress=False)
-    rows = _rows(report.read_text())
-
-    def row(prefix: str) -> str:
-        found = [r for r in rows if r.startswith(f"| {prefix}")]
-        assert len(found) == 1, prefix
-        return found[0]
-
-    assert row("rollout observations").endswith("| reproduced |")
-    assert "| no | no: needs" in row("PPO 3×64×64: out of GPU memory")
-    for side in (128, 256):
-        r = row(f"PPO 3×{side}×{side}: out of GPU memory")
-        assert "| yes | yes: needs" in r and r.endswith("| reproduced |")
-    # rldse's actors and learner keep 604 GB in host memory at 3×256×256: beyond the host's
-    # 384 GiB, so that swap does not complete (checks.host_memory)
-    swap_row = row("with swapping to host memory")
-    assert swap_row.endswith("| not reproduced |") and "infeasible" in swap_row
-    assert row("REINFORCE 3×256×256: Monte-Carlo must keep").endswith("| reproduced |")
-    # in rldse's program the objectives cost the same (CPU-born observations): not 5.3x
-    assert row("iteration time, Monte-Carlo / TD").endswith("| not reproduced |")
-    assert "= 2 × 201 GB at 25.2 GB/s (80% of the 31.5 GB/s line rate)" in row(
-        "Monte-Carlo's extra time")
-    assert row("iteration time, TD 8-step").endswith("| not comparable |")
-
+def test_timerl_study_oom_pattern_swap_and_td_vs_mc(tmp_path):
+    report = run_study("timerl_memory", root=_copy(tmp_path, 8), progress=False)
     out = report.parent
+    claims = pd.read_csv(out / "claims.csv").set_index("claim")
+
+    def row(prefix: str) -> pd.Series:
+        found = claims[claims.index.str.startswith(prefix)]
+        assert len(found) == 1, prefix
+        return found.iloc[0]
+
+    assert row("rollout observations").kind == "consistency"
+    for side in (64, 128, 256):
+        assert row(f"PPO 3×{side}×{side}: the baselines run out").verdict == "reproduced"
+    assert row("with swapping to host memory").verdict == "reproduced"
+    assert row("REINFORCE 3×256×256: Monte-Carlo must keep").verdict == "reproduced"
+    ratio = row("iteration time, Monte-Carlo / n-step TD")
+    assert ratio.p5 <= ratio.p50 <= ratio.p95 and ratio.p50 > 1
+    gap = row("Monte-Carlo's extra time")
+    assert gap.p5 <= 18.1 <= gap.p95  # 2 × 201 GB over PCIe 4 at 60-92 % of line rate
+
     results = pd.read_csv(out / "results.csv")
     ppo = results[(results.part == "ppo") & ~results.swap].set_index("side")
-    assert list(ppo.ok) == [True, False, False]
-    assert (results[results.swap].ok).all()  # swapping fits every run on the GPU
+    assert list(ppo.baseline_fits) == [True, False, False]
     swapped = results[(results.part == "ppo") & results.swap].set_index("side")
-    assert list(swapped.host_ok) == [True, True, False]  # 3×256×256: beyond host memory
+    assert swapped.fits.all() and swapped.host_ok.all()
+    assert swapped.loc[256, "host_gb"] < swapped.loc[256, "host_capacity_gb"] == 412.316860416
     rl = results[(results.part == "reinforce") & ~results.swap].set_index("objective")
-    assert not rl.loc["Monte-Carlo", "ok"]
-    assert rl.drop("Monte-Carlo").ok.all()
+    assert not rl.loc["Monte-Carlo", "ok"] and rl.drop("Monte-Carlo").ok.all()
     assert rl.loc["TD 1-step", "need_gb"] < rl.loc["TD 8-step", "need_gb"] \
         < rl.loc["TD 64-step", "need_gb"] < rl.loc["Monte-Carlo", "need_gb"]
-    for name in ("memory_need.png", "iteration_time.png", "td_vs_mc.png"):
+    for name in ("memory_need.png", "td_vs_mc.png"):
         assert (out / name).stat().st_size > 10_000
+
+    again = run_study("timerl_memory", root=_copy(tmp_path / "again", 8), progress=False)
+    assert (again.parent / "claims.csv").read_bytes() == (out / "claims.csv").read_bytes()

@@ -20,6 +20,11 @@ Work of ``learn`` is mlp.py's formulas: forward and backward of the policy and v
 networks on the minibatch, plus Adam over all parameters; the O(B·A) softmax, ratio and
 loss kernels are ppo_work.py's count; the O(N) GAE pass is not counted.
 
+Atari (``ALE/...``; common/atari.py): the policy is the Nature-CNN in PyTorch with a policy
+and a value head on one torso (``CNNPolicy``, CleanRL's ppo_atari layout), observations
+are uint8 frame stacks, and the work of ``act`` and ``learn`` is atari.py's count. Its
+defaults (``ATARI_DEFAULTS``) are CleanRL's ppo_atari ones at 4 envs per actor.
+
 ``program(machine)`` below is the simulated twin of this loop (rldse.sim.simulate runs it):
 see its docstring for what it models and what it merges.
 """
@@ -39,9 +44,10 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
+from rldse.errors import RldseError
 from rldse.trace import Trace
 from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
-from rldse.workloads.common import base
+from rldse.workloads.common import atari, base
 from rldse.workloads.common.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.common.mlp import (
     F32,
@@ -92,28 +98,71 @@ class PPOConfig(BaseModel):
 
 _FIXED = ("env_id", "steps", "seed", "actors")  # set by CaptureConfig, not by options
 
+#: CleanRL's ppo_atari (Huang et al., JMLR 23(274), 2022): lr 2.5e-4, clip 0.1, entropy
+#: 0.01, 4 minibatches per epoch (here of 4 envs × 128 steps).
+ATARI_DEFAULTS: dict[str, Any] = dict(lr=2.5e-4, clip=0.1, ent_coef=0.01, minibatch_size=128)
+
 
 def config_for(cfg: CaptureConfig) -> PPOConfig:
     """Defaults, then the capture request, then its options. RldseError on bad input."""
+    if atari.is_atari(cfg.env_id):
+        if "hidden" in cfg.options:
+            raise RldseError("actor_learner option 'hidden': Atari envs run the Nature-CNN, "
+                             "which has no hidden widths to set")
+        return base.workload_config(PPOConfig, "actor_learner", cfg, _FIXED, ATARI_DEFAULTS,
+                                    actors=cfg.actors)
     return base.workload_config(PPOConfig, "actor_learner", cfg, _FIXED, actors=cfg.actors)
 
 
 def make_env(env_id: str) -> gym.Env:
-    """A gymnasium env with a flat Box observation and Discrete actions, or RldseError."""
+    """An Atari env with the standard preprocessing (common/atari.py), or a gymnasium env
+    with a flat Box observation and Discrete actions; RldseError otherwise."""
+    if atari.is_atari(env_id):
+        return atari.make_env(env_id)
     return base.make_env(env_id, "actor_learner", "discrete")
+
+
+def make_policy(cfg: PPOConfig, env: gym.Env, rng: np.random.Generator) -> Policy | CNNPolicy:
+    """The numpy MLP policy, or on Atari the PyTorch Nature-CNN one (weights from ``rng``)."""
+    n_actions = int(env.action_space.n)
+    if atari.is_atari(cfg.env_id):
+        return CNNPolicy(n_actions, cfg, int(rng.integers(2**31)))
+    return Policy(env.observation_space.shape[0], n_actions, cfg.hidden, rng, cfg)
 
 
 class Policy:
     """Separate policy (logits) and value networks behind one flat parameter vector."""
 
+    obs_dtype = np.float32
+
     def __init__(self, obs_dim: int, n_actions: int, hidden: tuple[int, ...],
-                 rng: np.random.Generator) -> None:
+                 rng: np.random.Generator, cfg: PPOConfig | None = None) -> None:
+        self.cfg = cfg  # the learner's (update needs it); actors only act
+        self.obs_shape = (obs_dim,)
         self.pi_sizes = [obs_dim, *hidden, n_actions]
         self.v_sizes = [obs_dim, *hidden, 1]
         self.pi = MLP(self.pi_sizes, rng, out_scale=0.01)  # near-uniform first policy
         self.v = MLP(self.v_sizes, rng)
         self.params = self.pi.params + self.v.params
         self.n_params = self.pi.n_params + self.v.n_params
+        self.opt: Adam | None = None  # the learner's, made on its first update
+
+    def act(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Log-probabilities of every action and the values of a batch of observations."""
+        return log_softmax(self.pi(obs)), self.v(obs)[:, 0]
+
+    def value(self, obs: np.ndarray) -> np.ndarray:
+        return self.v(obs)[:, 0]
+
+    def value_work(self, batch: int) -> Work:
+        return forward_work(self.v_sizes, batch)
+
+    def update(self, obs: np.ndarray, actions: np.ndarray, old_logp: np.ndarray,
+               adv: np.ndarray, returns: np.ndarray) -> None:
+        """One minibatch step of the PPO loss (ppo_grads) with Adam."""
+        if self.opt is None:
+            self.opt = Adam(self.params, lr=self.cfg.lr, clip_norm=self.cfg.max_grad_norm)
+        self.opt.step(ppo_grads(self, self.cfg, obs, actions, old_logp, adv, returns))
 
     def get_flat(self) -> np.ndarray:
         return np.concatenate([self.pi.get_flat(), self.v.get_flat()])
@@ -132,6 +181,83 @@ class Policy:
                 + cold(self.n_params, 1)
                 + adam_work(self.n_params, n_tensors(self.pi_sizes) + n_tensors(self.v_sizes),
                             clip=True))
+
+
+class CNNPolicy:
+    """Atari: the Nature-CNN with a policy and a value head (PyTorch, one CPU thread), the
+    same interface as Policy; the work of its steps is common/atari.py's count."""
+
+    obs_dtype = np.uint8
+
+    def __init__(self, n_actions: int, cfg: PPOConfig, seed: int) -> None:
+        import torch
+
+        torch.set_num_threads(1)  # one core per process, as the numpy loop
+        torch.manual_seed(seed)
+        self.torch, self.cfg = torch, cfg
+        self.heads = (n_actions, 1)
+        self.net = atari.torch_network(self.heads)
+        self.params = list(self.net.parameters())
+        self.n_params = atari.n_params(self.heads)
+        self.obs_shape = atari.OBS_SHAPE
+        # the program's stand-in (workload_info): an observation of obs_dim float32 words
+        # holds the uint8 frame stack's bytes; the hidden width is the torso's features
+        obs_words = atari.OBS_BYTES // F32
+        self.pi_sizes = [obs_words, atari.FEATURES, n_actions]
+        self.v_sizes = [obs_words, atari.FEATURES, 1]
+        self.opt = None
+
+    def get_flat(self) -> np.ndarray:
+        from torch.nn.utils import parameters_to_vector
+
+        return parameters_to_vector(self.params).detach().numpy().copy()
+
+    def set_flat(self, flat: np.ndarray) -> None:
+        from torch.nn.utils import vector_to_parameters
+
+        with self.torch.no_grad():
+            vector_to_parameters(self.torch.from_numpy(flat), self.params)
+
+    def act(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        torch = self.torch
+        with torch.no_grad():
+            logits, values = self.net(torch.from_numpy(obs))
+            return torch.log_softmax(logits, 1).numpy(), values[:, 0].numpy()
+
+    def value(self, obs: np.ndarray) -> np.ndarray:
+        return self.act(obs)[1]
+
+    def act_work(self, batch: int) -> Work:
+        return atari.forward_work(batch, self.heads)
+
+    value_work = act_work  # the value head shares the torso: one forward of both
+
+    def learn_work(self, batch: int) -> Work:
+        """A minibatch step: forward, backward, the loss kernels, Adam with its clip."""
+        return (atari.forward_work(batch, self.heads) + atari.backward_work(batch, self.heads)
+                + ppo_loss_work(batch, self.heads[0]) + cold(self.n_params, 1)
+                + adam_work(self.n_params, atari.n_tensors(self.heads), clip=True))
+
+    def update(self, obs: np.ndarray, actions: np.ndarray, old_logp: np.ndarray,
+               adv: np.ndarray, returns: np.ndarray) -> None:
+        """The loss ppo_grads differentiates by hand, through autograd, with Adam."""
+        torch, cfg = self.torch, self.cfg
+        if self.opt is None:
+            self.opt = torch.optim.Adam(self.params, lr=cfg.lr, eps=1e-5)
+        logits, values = self.net(torch.from_numpy(obs))
+        logp_all = torch.log_softmax(logits, 1)
+        a = torch.from_numpy(adv)
+        a = (a - a.mean()) / (a.std(unbiased=False) + 1e-8)
+        idx = torch.from_numpy(actions.astype(np.int64))
+        ratio = torch.exp(logp_all.gather(1, idx[:, None])[:, 0] - torch.from_numpy(old_logp))
+        surrogate = torch.min(ratio * a, torch.clamp(ratio, 1 - cfg.clip, 1 + cfg.clip) * a)
+        entropy = -(logp_all.exp() * logp_all).sum(1)
+        loss = (-surrogate.mean() + cfg.vf_coef * ((values[:, 0] - torch.from_numpy(returns))
+                                                  ** 2).mean() - cfg.ent_coef * entropy.mean())
+        self.opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(self.params, cfg.max_grad_norm)
+        self.opt.step()
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -162,8 +288,7 @@ def _actor_loop(actor_id: int, conn: Connection, cfg: PPOConfig, seed: np.random
     env_seq, act_seq = seed.spawn(2)
     rng = np.random.default_rng(act_seq)
     envs = [make_env(cfg.env_id) for _ in range(cfg.envs_per_actor)]
-    policy = Policy(envs[0].observation_space.shape[0], int(envs[0].action_space.n),
-                    cfg.hidden, np.random.default_rng(0))  # weights come from the learner
+    policy = make_policy(cfg, envs[0], np.random.default_rng(0))  # weights: the learner's
     t0 = rec.now()
     obs = np.stack([env.reset(seed=int(s))[0] for env, s in
                     zip(envs, env_seq.generate_state(len(envs)), strict=True)])
@@ -184,13 +309,14 @@ def _actor_loop(actor_id: int, conn: Connection, cfg: PPOConfig, seed: np.random
     conn.send(("rows", actor_id, rec.rows))
 
 
-def _collect(envs: list[gym.Env], policy: Policy, obs: np.ndarray, ep_returns: np.ndarray,
+def _collect(envs: list[gym.Env], policy: Policy | CNNPolicy, obs: np.ndarray,
+             ep_returns: np.ndarray,
              rng: np.random.Generator, rec: Recorder, step0: int,
              length: int) -> tuple[dict[str, np.ndarray], list[float], np.ndarray]:
     """Step the env vector ``length`` times; returns the rollout, finished episodes' returns
     and the observations to continue from. Finished envs are reset at once (autoreset)."""
-    n_envs, obs_dim = obs.shape
-    out = {"obs": np.zeros((length, n_envs, obs_dim), np.float32),
+    n_envs = len(obs)
+    out = {"obs": np.zeros((length, n_envs, *policy.obs_shape), policy.obs_dtype),
            "actions": np.zeros((length, n_envs), np.int32),
            **{k: np.zeros((length, n_envs), np.float32)
               for k in ("logp", "rewards", "dones", "values")}}
@@ -198,8 +324,7 @@ def _collect(envs: list[gym.Env], policy: Policy, obs: np.ndarray, ep_returns: n
     for t in range(length):
         step = step0 + t
         t0 = rec.now()
-        logp_all = log_softmax(policy.pi(obs))
-        values = policy.v(obs)[:, 0]
+        logp_all, values = policy.act(obs)
         u = rng.random((n_envs, 1))
         actions = np.minimum((np.exp(logp_all).cumsum(axis=1) < u).sum(axis=1),
                              logp_all.shape[1] - 1)
@@ -209,7 +334,7 @@ def _collect(envs: list[gym.Env], policy: Policy, obs: np.ndarray, ep_returns: n
         results = [env.step(int(a)) for env, a in zip(envs, actions, strict=True)]
         out["obs"][t], out["actions"][t], out["values"][t] = obs, actions, values
         out["logp"][t] = logp_all[np.arange(n_envs), actions]
-        obs = np.stack([r[0] for r in results]).astype(np.float32)
+        obs = np.stack([r[0] for r in results]).astype(policy.obs_dtype)
         rewards = np.array([r[1] for r in results], np.float32)
         dones = np.array([r[2] or r[3] for r in results])
         out["rewards"][t], out["dones"][t] = rewards, dones
@@ -218,8 +343,8 @@ def _collect(envs: list[gym.Env], policy: Policy, obs: np.ndarray, ep_returns: n
         if dones.any():
             obs = _reset_done(envs, dones, obs, ep_returns, finished, rec, step)
     t0 = rec.now()
-    out["last_values"] = policy.v(obs)[:, 0]
-    v_w = forward_work(policy.v_sizes, n_envs)
+    out["last_values"] = policy.value(obs)
+    v_w = policy.value_work(n_envs)
     rec.add("act", t0, step0 + length - 1, items=n_envs, flops=v_w.flops, bytes=v_w.bytes)
     return out, finished, obs
 
@@ -286,12 +411,11 @@ def ppo_grads(policy: Policy, cfg: PPOConfig, obs: np.ndarray, actions: np.ndarr
 class _Learner:
     """The parent side: actor processes and their pipes, the policy and its optimizer."""
 
-    def __init__(self, cfg: PPOConfig, obs_dim: int, n_actions: int, rec: Recorder) -> None:
+    def __init__(self, cfg: PPOConfig, env: gym.Env, rec: Recorder) -> None:
         self.cfg, self.rec = cfg, rec
         seeds = np.random.SeedSequence(cfg.seed).spawn(1 + cfg.actors)
         self.rng = np.random.default_rng(seeds[0])
-        self.policy = Policy(obs_dim, n_actions, cfg.hidden, self.rng)
-        self.opt = Adam(self.policy.params, lr=cfg.lr, clip_norm=cfg.max_grad_norm)
+        self.policy = make_policy(cfg, env, self.rng)
         self.seeds = seeds[1:]
         self.conns: list[Connection] = []
         self.procs: list[mp.process.BaseProcess] = []
@@ -357,7 +481,8 @@ class _Learner:
         cfg, rec = self.cfg, self.rec
         parts = [gae(r["rewards"], r["values"], r["dones"], r["last_values"], cfg.gamma,
                      cfg.gae_lambda) for r in rollouts]
-        obs = np.concatenate([r["obs"].reshape(-1, r["obs"].shape[-1]) for r in rollouts])
+        obs = np.concatenate([r["obs"].reshape(-1, *self.policy.obs_shape)
+                              for r in rollouts])
         actions = np.concatenate([r["actions"].ravel() for r in rollouts])
         logp = np.concatenate([r["logp"].ravel() for r in rollouts])
         adv = np.concatenate([a.ravel() for a, _ in parts])
@@ -371,8 +496,7 @@ class _Learner:
                 work = works.get(len(mb)) or works.setdefault(len(mb),
                                                               self.policy.learn_work(len(mb)))
                 t0 = rec.now()
-                self.opt.step(ppo_grads(self.policy, cfg, obs[mb], actions[mb], logp[mb],
-                                        adv[mb], returns[mb]))
+                self.policy.update(obs[mb], actions[mb], logp[mb], adv[mb], returns[mb])
                 rec.add("learn", t0, step, items=len(mb), flops=work.flops, bytes=work.bytes)
                 step += 1
         return step
@@ -390,13 +514,13 @@ class _Learner:
 
 
 def train(cfg: PPOConfig, rec: Recorder,
-          progress: Progress = no_progress) -> tuple[list[float], list[pd.DataFrame], Policy]:
+          progress: Progress = no_progress
+          ) -> tuple[list[float], list[pd.DataFrame], Policy | CNNPolicy]:
     """Run the actor-learner loop. Returns episode returns (per iteration, in actor order),
     each actor's ops frame, and the trained policy."""
     probe = make_env(cfg.env_id)
-    obs_dim, n_actions = probe.observation_space.shape[0], int(probe.action_space.n)
+    learner = _Learner(cfg, probe, rec)
     probe.close()
-    learner = _Learner(cfg, obs_dim, n_actions, rec)
     returns: list[float] = []
     steps_per_iter = cfg.actors * cfg.envs_per_actor * cfg.rollout_len
     try:
@@ -421,9 +545,13 @@ def transition_bytes(obs_dim: int) -> int:
     return F32 * (obs_dim + len(ROLLOUT_FIELDS) - 1)
 
 
-def workload_info(cfg: PPOConfig, policy: Policy) -> dict[str, Any]:
-    """Shapes and schedule a simulator needs to replay this run."""
-    return {
+def workload_info(cfg: PPOConfig, policy: Policy | CNNPolicy) -> dict[str, Any]:
+    """Shapes and schedule a simulator needs to replay this run. An Atari run's
+    ``policy_sizes`` and ``value_sizes`` are CNNPolicy's stand-in; ``network`` describes
+    the Nature-CNN it ran (common/atari.py)."""
+    extra = {"network": atari.network_info(policy.heads)} if isinstance(policy, CNNPolicy) \
+        else {}
+    return {**extra,
         "actors": cfg.actors,
         "envs_per_actor": cfg.envs_per_actor,
         "rollout_len": cfg.rollout_len,
@@ -448,7 +576,10 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
     returns, actor_frames, policy = train(pcfg, rec, progress)
     wall_s = time.perf_counter() - t0
     hyper = pcfg.model_dump(exclude={"env_id", "seed", "timeout_s"})
-    hyper["hidden"] = list(pcfg.hidden)
+    if atari.is_atari(pcfg.env_id):
+        del hyper["hidden"]  # the Nature-CNN has none
+    else:
+        hyper["hidden"] = list(pcfg.hidden)
     return build_trace(
         workload="actor_learner", algorithm="ppo", env_id=pcfg.env_id, seed=pcfg.seed,
         hyperparameters=hyper, workload_info=workload_info(pcfg, policy),

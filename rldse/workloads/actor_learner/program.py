@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import heapq
 import math
 from dataclasses import dataclass
@@ -166,19 +165,15 @@ def _cycles(costs: np.ndarray, n: int, rng: np.random.Generator) -> list[Cycle]:
     """n cycles over one cost array (one per actor), each from a seeded random row; they
     share the prefix sums."""
     base = Cycle(costs)
-    out = []
-    for _ in range(n):
-        c = copy.copy(base)
-        c.pos = int(rng.integers(len(costs)))
-        out.append(c)
-    return out
+    return [base.at(int(rng.integers(len(costs)))) for _ in range(n)]
 
 
 def _split_cycles(host_s: np.ndarray, device_s: np.ndarray, wall_s: np.ndarray, n: int,
                   rng: np.random.Generator) -> list[SplitCycle]:
-    """n split cycles over the same rows (one per actor), each from a seeded random row."""
-    return [SplitCycle(host_s, device_s, wall_s, int(rng.integers(len(wall_s))))
-            for _ in range(n)]
+    """n split cycles over the same rows (one per actor), each from a seeded random row;
+    they share the prefix sums."""
+    base = SplitCycle(host_s, device_s, wall_s)
+    return [base.at(int(rng.integers(len(wall_s)))) for _ in range(n)]
 
 
 def _act_work(pi: list[int], v: list[int], batch: int) -> Work:

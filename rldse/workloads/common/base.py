@@ -10,7 +10,14 @@ from typing import Any, Literal, TypeVar
 
 import gymnasium as gym
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from rldse.errors import RldseError
 from rldse.host import HostFingerprint
@@ -26,6 +33,12 @@ def no_progress(_: int) -> None:
     return None
 
 
+def _for(*workloads: str) -> dict[str, Any]:
+    """Field metadata: the workloads a CaptureConfig field applies to (the CLI offers its
+    flag only on their subcommands; setting it for another workload is refused)."""
+    return {"workloads": list(workloads)}
+
+
 class CaptureConfig(BaseModel):
     """One capture request: `rldse capture WORKLOAD --env ENV ...` as a value."""
 
@@ -34,15 +47,21 @@ class CaptureConfig(BaseModel):
     workload: str = Field(description="a registered workload (rldse.workloads.WORKLOADS)")
     env_id: str
     steps: int | None = Field(default=None, gt=0, description="env steps (default per workload)")
-    seed: int = 0
-    actors: int = Field(default=1, ge=1, le=256)
-    replay: Literal["uniform", "per", "amper_k", "amper_fr"] = "uniform"
-    algorithm: str | None = Field(default=None, description="tabular: q_learning or sarsa")
-    dataset: str | None = Field(default=None, description="tabular offline: SwiftRL-format file")
-    agents: int = Field(default=1, ge=1, description="tabular offline: chunks/agents")
-    dtype: Literal["fp32", "int32"] = "fp32"
+    seed: int = Field(default=0, ge=0, lt=2**32, description="random seed")
+    actors: int = Field(default=1, ge=1, le=256, description="actor processes",
+                        json_schema_extra=_for("actor_learner"))
+    replay: Literal["uniform", "per", "amper_k", "amper_fr"] = Field(
+        default="uniform", description="replay: uniform, proportional PER, or AMPER-style "
+        "TCAM sampling", json_schema_extra=_for("dqn"))
+    algorithm: str | None = Field(default=None, description="q_learning or sarsa",
+                                  json_schema_extra=_for("tabular"))
+    dataset: str | None = Field(default=None, description="offline: SwiftRL-format experience "
+                                "file", json_schema_extra=_for("tabular"))
+    agents: int = Field(default=1, ge=1, description="offline: agents (dataset chunks)",
+                        json_schema_extra=_for("tabular"))
+    dtype: Literal["fp32", "int32"] = Field(default="fp32", description="Q-value type",
+                                            json_schema_extra=_for("tabular"))
     options: dict[str, Any] = Field(default_factory=dict, description="workload-specific knobs")
-
 
     @field_validator("workload")
     @classmethod
@@ -54,6 +73,22 @@ class CaptureConfig(BaseModel):
         except RldseError as exc:
             raise ValueError(exc.message) from None
         return name
+
+    @model_validator(mode="after")
+    def _applies(self) -> CaptureConfig:
+        """A field set for a workload it does not apply to is refused, never ignored."""
+        for name in sorted(self.model_fields_set):
+            users = workloads_of_field(name)
+            if users is not None and self.workload not in users:
+                raise ValueError(f"'{name}' does not apply to {self.workload} (only to "
+                                 f"{', '.join(users)})")
+        return self
+
+
+def workloads_of_field(name: str) -> list[str] | None:
+    """The workloads a CaptureConfig field applies to; None: every workload."""
+    extra = CaptureConfig.model_fields[name].json_schema_extra
+    return list(extra["workloads"]) if isinstance(extra, dict) else None
 
 
 ConfigT = TypeVar("ConfigT", bound=BaseModel)

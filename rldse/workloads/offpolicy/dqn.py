@@ -14,6 +14,10 @@ Work of ``learn`` is the sum of mlp.py's formulas: forward of the online net on 
 forward of the target net on s' (and of the online net on s' for double DQN), backward
 of the online net, Adam over its parameters, and the TD target and loss kernels
 (``td_work``).
+
+Atari (``ALE/...``; common/atari.py): the Q-network is the Nature-CNN in PyTorch
+(``CNNDQNAgent``), replay keeps uint8 frame stacks, and ``learn`` and ``act`` work is
+atari.py's count; ``workload_info['network']`` names the network, which the program costs.
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from rldse.errors import RldseError
 from rldse.sim.machine import Machine, Outcome
 from rldse.trace import Trace
-from rldse.workloads.common import base
+from rldse.workloads.common import atari, base
 from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
 from rldse.workloads.common.mlp import (
+    F32,
     MLP,
     Adam,
     Work,
@@ -97,18 +102,48 @@ ENV_DEFAULTS: dict[str, dict[str, Any]] = {
     "Acrobot-v1": dict(steps=50_000),
 }
 GENERIC_DEFAULTS: dict[str, Any] = dict(steps=50_000)
+#: Atari: Mnih et al. (2015)'s batch 32, update every 4 steps and lr (Adam's 1e-4 as in
+#: Dopamine), scaled down to a capture of a few thousand steps: a 5,000-transition buffer
+#: of uint8 frame stacks (282 MB), updates from step 1,000, a target copy every 1,000.
+ATARI_DEFAULTS: dict[str, Any] = dict(
+    steps=5_000, batch_size=32, learn_every=4, lr=1e-4, buffer_size=5_000,
+    learning_starts=1_000, target_sync=1_000, eps_decay_steps=5_000, loss="huber")
 _FIXED = ("env_id", "steps", "seed", "replay")  # set by CaptureConfig, not by options
 
 
 def config_for(cfg: CaptureConfig) -> DQNConfig:
     """Per-env defaults, then the capture request, then its options. RldseError on bad input."""
-    return base.workload_config(DQNConfig, "dqn", cfg, _FIXED,
-                           ENV_DEFAULTS.get(cfg.env_id, GENERIC_DEFAULTS), replay=cfg.replay)
+    if atari.is_atari(cfg.env_id):
+        if "hidden" in cfg.options:
+            raise RldseError("dqn option 'hidden': Atari envs run the Nature-CNN, which has "
+                             "no hidden widths to set")
+        defaults = ATARI_DEFAULTS
+    else:
+        defaults = ENV_DEFAULTS.get(cfg.env_id, GENERIC_DEFAULTS)
+    return base.workload_config(DQNConfig, "dqn", cfg, _FIXED, defaults, replay=cfg.replay)
 
 
 def make_env(env_id: str) -> gym.Env:
-    """A gymnasium env with a flat Box observation and Discrete actions, or RldseError."""
+    """An Atari env with the standard preprocessing (common/atari.py), or a gymnasium env
+    with a flat Box observation and Discrete actions; RldseError otherwise."""
+    if atari.is_atari(env_id):
+        return atari.make_env(env_id)
     return base.make_env(env_id, "dqn", "discrete")
+
+
+def make_replay(cfg: DQNConfig, obs_dim: int, rng: np.random.Generator,
+                obs_dtype: type = np.float32) -> UniformReplay:
+    """The replay ``cfg.replay`` names, holding observations of ``obs_dim`` numbers."""
+    if cfg.replay == "per":
+        return PrioritizedReplay(cfg.buffer_size, obs_dim, rng, obs_dtype, alpha=cfg.per_alpha,
+                                 eps=cfg.per_eps)
+    if cfg.replay in ("amper_k", "amper_fr"):
+        return AmperReplay(
+            cfg.buffer_size, obs_dim, rng, obs_dtype, variant=cfg.replay.removeprefix("amper_"),
+            alpha=cfg.per_alpha, eps=cfg.per_eps, bits=cfg.amper_bits, k=cfg.amper_k,
+            radius=cfg.amper_radius, max_per_search=cfg.amper_max_per_search,
+            target=cfg.amper_target, targets_per_item=cfg.amper_targets_per_item)
+    return UniformReplay(cfg.buffer_size, obs_dim, rng, obs_dtype)
 
 
 class DQNAgent:
@@ -122,17 +157,7 @@ class DQNAgent:
         self.target = MLP(self.sizes, rng)
         self.target.copy_from(self.online)
         self.opt = Adam(self.online.params, lr=cfg.lr)
-        if cfg.replay == "per":
-            self.replay: UniformReplay = PrioritizedReplay(
-                cfg.buffer_size, obs_dim, rng, alpha=cfg.per_alpha, eps=cfg.per_eps)
-        elif cfg.replay in ("amper_k", "amper_fr"):
-            self.replay = AmperReplay(
-                cfg.buffer_size, obs_dim, rng, variant=cfg.replay.removeprefix("amper_"),
-                alpha=cfg.per_alpha, eps=cfg.per_eps, bits=cfg.amper_bits, k=cfg.amper_k,
-                radius=cfg.amper_radius, max_per_search=cfg.amper_max_per_search,
-                target=cfg.amper_target, targets_per_item=cfg.amper_targets_per_item)
-        else:
-            self.replay = UniformReplay(cfg.buffer_size, obs_dim, rng)
+        self.replay = make_replay(cfg, obs_dim, rng)
         self.n_params = self.online.n_params
         self.act_work = forward_work(self.sizes, 1)
         self.learn_work = learn_work(self.sizes, cfg.batch_size, cfg.double,
@@ -214,6 +239,88 @@ class DQNAgent:
             rec.add("sync", t0, step, items=1, bytes=self.sync_work.bytes, dtype="none")
 
 
+class CNNDQNAgent(DQNAgent):
+    """Atari: online and target Nature-CNNs in PyTorch (one CPU thread) with Adam, replay
+    of flattened uint8 frame stacks; the loop protocol is DQNAgent's."""
+
+    def __init__(self, cfg: DQNConfig, n_actions: int, rng: np.random.Generator) -> None:
+        import torch
+
+        torch.set_num_threads(1)  # one core, as the numpy loop
+        torch.manual_seed(int(rng.integers(2**31)))
+        self.torch, self.cfg, self.rng, self.n_actions = torch, cfg, rng, n_actions
+        self.heads = (n_actions,)
+        self.online = atari.torch_network(self.heads)
+        self.target = atari.torch_network(self.heads)
+        self.target.load_state_dict(self.online.state_dict())
+        self.opt = torch.optim.Adam(self.online.parameters(), lr=cfg.lr, eps=1.5e-4)
+        self.replay = make_replay(cfg, atari.OBS_BYTES, rng, np.uint8)
+        self.n_params = atari.n_params(self.heads)
+        self.sizes = cnn_stand_in(n_actions)
+        self.act_work = atari.forward_work(1, self.heads)
+        self.learn_work = cnn_learn_work(n_actions, cfg.batch_size, cfg.double,
+                                         cfg.replay != "uniform")
+        self.sync_work = copy_work(self.n_params)
+        self._rows = np.arange(cfg.batch_size)
+
+    def act(self, obs: np.ndarray, step: int) -> tuple[int, bool]:
+        if self.rng.random() < self.epsilon(step):
+            return int(self.rng.integers(self.n_actions)), False
+        with self.torch.no_grad():
+            q = self.online(self.torch.from_numpy(np.asarray(obs)[None]))[0]
+        return int(q.argmax(1)[0]), True
+
+    def remember(self, obs: np.ndarray, action: int, reward: float, next_obs: np.ndarray,
+                 terminated: bool) -> OpWork:
+        return self.replay.add(np.asarray(obs).reshape(-1), action, reward,
+                               np.asarray(next_obs).reshape(-1), terminated)
+
+    def learn(self, b: Batch) -> np.ndarray:
+        """One gradient step on the TD loss (autograd); returns the TD errors (for PER)."""
+        torch, cfg = self.torch, self.cfg
+        obs = torch.from_numpy(b.obs.reshape(-1, *atari.OBS_SHAPE))
+        next_obs = torch.from_numpy(b.next_obs.reshape(-1, *atari.OBS_SHAPE))
+        act = torch.from_numpy(b.action.astype(np.int64))[:, None]
+        q = self.online(obs)[0].gather(1, act)[:, 0]
+        with torch.no_grad():
+            q_next = self.target(next_obs)[0]
+            if cfg.double:
+                v_next = q_next.gather(1, self.online(next_obs)[0].argmax(1, keepdim=True))[:, 0]
+            else:
+                v_next = q_next.max(1).values
+            y = (torch.from_numpy(b.reward.astype(np.float32)) + cfg.gamma
+                 * (1.0 - torch.from_numpy(b.done.astype(np.float32))) * v_next)
+        td = q - y
+        per = (torch.nn.functional.huber_loss(q, y, reduction="none", delta=1.0)
+               if cfg.loss == "huber" else td ** 2 / 2)
+        if b.weights is not None:
+            per = per * torch.from_numpy(b.weights.astype(np.float32))
+        self.opt.zero_grad()
+        per.mean().backward()
+        self.opt.step()
+        return td.detach().numpy()
+
+    def sync(self) -> None:
+        self.target.load_state_dict(self.online.state_dict())
+
+
+def cnn_stand_in(n_actions: int) -> list[int]:
+    """``layer_sizes`` of a Nature-CNN trace: an observation of float32 words holding the
+    uint8 frame stack's bytes, the torso's features, the actions (what obs_dim and
+    n_actions read; the program costs the network itself from ``network``)."""
+    return [atari.OBS_BYTES // F32, atari.FEATURES, n_actions]
+
+
+def cnn_learn_work(n_actions: int, batch: int, double: bool, weighted: bool = False) -> Work:
+    """learn_work with the Nature-CNN (common/atari.py) in place of the MLP."""
+    heads = (n_actions,)
+    fwd, params = atari.forward_work(batch, heads), atari.n_params(heads)
+    work = (fwd + fwd + atari.backward_work(batch, heads)
+            + adam_work(params, atari.n_tensors(heads))
+            + td_work(batch, n_actions, double, weighted) + cold(params, 2))
+    return work + fwd if double else work
+
+
 def learn_work(sizes: list[int], batch: int, double: bool, weighted: bool = False) -> Work:
     """mlp.py work of one update: forwards on s and s' (twice for double), backward, Adam,
     the TD target and loss kernels (``td_work``) and the cold state (mlp.cold)."""
@@ -245,6 +352,8 @@ def train(cfg: DQNConfig, rec: Recorder | NullRecorder | None = None,
     """DQN for cfg.steps env steps on loop.py's loop, each operation recorded into ``rec``:
     the completed episodes' returns and the trained agent."""
     def agent(env: gym.Env, rng: np.random.Generator) -> DQNAgent:
+        if atari.is_atari(cfg.env_id):
+            return CNNDQNAgent(cfg, int(env.action_space.n), rng)
         return DQNAgent(cfg, env.observation_space.shape[0], int(env.action_space.n), rng)
 
     return train_offpolicy(make_env(cfg.env_id), agent, cfg.seed, cfg.steps,
@@ -270,6 +379,8 @@ def workload_info(agent: DQNAgent) -> dict[str, Any]:
         "transition_bytes": replay.transition_bytes,
         "sum_tree_depth": replay.tree.depth if isinstance(replay, PrioritizedReplay) else 0,
         "amper": amper_info(replay) if isinstance(replay, AmperReplay) else None,
+        **({"network": atari.network_info(agent.heads)} if isinstance(agent, CNNDQNAgent)
+           else {}),
     }
 
 
@@ -311,8 +422,10 @@ def program(m: Machine) -> Outcome:
     ``hidden`` sets the network's hidden widths (work by mlp.py's formulas)."""
     t_sizes, double = m.info("layer_sizes"), m.info("double")
     offpolicy.refuse_ignored_knobs(m, hidden=t_sizes[1:-1])
-    sizes = [t_sizes[0], *m.knobs.hidden, t_sizes[-1]]
     weighted, batch0 = m.info("replay") != "uniform", m.info("batch_size")
+    if m.trace.meta.workload_info.get("network"):
+        return offpolicy.program(m, _cnn_shape(m, t_sizes, double, weighted, batch0))
+    sizes = [t_sizes[0], *m.knobs.hidden, t_sizes[-1]]
     learn_every, params = m.info("learn_every"), n_params(sizes)
     shape = offpolicy.Shape(
         batch=batch0, learn_every=learn_every,
@@ -328,6 +441,32 @@ def program(m: Machine) -> Outcome:
         trace_batch=batch0, trace_capacity=m.info("replay_capacity"),
         **_am_work(m.trace.meta.workload_info))
     return offpolicy.program(m, shape)
+
+
+def _cnn_shape(m: Machine, t_sizes: list[int], double: bool, weighted: bool,
+               batch0: int) -> offpolicy.Shape:
+    """The Shape of a Nature-CNN trace: its work by common/atari.py's formulas."""
+    net = m.info("network")
+    if net.get("kind") != "nature_cnn":
+        raise RldseError(f"trace {m.trace.digest}: workload_info.network.kind "
+                         f"'{net.get('kind')}' is not one this rldse costs (nature_cnn)")
+    if list(m.knobs.hidden) != list(t_sizes[1:-1]):
+        raise RldseError("the trace's Q-network is the Nature-CNN, which has no hidden widths "
+                         "to set", where="workload.hidden")
+    n_actions, params = t_sizes[-1], atari.n_params((t_sizes[-1],))
+    layers = len(atari.TORSO) + 1
+    act, sync = atari.forward_work(1, (n_actions,)), copy_work(params)
+    return offpolicy.Shape(
+        batch=batch0, learn_every=m.info("learn_every"), capacity=m.info("replay_capacity"),
+        transition_bytes=m.info("transition_bytes"), obs_bytes=atari.OBS_BYTES,
+        act_layers=layers, learn_layers=layers, act_params=params, learn_params=params,
+        target_sync_steps=m.info("target_sync"), prioritized=weighted,
+        learning_starts=m.info("learning_starts"),
+        learn_work=lambda batch: cnn_learn_work(n_actions, batch, double, weighted),
+        trace_works={"learn": cnn_learn_work(n_actions, batch0, double, weighted),
+                     "act": act, "sync": sync},
+        works={"act": act, "sync": sync}, trace_batch=batch0,
+        trace_capacity=m.info("replay_capacity"), **_am_work(m.trace.meta.workload_info))
 
 
 def _am_work(info: dict[str, Any]) -> dict[str, float]:

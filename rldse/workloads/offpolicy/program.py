@@ -35,7 +35,16 @@ actor has its own core (and, acting on a GPU, a lane of its own or a FIFO single
 and no timeline is recorded, runs of up to 65,536 full rounds are computed as numpy arrays
 (`merged_rounds`): the same cost-row draws, bookings' busy time and clock entries as the
 event loop, each update lasting the sum of its drives' walls. Results match the event
-loop to float rounding. Async runs still book each chunk and update as events.
+loop to float rounding.
+
+Merged async (`learner: async`): when no two processes can share a lane (actors on
+their own cores; every device with a lane for each process that may hold it at once)
+and no timeline is recorded, nothing delays an actor, so its chunks land at fixed times,
+and update u starts at max(end of update u-1, the landing that makes it due): a max-plus
+recurrence solved with numpy scans (`async_merged`), per step as the event loop
+resolves it (a chunk is learn_every steps, so sampling interleaves with learning at the
+real granularity). Results match the event loop to 4e-13 relative on the shipped traces
+(tests/workloads/offpolicy/test_program_async.py). Otherwise, events.
 """
 
 from __future__ import annotations
@@ -139,6 +148,13 @@ class _Costs:
 
 
 _NOTHING = PartTime(0.0, 0.0, 0.0)
+_BLOCK = 1 << 16  # operations per numpy block in the merged async loop
+_FIXED_POINT_ROUNDS = 64
+
+
+def _eff(host_s, device_s, wall_s):
+    """When an operation on free devices ends after it starts (Machine.drive)."""
+    return np.maximum(wall_s, np.maximum(host_s, device_s))
 
 
 class _Fixed:
@@ -269,6 +285,12 @@ def _reset_s_per_step(m: Machine) -> float:
     return float(resets.sum()) / max(m.trace.env_steps, 1)
 
 
+def _per_actor(m: Machine, first, actors: int) -> list:
+    """One cycle per actor over the same rows, each from a seeded random row (the first
+    is ``first``); they share its prefix sums."""
+    return [first] + [first.at(int(m.rng.integers(first.rows))) for _ in range(actors - 1)]
+
+
 def _rows(m: Machine, phase: str) -> bool:
     return bool((m.trace.ops["phase"] == phase).any())
 
@@ -290,10 +312,10 @@ def program(m: Machine, shape: Shape) -> Outcome:
     rm_overlaps = k.learner == "async"
 
     # ---- per-operation costs -------------------------------------------------------
-    step_c = [m.cycle("env_step", "cpu") for _ in range(actors)]
+    step_c = _per_actor(m, m.cycle("env_step", "cpu"), actors)
     reset_s_per_step = _reset_s_per_step(m)
-    act_c = [costs.cycle("act", place.act) for _ in range(actors)]
-    add_cpu = [m.cycle("replay_add", "cpu") for _ in range(actors)]
+    act_c = _per_actor(m, costs.cycle("act", place.act), actors)
+    add_cpu = _per_actor(m, m.cycle("replay_add", "cpu"), actors)
     own_model = place.replay not in (HOST_KIND, "table")  # a kind's own replay model
     job = replay_job(m, shape, batch, capacity) if own_model else None
     lc = _learner_costs(m, shape, costs, batch, job)
@@ -538,10 +560,259 @@ def program(m: Machine, shape: Shape) -> Outcome:
             state["last_update_end_s"] = now + float(ends[r_upd[-1]])
         return float(ends[-1])
 
+    def actor_ends(a: int, counts: np.ndarray, account: bool) -> np.ndarray:
+        """Landing times of actor a's chunks of ``counts`` steps booked back to back from
+        0 on its own core (nothing else delays them: ``merge_async``), advancing its
+        cycles; with ``account``, the bookings and clock entries actor_chunk makes."""
+        ends, t = [], 0.0
+        for lo in range(0, len(counts), _BLOCK):
+            n = counts[lo:lo + _BLOCK]
+            s_env, s_reset = step_c[a].takes(n), n * reset_s_per_step
+            h, d, w = act_c[a].takes(n)
+            s_add = add_cpu[a].takes(n) if lc.actors_insert else 0.0
+            base = s_env + s_reset + s_add
+            on_core = base + (h if place.act == "gpu" else w)
+            own = base + w
+            dur = np.maximum(np.maximum(on_core, own), d)
+            end = t + np.cumsum(dur)
+            t = float(end[-1])
+            ends.append(end)
+            if not account:
+                continue
+            steps = int(n.sum())
+            cpu.account("env_step", float(on_core.sum()), len(n))
+            clock.spend("actor", "env_step", "cpu", float(s_env.sum()), steps)
+            if reset_s_per_step:
+                clock.spend("actor", "env_reset", "cpu", float(s_reset.sum()), 0)
+            if place.act == "gpu":
+                gpu.account("act", float(d.sum()), int(np.count_nonzero(d)))
+                clock.spend("actor", "dispatch", "cpu", float(h.sum()), 0)
+                clock.spend("actor", "act", "gpu", float((w - h).sum()), steps)
+            else:
+                clock.spend("actor", "act", place.act, float(w.sum()), steps)
+            if lc.actors_insert:
+                clock.spend("actor", "replay_add", "cpu", float(np.sum(s_add)), steps)
+            clock.spend("actor", "wait:device", "any", float((dur - own).sum()), 0)
+        return np.concatenate(ends)
+
+    def async_chunks() -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Every actor's chunks as the event loop books them: learn_every steps each, in
+        order of booking time (ties: actor order), the last booking taking what is left.
+        Returns per actor the landing times and step counts, bookings accounted."""
+        n_chunks = -(-total_steps // learn_every)
+        rem = total_steps - (n_chunks - 1) * learn_every
+        cycles = [c for a in range(actors) for c in (step_c[a], act_c[a], add_cpu[a])]
+        pos = [c.pos for c in cycles]
+        k = n_chunks // actors + 2
+        while True:  # probe: enough chunks per actor to cover the first n_chunks bookings
+            books = [np.concatenate(([0.0], actor_ends(
+                a, np.full(k, learn_every, dtype=np.int64), False)[:-1]))
+                for a in range(actors)]
+            for c, p in zip(cycles, pos, strict=True):
+                c.pos = p
+            cut = np.partition(np.concatenate(books), n_chunks - 1)[n_chunks - 1]
+            taken = [int(np.searchsorted(b, cut, side="left")) for b in books]
+            last = 0
+            for a, b in enumerate(books):  # bookings at the cut, in actor order
+                if taken[a] < k and b[taken[a]] == cut and sum(taken) < n_chunks:
+                    taken[a] += 1
+                    last = a
+            if max(taken) < k:
+                break
+            k *= 2
+        counts = [np.full(n, learn_every, dtype=np.int64) for n in taken]
+        counts[last][-1] = rem
+        return [actor_ends(a, counts[a], True) for a in range(actors)], counts
+
+    def async_merged() -> float:
+        """The async loop when no two processes contend for a lane (``merge_async``): the
+        actors' chunks land at fixed times; update u starts when the learner is free and
+        the data allows it, max(end of update u-1, landing that brings learning_starts +
+        u·learn_every steps), and lasts its sample plus the longer of PEARL's two branches
+        (learn, syncs and parameter sends; priority update and inserts), a max-plus
+        recurrence solved as numpy scans in blocks of updates. Target syncs and inserts
+        owed at an update depend on the steps landed by its start: iterated to a fixed
+        point per block. Bookings, clock entries, cost-row draws and the policy-lag
+        histogram as the event loop makes them. Returns the end of the run."""
+        ends, counts = async_chunks()
+        land_all, n_all = np.concatenate(ends), np.concatenate(counts)
+        order = np.argsort(land_all, kind="stable")
+        land, cum = land_all[order], np.cumsum(n_all[order])
+        del order
+
+        def landed(t: np.ndarray) -> np.ndarray:
+            """Env steps landed by ascending times t (landings at t included), searched
+            in the slice of landings they span (cache-friendly)."""
+            lo = int(np.searchsorted(land, t[0], side="right"))
+            hi = int(np.searchsorted(land, t[-1], side="right"))
+            i = lo + np.searchsorted(land[lo:hi], t, side="right")
+            return np.where(i > 0, cum[np.maximum(i - 1, 0)], 0)
+
+        ls, si = shape.learning_starts, k.sync_interval
+        n_upd = max(0, total_steps - ls) // learn_every
+        tss = shape.target_sync_steps
+        pc = lc.param_copy
+        starts = np.empty(n_upd)
+        # what an update owes depends on the steps landed by its start only with hard
+        # target copies or inserts on the replay manager
+        owed_vary = (lc.sync is not None and tss is not None) or not lc.actors_insert
+        end_prev, s_prev, waited, synced = 0.0, 0, 0.0, 0
+        for u0 in range(0, n_upd, _BLOCK):
+            u = np.arange(u0 + 1, min(n_upd, u0 + _BLOCK) + 1, dtype=np.int64)
+            ones = np.ones(len(u), dtype=np.int64)
+            need = ls + u * learn_every
+            lo = int(np.searchsorted(cum, need[0], side="left"))
+            hi = int(np.searchsorted(cum, need[-1], side="left")) + 1
+            avail = land[lo + np.searchsorted(cum[lo:hi], need, side="left")]
+            hS, dS, wS = lc.sample.takes(ones)
+            hL, dL, wL = lc.learn.takes(ones)
+            bc = lc.batch_copy
+            hL, dL, wL = hL + bc.host_s, dL + bc.device_s, wL + bc.wall_s
+            copies = (u % si == 0).astype(np.int64) if pc.wall_s else 0 * ones
+            hU = dU = wU = np.zeros(len(u))
+            if lc.update is not None:
+                td = lc.td_copy
+                hU, dU, wU = lc.update.takes(ones)
+                hU, dU, wU = hU + td.host_s, dU + td.device_s, wU + td.wall_s
+            fixed = (_eff(hS, dS, wS), _eff(hL, dL, wL) + _eff(pc.host_s, pc.device_s,
+                                                               pc.wall_s) * copies,
+                     _eff(hU, dU, wU))
+            sync_pos = lc.sync.pos if lc.sync is not None else 0
+            s_at = landed(avail) if owed_vary else ones
+            def settle(s_at, ones=ones, synced=synced, s_prev=s_prev, sync_pos=sync_pos,
+                       fixed=fixed, avail=avail, end_prev=end_prev):
+                """One pass of the recurrence for owed syncs and inserts given s_at."""
+                n_sync, n_ins = owed_at(s_at, ones, synced, s_prev)
+                hY = dY = wY = np.zeros(len(ones))
+                if lc.sync is not None:
+                    lc.sync.pos = sync_pos
+                    hY, dY, wY = lc.sync.takes(n_sync)
+                hI, dI, wI = inserts(n_ins)
+                dur = fixed[0] + np.maximum(fixed[1] + _eff(hY, dY, wY),
+                                            fixed[2] + _eff(hI, dI, wI))
+                D = np.cumsum(dur)
+                end = D + np.maximum(end_prev, np.maximum.accumulate(avail - (D - dur)))
+                return n_sync, n_ins, (hY, dY, wY), (hI, dI, wI), dur, end, end - dur
+
+            for _ in range(_FIXED_POINT_ROUNDS):
+                n_sync, n_ins, (hY, dY, wY), (hI, dI, wI), dur, end, start = settle(s_at)
+                if not owed_vary:
+                    s_at = landed(start[-1:])
+                    break
+                s_new = landed(start)
+                if np.array_equal(s_new, s_at):
+                    break
+                s_at = s_new
+            else:  # owed syncs/inserts flip with the landings they wait for (slow
+                # updates): solve update by update, as the event loop does, then book it
+                s_at = sequential_landed(landed, fixed, avail, end_prev, synced, s_prev,
+                                         sync_pos)
+                n_sync, n_ins, (hY, dY, wY), (hI, dI, wI), dur, end, start = settle(s_at)
+            n = len(u)
+            booked(rm, hS, dS, wS, "replay_sample", rm_worker, n, n)
+            booked(learner_dev, hL, dL, wL, "learn", "learner", n, n)
+            if lc.sync is not None and n_sync.any():
+                booked(learner_dev, hY, dY, wY, "sync", "learner", int(n_sync.sum()),
+                       int(np.count_nonzero(n_sync)))
+            if copies.any():
+                c = int(copies.sum())
+                booked(learner_dev, pc.host_s * copies, pc.device_s * copies,
+                       pc.wall_s * copies, "sync", "learner", c, c)
+            if lc.update is not None:
+                booked(rm, hU, dU, wU, "replay_update", rm_worker, n, n)
+            if wI.any():
+                at = wI > 0
+                booked(rm, hI, dI, wI, "replay_add", rm_worker, int(n_ins[at].sum()),
+                       int(at.sum()))
+            own = wL + wY + pc.wall_s * copies
+            clock.spend("learner", "wait:device", "any",
+                        float(np.maximum(0.0, end - start - own).sum()), 0)
+            waited += float(np.maximum(0.0, start - np.concatenate(([end_prev], end[:-1])))
+                            .sum())
+            starts[u0:u0 + n] = start
+            end_prev, s_prev = float(end[-1]), int(s_at[-1])
+            synced = s_prev // tss if tss else synced + n
+        t_end = max(float(land[-1]), end_prev)
+        clock.spend("learner", "wait:actors", "any", waited + float(land[-1]) - min(
+            float(land[-1]), end_prev if n_upd else 0.0), 0)
+        # policy lag: updates started before a chunk lands, less those its actor's
+        # parameters had when it was booked (the actor's previous landing)
+        for e, c in zip(ends, counts, strict=True):
+            done = np.searchsorted(starts, e, side="left")
+            had = np.concatenate(([0], done[:-1]))
+            if pc.wall_s:
+                had = had // si * si
+            hist = np.bincount(done - had, weights=c)
+            for lag in np.flatnonzero(hist):
+                staleness[int(lag)] = staleness.get(int(lag), 0) + int(hist[lag])
+        state.update(booked=total_steps, steps=total_steps, updates=n_upd,
+                     published=n_upd if not pc.wall_s else n_upd // si * si,
+                     pending_inserts=total_steps - s_prev,
+                     syncs=synced if lc.sync is not None else 0)
+        if n_upd:
+            state["first_update_s"], state["last_update_end_s"] = float(starts[0]), end_prev
+        return t_end
+
+    def owed_at(s_at: np.ndarray, ones: np.ndarray, synced: int,
+                s_prev: int) -> tuple[np.ndarray, np.ndarray]:
+        """Target syncs (due_syncs) and inserts (pending_inserts) owed at updates whose
+        starts see s_at env steps landed."""
+        n_ins = np.diff(s_at, prepend=s_prev)
+        if lc.sync is None or shape.target_sync_steps is None:
+            return ones, n_ins
+        return np.maximum(np.diff(s_at // shape.target_sync_steps, prepend=synced), 0), n_ins
+
+    def sequential_landed(landed, fixed, avail, end_prev: float, synced: int, s_prev: int,
+                          sync_pos: int) -> np.ndarray:
+        """Env steps landed at each update's start, one update at a time: start_i =
+        max(end_{i-1}, avail_i), and what it owes (so how long it lasts) follows from the
+        steps landed by then. Exact where the block-wise fixed point does not settle."""
+        one = np.ones(1, dtype=np.int64)
+        s_at = np.empty(len(avail), dtype=np.int64)
+        end = end_prev
+        if lc.sync is not None:
+            lc.sync.pos = sync_pos
+        for i in range(len(avail)):
+            start = max(end, float(avail[i]))
+            s_at[i] = landed(np.array([start]))[0]
+            n_sync, n_ins = owed_at(s_at[i:i + 1], one, synced, s_prev)
+            y = float(_eff(*lc.sync.takes(n_sync))[0]) if lc.sync is not None else 0.0
+            ins = float(_eff(*inserts(n_ins))[0])
+            end = start + float(fixed[0][i] + np.maximum(fixed[1][i] + y,
+                                                         fixed[2][i] + ins))
+            s_prev = int(s_at[i])
+            if shape.target_sync_steps:
+                synced = max(synced, s_prev // shape.target_sync_steps)
+        return s_at
+
+    def inserts(n_ins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The RM's inserts of n_ins[i] transitions (lc.insert), as arrays."""
+        h, d, w = (np.zeros(len(n_ins)) for _ in range(3))
+        if lc.actors_insert:
+            return h, d, w
+        for n in np.unique(n_ins):
+            p = lc.insert(int(n))
+            if p.wall_s:
+                at = n_ins == n
+                h[at], d[at], w[at] = p.host_s, p.device_s, p.wall_s
+        return h, d, w
+
     # merged rounds also need the actors' parameters fresh at every round (no policy lag)
     no_lag = not lc.param_copy.wall_s or k.sync_interval == 1
     merge = (getattr(m, "timeline", None) is None and actors <= cores.n and no_lag
              and (place.act != "gpu" or gpu.lanes == 1 or gpu.lanes >= actors))
+
+    # async: merged when no lane is shared (actors on their own cores; each device has a
+    # lane for every process that may hold it at once: actors acting on it, RM, learner)
+    holders: dict[int, list] = {}
+    for dev, n in ((gpu, actors if place.act == "gpu" else 0), (rm, 1), (learner_dev, 1)):
+        if dev is not None:
+            holders.setdefault(id(dev), [dev, 0])[1] += n
+    merge_async = (getattr(m, "timeline", None) is None and actors <= cores.n
+                   and all(dev.lanes >= n for dev, n in holders.values()))
+
+    def async_run():
+        yield env.timeout(async_merged())
 
     def sync_loop():
         """Rounds: every actor runs a chunk, then the learner catches up; nobody overlaps."""
@@ -597,6 +868,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
 
     if k.learner == "sync":
         env.process(sync_loop())
+    elif merge_async:
+        env.process(async_run())
     else:
         for a in range(actors):
             env.process(async_actor(a))

@@ -1,0 +1,2 @@
+"""Recording other frameworks' training loops as rldse traces, one module per framework
+(``sb3``: Stable-Baselines3), each importing its framework only when imported itself."""

@@ -1,0 +1,296 @@
+"""Stable-Baselines3: ``model.learn(N, callback=RldseCallback("run.parquet"))`` records the
+run as a Trace (rldse.recording), with no other change to the user's code.
+
+At ``_on_training_start`` the callback wraps a few of the model's methods (instance
+attributes, restored at ``_on_training_end``) and tiles the loop's time into phases, so
+that the trace holds the whole loop, SB3's own bookkeeping included:
+
+- off-policy (DQN, SAC; ``dqn`` or ``ddpg`` program): ``act`` is ``_sample_action``
+  (flops 0 when the network did not run: warm-up and epsilon-greedy random actions);
+  ``env_step`` runs from its end to the next action or the rollout's end: the vector
+  env's step (episode resets included: SB3 resets inside it) and the loop's bookkeeping
+  (callbacks, info buffer, exploration schedule, DQN's target copy, logging), less
+  ``replay_add`` (``_store_transition``); ``learn`` is ``train()`` less its
+  ``replay_sample`` (``replay_buffer.sample``).
+- on-policy (PPO, A2C; ``actor_learner`` program, worker ``actor/0`` and ``learner``):
+  ``act`` is the policy's forward, and the bootstrap ``predict_values`` at a rollout's
+  end; ``env_step`` runs from an action to the next (stepping and ``rollout_buffer.add``,
+  as the built-in PPO's env_step stores its transition); ``rollout_add`` from the
+  bootstrap to the first minibatch (GAE, the learn loop, the buffer's flattening): the
+  handoff the program books on the learner; each ``learn`` ends at an optimizer step and
+  starts at the previous one's end (the minibatch gather included); ``sync`` runs from an
+  iteration's last optimizer step to the next rollout's first action (logging, mode
+  switches, the buffer's reset): the program's parameter hand-back.
+
+Episode ends come from SB3's Monitor (``info["episode"]``): an empty ``env_reset`` phase
+marks each (the reset's own time is inside ``env_step``) and the return goes to the learning curve.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rldse.errors import RldseError
+
+try:
+    import torch
+    from stable_baselines3 import A2C, DQN, PPO, SAC
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.off_policy_algorithm import OffPolicyAlgorithm
+    from stable_baselines3.common.on_policy_algorithm import OnPolicyAlgorithm
+except ImportError as exc:  # the extra is absent
+    raise RldseError(f"rldse.integrations.sb3 needs stable-baselines3 and torch ({exc.name} "
+                     "is missing): pip install 'rldse[sb3]'") from None
+
+from rldse.recording.session import Recording
+
+#: Algorithms whose loops the callback knows, by class.
+SUPPORTED = (PPO, A2C, DQN, SAC)
+
+
+class RldseCallback(BaseCallback):
+    """Record ``model.learn`` into the trace file ``path`` (written when training ends)."""
+
+    def __init__(self, path: str | Path, seed: int | None = None, verbose: int = 0) -> None:
+        super().__init__(verbose)
+        self.path = Path(path)
+        if self.path.suffix != ".parquet":
+            raise RldseError(f"{self.path}: a trace file must end in .parquet",
+                             where="RldseCallback: path")
+        self.seed = seed
+        self.rec: Recording | None = None
+        self._restore: list[tuple[Any, str]] = []
+        self._open = None  # the tile in progress (a phase entered, not yet closed)
+        self._ran = False  # the acting network ran during the current act
+
+    # ---- SB3 hooks -----------------------------------------------------------------
+    def _on_training_start(self) -> None:
+        model = self.model
+        if not isinstance(model, SUPPORTED):
+            raise RldseError(f"{type(model).__name__} is not supported (RldseCallback "
+                             f"records {', '.join(c.__name__ for c in SUPPORTED)})",
+                             where="RldseCallback")
+        on_policy = isinstance(model, OnPolicyAlgorithm)
+        network, hyper = _on_policy(model) if on_policy else _off_policy(model)
+        seed = self.seed if self.seed is not None else int(model.seed or 0)
+        self.rec = Recording(self.path, loop="on_policy" if on_policy else "off_policy",
+                             env_id=_env_id(model), network=network, seed=seed,
+                             algorithm=type(model).__name__.lower(), **hyper)
+        self._rollout_steps = 0
+        self._always_runs = on_policy  # PPO and A2C sample from the policy at every step
+        acting = model.policy.actor if isinstance(model, SAC) else (
+            model.q_net if isinstance(model, DQN) else model.policy)
+        self._hook = acting.register_forward_pre_hook(self._mark_ran)
+        if on_policy:
+            self._wrap(model.policy, "forward", self._act_on_policy)
+            self._wrap(model.policy, "predict_values", self._predict_values)
+            self._wrap(model.policy, "evaluate_actions", self._evaluate_actions)
+            self._wrap(model.policy.optimizer, "step", self._optimizer_step)
+            self._open = self._enter("sync", items=1)
+        else:
+            self._wrap(model, "_sample_action", self._sample_action)
+            self._wrap(model, "_store_transition", self._store_transition)
+            self._wrap(model, "train", self._train)
+            self._wrap(model.replay_buffer, "sample", self._sample)
+        with self.rec.phase("env_reset", items=model.n_envs):
+            pass  # the run's first reset (done by SB3 before training): starts the curve
+
+    def _on_rollout_start(self) -> None:
+        self._rollout_steps = 0
+
+    def _on_step(self) -> bool:
+        self._rollout_steps += 1
+        for info in self.locals.get("infos", ()):
+            episode = info.get("episode")
+            if episode is not None:
+                with self.rec.phase("env_reset", items=1):
+                    pass
+                self.rec.episode(float(episode["r"]))
+        return True
+
+    def _on_rollout_end(self) -> None:
+        if isinstance(self.model, OffPolicyAlgorithm):
+            self._close()
+
+    def _on_training_end(self) -> None:
+        self.rec.stop()
+        if self._open is not None:  # after the last update: nothing the program replays
+            self.rec.drop(self._open)
+            self._open = None
+        self._hook.remove()
+        for obj, name in reversed(self._restore):
+            delattr(obj, name)
+        self._restore.clear()
+        self.rec.save()
+
+    # ---- tiles -----------------------------------------------------------------------
+    def _wrap(self, obj: Any, name: str, make) -> None:
+        if name in vars(obj):
+            raise RldseError(f"{type(obj).__name__}.{name} is already replaced on this "
+                             "object (another recorder?)", where="RldseCallback")
+        setattr(obj, name, make(getattr(obj, name)))
+        self._restore.append((obj, name))
+
+    def _enter(self, phase: str, **kw):
+        p = self.rec.phase(phase, **kw)
+        p.__enter__()
+        return p
+
+    def _close(self) -> None:
+        if self._open is not None:
+            self._open.__exit__(None, None, None)
+            self._open = None
+
+    def _mark_ran(self, *_):
+        self._ran = True
+
+    def _act(self, call, *args, **kwargs):
+        """One act row around ``call``; flops and bytes 0 if the network did not run."""
+        self._close()
+        self._ran = False
+        p = self._enter("act")
+        try:
+            return call(*args, **kwargs)
+        finally:
+            if not (self._ran or self._always_runs):
+                p.flops, p.bytes, p.dtype = 0, 0, "none"
+            p.__exit__(None, None, None)
+            self._open = self._enter("env_step")
+
+    # ---- off-policy ------------------------------------------------------------------
+    def _sample_action(self, orig):
+        return lambda *a, **k: self._act(orig, *a, **k)
+
+    def _store_transition(self, orig):
+        def wrapped(*a, **k):
+            with self.rec.phase("replay_add"):
+                return orig(*a, **k)
+        return wrapped
+
+    def _train(self, orig):
+        def wrapped(*a, **k):
+            self._close()
+            with self.rec.phase("learn", flops=self._learn_work[0],
+                                bytes=self._learn_work[1]):
+                return orig(*a, **k)
+        self._learn_work = _learn_work(self.model, self.rec)
+        return wrapped
+
+    def _sample(self, orig):
+        def wrapped(*a, **k):
+            with self.rec.phase("replay_sample"):
+                return orig(*a, **k)
+        return wrapped
+
+    # ---- on-policy -------------------------------------------------------------------
+    def _act_on_policy(self, orig):
+        def wrapped(*a, **k):
+            if self._open is not None and self._open.name == "learn":  # the next rollout
+                self._relabel_sync()
+            return self._act(orig, *a, **k)
+        return wrapped
+
+    def _relabel_sync(self) -> None:
+        """The tile after an iteration's last optimizer step was the hand-back: a sync."""
+        p = self._open
+        p.name, p.worker, p.items = "sync", self.rec.learner, 1
+        p.flops, p.bytes, p.dtype = 0, 0, "none"
+        p.iter = self.rec.count("sync")
+
+    def _predict_values(self, orig):
+        def wrapped(*a, **k):
+            if self._rollout_steps < self.model.n_steps:  # a truncated episode's value,
+                return orig(*a, **k)  # inside the step's bookkeeping
+            self._close()
+            work = self.rec.net_work("value", self.model.n_envs, backward=False)
+            try:
+                with self.rec.phase("act", flops=work[0], bytes=work[1]):
+                    return orig(*a, **k)
+            finally:
+                self._open = self._enter("rollout_add", items=self.model.n_steps
+                                         * self.model.n_envs, dtype="none")
+        return wrapped
+
+    def _evaluate_actions(self, orig):
+        def wrapped(*a, **k):
+            if self._open is not None and self._open.name == "rollout_add":
+                self._close()
+                self._open = self._enter("learn")
+            return orig(*a, **k)
+        return wrapped
+
+    def _optimizer_step(self, orig):
+        def wrapped(*a, **k):
+            try:
+                return orig(*a, **k)
+            finally:
+                self._close()
+                self._open = self._enter("learn")
+        return wrapped
+
+
+def _env_id(model) -> str:
+    """The gymnasium id of the first env under SB3's wrappers ('unknown' if not made by id)."""
+    try:
+        spec = model.get_env().envs[0].unwrapped.spec
+    except (AttributeError, IndexError):
+        spec = None
+    return spec.id if spec is not None else "unknown"
+
+
+def _linear(*parts) -> torch.nn.Sequential:
+    """The Linear (and activation) modules of ``parts`` as one chain, sharing parameters."""
+    mods = []
+    for part in parts:
+        mods.extend(part if isinstance(part, torch.nn.Sequential) else [part])
+    return torch.nn.Sequential(*mods)
+
+
+def _gradient_steps(model) -> int:
+    g = model.gradient_steps if model.gradient_steps > 0 else model.train_freq.frequency
+    freq = model.train_freq.frequency
+    if g != 1 or model.train_freq.unit.value != "step":
+        raise RldseError(f"gradient_steps={model.gradient_steps} with train_freq={freq} "
+                         f"{model.train_freq.unit.value}: the off-policy program replays one "
+                         "update every learn_every env steps (use gradient_steps=1 and a "
+                         "train_freq in steps)", where="RldseCallback")
+    return freq
+
+
+def _off_policy(model) -> tuple[Any, dict[str, Any]]:
+    obs_shape = model.observation_space.shape
+    hyper = {"batch_size": model.batch_size, "replay_capacity": model.buffer_size,
+             "learning_starts": model.learning_starts, "learn_every": _gradient_steps(model),
+             "n_envs": model.n_envs, "gamma": model.gamma,
+             "learning_rate": float(model.lr_schedule(1.0))}
+    if isinstance(model, DQN):
+        hyper["target_sync"] = model.target_update_interval
+        return _linear(model.q_net.features_extractor, model.q_net.q_net), {
+            "obs_shape": obs_shape, **hyper}
+    actor, critic = model.policy.actor, model.policy.critic
+    hyper["tau"] = model.tau
+    return {"actor": _linear(actor.latent_pi, actor.mu),
+            "critic": _linear(critic.q_networks[0])}, {"obs_shape": obs_shape, **hyper}
+
+
+def _on_policy(model) -> tuple[Any, dict[str, Any]]:
+    policy = model.policy
+    ext = policy.mlp_extractor
+    batch = getattr(model, "batch_size", None) or model.n_steps * model.n_envs  # A2C: all
+    return ({"policy": _linear(ext.policy_net, policy.action_net),
+             "value": _linear(ext.value_net, policy.value_net)},
+            {"obs_shape": model.observation_space.shape, "rollout_len": model.n_steps,
+             "envs_per_actor": model.n_envs, "minibatch_size": batch,
+             "epochs": getattr(model, "n_epochs", 1), "gamma": model.gamma,
+             "learning_rate": float(model.lr_schedule(1.0))})
+
+
+def _learn_work(model, rec: Recording) -> tuple[int, int]:
+    """One update's work: the trained networks' forward, backward and Adam step, plus
+    DQN's target forward at the batch (SAC: first order, as rec.work counts it)."""
+    flops, nbytes = rec.work("learn", model.batch_size)
+    if isinstance(model, DQN):
+        f, b = rec.net_work("q", model.batch_size, backward=False)
+        flops, nbytes = flops + f, nbytes + b
+    return flops, nbytes

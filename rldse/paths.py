@@ -1,0 +1,60 @@
+"""Where a path written in a study file points: the one place that resolves them.
+
+A study file names inputs it reads (a trace, a base spec, a latency table) and files that
+decide where rldse writes (a search file, whose `out/` folder a study run clears and
+fills; a SQLite database). Every such path is resolved against the folder of the file
+that names it, never the working directory, so a study runs the same from anywhere.
+A path that decides where output goes must stay inside that folder (symbolic links
+followed): a study file can then never make rldse delete or write anything outside its
+own folder. Inputs may live elsewhere (the shipped studies read `../../traces/`).
+
+Study parameter models declare such fields as `StudyInput` / `StudyOutput`; they resolve
+against the folder given as validation context (`rldse.studies.common.load_params`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import AfterValidator, ValidationInfo
+
+from rldse.errors import RldseError
+
+#: the validation-context key holding the folder that study-model paths resolve against
+FOLDER = "rldse.folder"
+
+
+def study_path(value: str | Path, folder: str | Path, key: str, *, writes: bool) -> Path:
+    """`value` resolved against `folder`; with `writes`, refused (RldseError naming `key`)
+    unless it lies inside `folder`."""
+    root = Path(folder).resolve()
+    path = (root / value).resolve()
+    if writes and not path.is_relative_to(root):
+        raise RldseError(f"'{value}' is outside the study folder {root}: files a study "
+                         "writes stay inside its folder (move it there)", where=key)
+    return path
+
+
+def _resolve(value: Path, info: ValidationInfo, *, writes: bool) -> Path:
+    folder = (info.context or {}).get(FOLDER)
+    if folder is None:  # a bug: the model was validated without its folder
+        raise RuntimeError(f"{info.field_name}: validated without the '{FOLDER}' context")
+    try:
+        return study_path(value, folder, "", writes=writes)
+    except RldseError as exc:
+        raise ValueError(exc.message) from None
+
+
+def _input(value: Path, info: ValidationInfo) -> Path:
+    return _resolve(value, info, writes=False)
+
+
+def _output(value: Path, info: ValidationInfo) -> Path:
+    return _resolve(value, info, writes=True)
+
+
+#: a file a study reads, resolved against the study's folder
+StudyInput = Annotated[Path, AfterValidator(_input)]
+#: a file or folder that decides where a study writes: inside the study's folder
+StudyOutput = Annotated[Path, AfterValidator(_output)]

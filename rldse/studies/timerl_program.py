@@ -1,0 +1,200 @@
+"""TimeRL's single-process program: the environment on the GPU, one process issuing every
+kernel, stored steps swapped to host memory when they do not fit, and freed after use.
+
+What it models is Tempo's REINFORCE and PPO as its reproduction scripts run them
+(github.com/lsds/Tempo: repro/sec7_4_algo_specific_sched/shared.py sets ``"dev": "cuda"``,
+256 envs × 1,000 steps, 3×256×256 fp32 observations, an MLP of 2 × 64 hidden units;
+impls/tempo_reinforce.py sets ``enable_swap``; tempo/api/rl/env/trivial_env.py broadcasts
+each env's state to its observation inside a jitted step, so every observation is written
+in device memory; tempo/api/rl/networks/model_builder.py builds Linear(F→64)+tanh, two
+Linear(64→64)+tanh and a Linear(64→1) decoder, plus a value head for PPO). It is a
+schedule of one GPU stream and its copy engine, costed by the GPU part model
+(``GpuModel.op_times``: dispatch on the host core, kernels by the preset's counts, the
+roofline of the work; ``copy_times`` for the host link); nothing here is a measured time.
+
+Per time step t of an iteration (B envs, T steps, an observation of o bytes):
+
+- the env step writes B·o bytes (``env_step``); the policy's forward reads them (``act``);
+- n-step TD: the loss at t is known at t + n − 1, so step t's backward (``learn`` on B
+  samples: its observations read again, the gradient accumulators read and written) runs
+  then and its observation is freed: n + 1 steps stay resident;
+- Monte-Carlo: the return at t needs every reward to T, so all T·B·o bytes are kept to
+  the end. With swapping each step's observations leave for host memory as they are
+  produced (Tempo's Fig. 15 timeline: GPU memory stays low through Monte-Carlo's
+  simulation phase, repro/sec7_4_algo_specific_sched/plot) and come back for the
+  backward; the copy engine runs beside the kernels, so each phase takes the later of its
+  kernels and its copies;
+- one Adam step ends the iteration.
+
+PPO (1 epoch, the whole rollout as one minibatch, as the repro sets it): acting as above,
+then one forward and backward over the T·B stored samples; with swapping, stored steps go
+out while acting and come back once for learning. The baselines' memory (cleanRL, the
+programs TimeRL reports out of memory) adds the minibatch their ``b_obs[mb_inds]``
+gathers: with the whole rollout as the minibatch, a second copy of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rldse.models.gpu import GpuModel, GpuTimes
+from rldse.models.ops import OpColumns
+
+F32 = 4
+
+
+@dataclass(frozen=True)
+class TempoShape:
+    """One iteration's shapes: B envs × T steps, observations of 3 × side × side fp32, an
+    MLP with ``hidden`` units after the encoder (Tempo's ModelBuilder.from_env)."""
+
+    envs: int
+    steps: int
+    side: int
+    hidden: tuple[int, ...] = (64, 64)
+    actions: int = 1
+    value_head: bool = False  # PPO's actor-critic
+
+    @property
+    def features(self) -> int:
+        return 3 * self.side * self.side
+
+    @property
+    def obs_bytes(self) -> int:
+        return F32 * self.features
+
+    @property
+    def step_bytes(self) -> int:
+        """One time step's observations, all envs."""
+        return self.envs * self.obs_bytes
+
+    @property
+    def rollout_bytes(self) -> int:
+        return self.steps * self.step_bytes
+
+    @property
+    def layers(self) -> int:
+        return 2 + len(self.hidden) + int(self.value_head)
+
+    @property
+    def weights(self) -> int:
+        """Parameters: the encoder F→h0, the hidden layers, the heads (biases included)."""
+        h = (self.hidden[0], *self.hidden)
+        n = self.features * h[0] + h[0]
+        n += sum(a * b + b for a, b in zip(h[:-1], h[1:], strict=True))
+        n += h[-1] * self.actions + self.actions
+        return n + (h[-1] + 1 if self.value_head else 0)
+
+    @property
+    def width(self) -> int:
+        """Activations per sample (hidden units and heads)."""
+        return self.hidden[0] + sum(self.hidden) + self.actions + int(self.value_head)
+
+
+@dataclass(frozen=True)
+class Iteration:
+    """One iteration of the program: seconds by phase, and where its bytes live."""
+
+    act_s: float  # env steps and forward passes (with swap-out beside them)
+    learn_s: float  # backward passes and the Adam step (with swap-in beside them)
+    copies_s: float  # copy-engine seconds (0 without swapping)
+    gpu_need_bytes: int  # what the program keeps on the GPU without swapping
+    resident_bytes: int  # what it keeps there as run
+    swapped_bytes: int  # sent to host memory (and back) per iteration
+    host_bytes: int  # host DRAM the swapped steps occupy at the peak
+
+    @property
+    def iter_s(self) -> float:
+        return self.act_s + self.learn_s
+
+
+def _op(gpu: GpuModel, phase: str, shape: TempoShape, items: int, flops: float,
+        bytes_: float) -> GpuTimes:
+    t = gpu.op_times(OpColumns.of(phase, items=items, flops=flops, bytes=bytes_),
+                     layers=shape.layers)
+    return GpuTimes(t.host_s.reshape(()), t.device_s.reshape(()))
+
+
+def step_times(gpu: GpuModel, shape: TempoShape) -> tuple[GpuTimes, GpuTimes, GpuTimes]:
+    """One time step's env step, forward pass, and backward pass (B samples)."""
+    b, w = shape.envs, shape.weights
+    env = _op(gpu, "env_step", shape, b, 0.0, shape.step_bytes)
+    act = _op(gpu, "act", shape, b, 2.0 * b * w,
+              shape.step_bytes + F32 * w + F32 * b * shape.width)
+    # backward: dW of every layer and dX of all but the encoder (2·B·W flops each, about);
+    # reads the step's observations again and the weights, reads and writes the
+    # gradient accumulators
+    learn = _op(gpu, "learn", shape, b, 4.0 * b * w,
+                shape.step_bytes + 3 * F32 * w + 2 * F32 * b * shape.width)
+    return env, act, learn
+
+
+def _adam(gpu: GpuModel, shape: TempoShape) -> float:
+    """One foreach Adam step: parameters, gradients and both moments read, three written."""
+    return float(gpu.kernel_times(2, 0, 7 * F32 * shape.weights).wall_s.sum())
+
+
+def _fixed_bytes(shape: TempoShape) -> int:
+    """Parameters, gradients and Adam's two moments."""
+    return 4 * F32 * shape.weights
+
+
+def reinforce(gpu: GpuModel, shape: TempoShape, td_steps: int | None, swap: bool,
+              capacity_bytes: int) -> Iteration:
+    """REINFORCE with an n-step TD objective (``td_steps`` = n) or Monte-Carlo (None)."""
+    env, act, learn = step_times(gpu, shape)
+    t = shape.steps
+    per_act = float((env + act).wall_s)
+    per_learn = float(learn.wall_s)
+    resident_steps = t if td_steps is None else min(t, td_steps + 1)
+    need = resident_steps * (shape.step_bytes + F32 * shape.envs * shape.width) \
+        + _fixed_bytes(shape)
+    if td_steps is not None or need <= capacity_bytes or not swap:
+        # TD: each step's backward runs n − 1 steps later, beside the acting (one stream)
+        return Iteration(t * (per_act + (per_learn if td_steps is not None else 0.0)),
+                         (t * per_learn if td_steps is None else 0.0) + _adam(gpu, shape),
+                         0.0, need, need, 0, 0)
+    copy = float(np.sum(gpu.copy_times(shape.step_bytes).wall_s))
+    out_s = in_s = t * copy
+    resident = need - shape.rollout_bytes + 2 * shape.step_bytes  # a step in flight each way
+    return Iteration(max(t * per_act, out_s), max(t * per_learn, in_s) + _adam(gpu, shape),
+                     out_s + in_s, need, resident, shape.rollout_bytes, shape.rollout_bytes)
+
+
+def ppo_baseline_need(shape: TempoShape) -> int:
+    """GPU bytes the baselines hold with the whole rollout as one minibatch: the rollout
+    and its bootstrap step, the gathered minibatch (a second copy), parameters with Adam
+    state, and the minibatch's activations and their gradients."""
+    samples = shape.steps * shape.envs
+    return (shape.rollout_bytes + shape.step_bytes + samples * shape.obs_bytes
+            + _fixed_bytes(shape) + 2 * F32 * samples * shape.width)
+
+
+def ppo(gpu: GpuModel, shape: TempoShape, swap: bool, capacity_bytes: int) -> Iteration:
+    """Tempo's PPO: acting, then one epoch over the whole rollout as one minibatch."""
+    env, act, _ = step_times(gpu, shape)
+    t, samples, w = shape.steps, shape.steps * shape.envs, shape.weights
+    acting = t * float((env + act).wall_s)
+    # forward and backward over every stored sample: 6·W flops each, the observations read
+    # by the forward and by the encoder's dW
+    learn = float(_op(gpu, "learn", shape, samples, 6.0 * samples * w,
+                      2 * shape.rollout_bytes + 3 * F32 * w
+                      + 2 * F32 * samples * shape.width).wall_s) + _adam(gpu, shape)
+    need = ppo_baseline_need(shape)
+    tempo_need = need - samples * shape.obs_bytes  # Tempo learns on the stored steps
+    if tempo_need <= capacity_bytes or not swap:
+        return Iteration(acting, learn, 0.0, need, tempo_need, 0, 0)
+    copy_s = t * float(np.sum(gpu.copy_times(shape.step_bytes).wall_s))
+    resident = tempo_need - shape.rollout_bytes + 2 * shape.step_bytes
+    return Iteration(max(acting, copy_s), max(learn, copy_s), 2 * copy_s, need, resident,
+                     shape.rollout_bytes, shape.rollout_bytes)
+
+
+def mc_over_td(gpu: GpuModel, shape: TempoShape, td_steps: list[int],
+               capacity_bytes: int) -> np.ndarray:
+    """Monte-Carlo's iteration time (with swapping) over each n-step TD variant's."""
+    mc = reinforce(gpu, shape, None, True, capacity_bytes).iter_s
+    return np.array([mc / reinforce(gpu, shape, n, True, capacity_bytes).iter_s
+                     for n in td_steps])

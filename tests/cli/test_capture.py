@@ -1,0 +1,85 @@
+"""`rldse capture WORKLOAD`: one subcommand per registered workload, other workloads' flags
+and unusable outputs refused in one line before any training."""
+
+from __future__ import annotations
+
+import pytest
+
+import rldse.workloads
+from rldse.cli import main
+
+
+@pytest.fixture
+def no_training(monkeypatch):
+    """Fail the test if a capture starts: every refusal must come before training."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("training started")
+
+    monkeypatch.setattr(rldse.workloads, "capture", refuse)
+
+
+def _err(argv, capsys):
+    code = main(argv)
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["capture", "dqn", "--env", "CartPole-v1", "--dtype", "int32"], "--dtype"),
+    (["capture", "dqn", "--env", "CartPole-v1", "--actors", "4"], "--actors"),
+    (["capture", "tabular", "--env", "FrozenLake-v1", "--replay", "per"], "--replay"),
+    (["capture", "ddpg", "--env", "Pendulum-v1", "--agents", "2"], "--agents"),
+])
+def test_another_workloads_flag_is_refused(argv, flag, tmp_path, capsys, no_training):
+    code, err = _err([*argv, "-o", str(tmp_path / "t.parquet")], capsys)
+    assert code == 2 and err.count("\n") == 1 and err.startswith("rldse: error: ")
+    assert flag in err and "does not apply" in err
+
+
+def test_output_folder_is_refused_before_training(tmp_path, capsys, no_training):
+    folder = tmp_path / "out.parquet"
+    folder.mkdir()
+    for out in (tmp_path, folder):
+        code, err = _err(["capture", "dqn", "--env", "CartPole-v1", "-o", str(out)], capsys)
+        assert code == 2 and err.count("\n") == 1 and str(out) in err
+
+
+def test_existing_output_needs_force(tmp_path, capsys, no_training):
+    out = tmp_path / "t.parquet"
+    out.write_bytes(b"old")
+    code, err = _err(["capture", "dqn", "--env", "CartPole-v1", "-o", str(out)], capsys)
+    assert code == 2 and "--force" in err and out.read_bytes() == b"old"
+
+
+def test_output_must_be_parquet(tmp_path, capsys, no_training):
+    code, err = _err(["capture", "dqn", "--env", "CartPole-v1", "-o",
+                      str(tmp_path / "t.csv")], capsys)
+    assert code == 2 and ".parquet" in err and err.count("\n") == 1
+
+
+def test_negative_seed_is_one_line(tmp_path, capsys, no_training):
+    code, err = _err(["capture", "dqn", "--env", "CartPole-v1", "--seed", "-1", "-o",
+                      str(tmp_path / "t.parquet")], capsys)
+    assert code == 2 and err.count("\n") == 1 and "--seed" in err
+
+
+def test_each_workload_help_lists_its_own_options(capsys):
+    for workload in rldse.workloads.WORKLOADS.values():
+        with pytest.raises(SystemExit):
+            main(["capture", workload.name, "--help"])
+        out = capsys.readouterr().out
+        for option in workload.config.model_fields:
+            if option not in ("env_id", "steps", "seed", "replay", "actors"):
+                assert f"  {option} (default" in out
+    with pytest.raises(SystemExit):
+        main(["capture", "dqn", "--help"])
+    out = capsys.readouterr().out
+    assert "--replay" in out and "--dtype" not in out and "batch_size" in out
+    assert "epsilon_decay" not in out  # tabular's
+
+
+def test_capture_writes_a_trace_and_force_overwrites(tmp_path, capsys):
+    out = tmp_path / "t.parquet"
+    argv = ["capture", "tabular", "--env", "FrozenLake-v1", "--steps", "300", "-o", str(out)]
+    assert main(argv) == 0
+    assert main([*argv, "--force"]) == 0
+    assert "wrote" in capsys.readouterr().out

@@ -1,0 +1,73 @@
+"""`rldse simulate` / `validate` refuse bad flags before any work, in one line (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rldse.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+TRACE = str(ROOT / "traces" / "dqn_cartpole_uniform.parquet")
+SPEC = str(ROOT / "examples" / "dgx1_like.yaml")
+SMALL = ["--set", "workload.env_steps=1000"]
+
+
+def _one_line_error(argv, capsys) -> str:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2, (out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rldse: error: "), err
+    return lines[0]
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--seed", "-1"], "--seed -1: expected an integer from 0"),
+    (["--timeline", "{tmp}"], "is a folder; give a file ending in .json"),
+    (["--timeline", "/proc/x.json"], "--timeline /proc/x.json: cannot write in /proc"),
+    (["--timeline", "{tmp}/t.txt"], "expected a file name ending in .json"),
+    (["--set", "placment.replay=am"], "--set placment.replay: placment: unknown field; "
+                                      "did you mean 'placement'?"),
+    (["--set", "gpu.countt=2"], "--set gpu.countt: unknown field; did you mean 'count'?"),
+    (["--set", "gpu=3"], "--set gpu: expected a mapping of fields (got 3)"),
+    (["--set", "workload.actor=3"], "--set workload.actor: not a knob of dqn traces; did you "
+                                    "mean 'actors'"),
+    (["--set", "workload.env_steps=1", "--set", "workload.env_steps=2"], "given twice"),
+])
+def test_bad_flags_are_one_line(tmp_path, capsys, extra, needle):
+    argv = ["simulate", TRACE, "--system", SPEC, *SMALL,
+            *[a.replace("{tmp}", str(tmp_path)) for a in extra]]
+    line = _one_line_error(argv, capsys)
+    assert needle in line
+    assert "Ref" not in line  # no internal class names (GpuRef, PartRef)
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_validate_refuses_a_negative_seed(capsys):
+    assert "--seed -1" in _one_line_error(["validate", TRACE, "--seed", "-1"], capsys)
+
+
+def test_env_steps_1e10_is_refused_with_the_estimate(capsys):
+    """1e10 reads as a number (YAML 1.2), and the run is refused after short pilots."""
+    line = _one_line_error(["simulate", TRACE, "--system", SPEC, "--set",
+                            "workload.env_steps=1e10"], capsys)
+    assert "this run would take about" in line and "10,000,000,000 env steps" in line
+    assert "--allow-long" in line
+
+
+def test_allow_long_is_a_flag():
+    from rldse.cli import build_parser
+
+    args = build_parser().parse_args(["simulate", TRACE, "--system", SPEC, "--allow-long"])
+    assert args.allow_long is True
+
+
+def test_version(capsys):
+    from rldse import __version__
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"rldse {__version__}"

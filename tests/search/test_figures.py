@@ -1,0 +1,36 @@
+"""The study's figures: Optuna's own plots, log axes for log-searched parameters."""
+
+from __future__ import annotations
+
+from matplotlib.figure import Figure
+
+from rldse.search import run_study
+
+
+def test_slices_use_a_log_axis_for_a_log_searched_parameter(write_study, monkeypatch):
+    scales: dict[str, str] = {}
+    save = Figure.savefig
+
+    def record(fig, path, **kwargs):
+        assert kwargs.get("format") == "png"  # written through a temporary name
+        for ax in fig.axes:
+            if ax.get_xlabel():
+                scales[ax.get_xlabel()] = ax.get_xscale()
+        return save(fig, path, **kwargs)
+
+    monkeypatch.setattr(Figure, "savefig", record)
+    path = write_study(space={"workload.actors": {"int": [1, 64], "log": True},
+                              "gpu.count": {"int": [1, 4]}}, trials=8)
+    report = run_study(path, progress=False)
+    assert scales["workload.actors"] == "log" and scales["gpu.count"] == "linear"
+    for key in ("history", "importance", "slice workload.actors", "slice gpu.count"):
+        assert report.files[key].endswith(".png"), key
+
+
+def test_several_objectives_draw_the_pareto_front_and_one_history_each(write_study):
+    path = write_study(objectives=[{"maximize": "steps_per_joule"}, {"minimize": "cost_usd"}],
+                       sampler={"name": "nsga2", "options": {"population_size": 4}}, trials=8)
+    report = run_study(path, progress=False)
+    for key in ("pareto", "history_steps_per_joule", "history_cost_usd",
+                "slice gpu.count cost_usd"):
+        assert report.files[key].endswith(".png"), key

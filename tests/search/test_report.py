@@ -1,0 +1,90 @@
+"""What a search leaves behind: headlines a user can act on, atomic outputs, and the
+shipped two-objective example recommending only designs that fit their machine."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rldse.search import run_study
+from rldse.search.report import StudyReport
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _report(objectives: list[str], best: list[dict]) -> StudyReport:
+    return StudyReport(
+        name="s", study_file="s.yaml", storage="j", out_dir="o", budget=4, workers=1,
+        objectives=objectives, constraints=["avg_power_w <= 400", "checks.gpu_memory"],
+        states={"COMPLETE": 4}, simulated=4, cache_hits=0, pruned_by_estimate=0, invalid=0,
+        requeued=0, best=best, files={}, notes=[], finished_now=4, elapsed_s=1.0)
+
+
+def _point(n: int, values: dict) -> dict:
+    return {"number": n, "values": values, "params": {"workload.actors": n},
+            "metrics": {"env_steps_per_s": 1e4, "steps_per_joule": 50.0}, "file": f"t{n}.yaml"}
+
+
+def test_single_objective_ties_are_a_tie_not_a_pareto_set():
+    text = _report(["steps_per_joule"], [_point(1, {"steps_per_joule": 50.0}),
+                                         _point(2, {"steps_per_joule": 50.0})]).summary()
+    assert "Pareto" not in text
+    assert "best steps_per_joule 50, a tie of 2 designs" in text
+    head = _report(["steps_per_joule"], [_point(1, {"steps_per_joule": 50.0})]).headline()
+    assert head.startswith("best design, meeting every constraint (avg_power_w <= 400; "
+                           "the part checks gpu_memory)")
+    assert "10,000 env steps/s" in head and "trial 1: steps_per_joule=50" in head
+
+
+def test_several_objectives_give_a_pareto_set_and_none_feasible_says_so():
+    two = _report(["steps_per_joule", "cost_usd"],
+                  [_point(1, {"steps_per_joule": 50.0, "cost_usd": 10.0})])
+    assert two.headline().startswith("Pareto set of 1 designs")
+    assert _report(["steps_per_joule"], []).headline().startswith("no design meets every")
+
+
+def test_outputs_replace_old_ones_only_once_written_and_clean_dead_temporaries(write_study):
+    path = write_study(trials=6)
+    run_study(path, progress=False)
+    out = path.parent / "out"
+    stale = [out / "figures" / "slice_gone.png", out / "best" / "trial-9999.yaml"]
+    for p in stale:
+        p.write_text("old")
+    dead = out / ".trials.csv.rldse-999999999.tmp"  # a writer killed mid-write
+    dead.write_text("torn")
+    report = run_study(path, trials=8, resume=True, progress=False)
+    assert not dead.exists() and not any(p.exists() for p in stale)
+    assert sorted(p.name for p in (out / "best").iterdir()) == \
+        [Path(b["file"]).name for b in report.best]
+    assert all(Path(f).is_file() for k, f in report.files.items() if k.startswith("slice "))
+    assert not [p for p in out.rglob(".*.tmp")]
+    again = StudyReport.model_validate_json((out / "summary.json").read_text())
+    assert again.headline() == report.headline()
+
+
+@pytest.fixture
+def shipped_example(tmp_path) -> Path:
+    """studies/examples/pareto_cost.yaml in a scratch copy of the repository's layout."""
+    (tmp_path / "studies" / "examples").mkdir(parents=True)
+    os.symlink(REPO / "traces", tmp_path / "traces")
+    return Path(shutil.copy(REPO / "studies" / "examples" / "pareto_cost.yaml",
+                            tmp_path / "studies" / "examples"))
+
+
+def test_pareto_cost_recommends_only_designs_that_pass_every_check(shipped_example):
+    """Must show (issue 12): its Pareto designs once broke the TCAM's capacity."""
+    report = run_study(shipped_example, progress=False)
+    table = pd.read_csv(report.files["trials.csv"])
+    checks = [c for c in table.columns if c.startswith("checks.")]
+    assert "checks.am_capacity" in checks
+    assert "constraint: checks.am_capacity" in table.columns
+    assert (~table["checks.am_capacity"].astype(bool)).any()  # some points break it ...
+    best = table[table["best"]]
+    assert len(best) >= 2 and best[checks].astype(bool).all().all()  # ... none recommended
+    assert (table.loc[~table[checks].astype(bool).all(axis=1), "feasible"] == False).all()  # noqa: E712
+    assert report.headline().startswith("Pareto set of")
+    assert {b["number"] for b in report.best} <= set(best["number"])

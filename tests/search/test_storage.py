@@ -1,0 +1,129 @@
+"""Study storage: passwords never shown, a torn journal line recovered, and on a database
+every trial beats from its creation and one that never beat still goes stale."""
+
+from __future__ import annotations
+
+import signal
+
+import optuna
+import pytest
+import sqlalchemy
+from optuna.storages._rdb import models
+from optuna.trial import TrialState
+
+from rldse.errors import RldseError, redact_url
+from rldse.search import load_study_file, run_study
+from rldse.search import storage as storage_mod
+from rldse.search.storage import StorageRef, open_storage, storage_ref
+
+SECRET = "s3cr3t"
+FORMS = [
+    f"postgresql://rldse:{SECRET}@127.0.0.1:1/db",
+    f"postgresql://rldse@127.0.0.1:1/db?password={SECRET}&connect_timeout=1",
+    f"postgresql://:{SECRET}@127.0.0.1:1/db",
+    f"rldse:{SECRET}@127.0.0.1",  # no scheme
+    f"postgresql://rldse:{SECRET}@x@127.0.0.1:1/db",  # an unencoded '@' in the password
+    f"postgresql+psycopg://rldse:{SECRET}@127.0.0.1:1/db?password={SECRET}",
+]
+
+
+@pytest.mark.parametrize("url", FORMS)
+def test_no_password_form_is_ever_shown(url, write_study):
+    assert SECRET not in redact_url(url) and "***" in redact_url(url)
+    assert redact_url(url).split("***")[0] in url  # the rest is kept to recognise it
+    with pytest.raises(RldseError) as err:
+        open_storage(StorageRef(url, "--storage", embedded=False))
+    assert SECRET not in str(err.value) and "\n" not in str(err.value), str(err.value)
+    with pytest.raises(RldseError) as err:  # the study path: its message and the report
+        run_study(write_study(), storage=url, progress=False)
+    assert SECRET not in str(err.value), str(err.value)
+
+
+def _finished(study: optuna.Study) -> list:
+    return [t for t in study.trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
+
+
+def _load(path) -> optuna.Study:
+    sf = load_study_file(path)
+    return optuna.load_study(study_name=sf.study_name,
+                             storage=open_storage(storage_ref(sf.out_dir, None, None, "")))
+
+
+def test_a_journal_line_torn_by_a_kill_is_cut_with_a_warning(write_study, capsys):
+    path = write_study(trials=4, sampler="random")
+    run_study(path, progress=False)
+    journal = path.parent / "out" / "journal.log"
+    kept = [(t.number, t.values, t.params) for t in _finished(_load(path))]
+    journal.write_bytes(journal.read_bytes() + b'{"op_code":6,"worker_id":"x","trial_')
+    report = run_study(path, trials=6, resume=True, progress=False)
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"rldse: warning: {journal}: cut a last line torn") and "\n" not in err
+    assert any("torn" in n for n in report.notes)
+    after = _finished(_load(path))
+    assert len(after) == 6 and [(t.number, t.values, t.params) for t in after[:4]] == kept
+    assert journal.read_bytes().endswith(b"\n")
+
+
+def test_a_damaged_journal_line_is_refused_in_one_line(write_study):
+    path = write_study(trials=2, sampler="random")
+    run_study(path, progress=False)
+    journal = path.parent / "out" / "journal.log"
+    lines = journal.read_bytes().splitlines(keepends=True)
+    journal.write_bytes(b"".join([lines[0], b"not json\n", *lines[1:]]))
+    with pytest.raises(RldseError, match=r"journal.log: line 2 is not a journal record"):
+        run_study(path, trials=3, resume=True, progress=False)
+
+
+def _within(seconds: int, call):
+    """`call()`, failing the test if it has not returned after `seconds` (a trial left
+    RUNNING for ever makes a run wait for ever)."""
+    def expire(*_):
+        raise TimeoutError(f"still waiting after {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        return call()
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _heartbeats(st) -> dict[int, int]:
+    with st.engine.connect() as conn:
+        rows = conn.execute(sqlalchemy.select(models.TrialHeartbeatModel.trial_id)).all()
+    return {r[0]: 1 for r in rows}
+
+
+@pytest.mark.filterwarnings("ignore:Heartbeat of storage:UserWarning")
+def test_a_trial_beats_from_its_creation(tmp_path):
+    st = open_storage(StorageRef(f"sqlite:///{tmp_path / 'db.sqlite'}", "--storage", False))
+    study = optuna.create_study(storage=st, study_name="s")
+    trial = study.ask()  # no heartbeat thread yet: the storage beat on creation
+    assert trial._trial_id in _heartbeats(st)
+    study.tell(trial, state=TrialState.FAIL)
+    study.enqueue_trial({"x": 1.0})
+    queued = study.ask()  # a queued trial taken to run beats too
+    assert queued._trial_id in _heartbeats(st)
+
+
+def test_a_trial_killed_before_its_first_heartbeat_is_failed_and_run_again(
+        write_study, tmp_path, monkeypatch):
+    url = f"sqlite:///{tmp_path / 'db.sqlite'}"
+    path = write_study(trials=3, sampler="random")
+    run_study(path, storage=url, progress=False)
+    # a worker that created its trial and died before beating: Optuna's own storage,
+    # without heartbeats, leaves exactly that behind
+    plain = optuna.load_study(study_name="study", storage=url)
+    orphan = plain.ask()
+    monkeypatch.setattr(storage_mod, "HEARTBEAT_S", 1)
+    monkeypatch.setattr(storage_mod, "GRACE_S", 1)
+    report = _within(60, lambda: run_study(path, storage=url, trials=5, resume=True,
+                                            progress=False))
+    trials = optuna.load_study(study_name="study", storage=url).trials
+    assert trials[orphan.number].state == TrialState.FAIL
+    retried = [t for t in trials if t.system_attrs.get("failed_trial") == orphan.number]
+    assert len(retried) == 1 and retried[0].state in (TrialState.COMPLETE, TrialState.PRUNED)
+    assert len(_finished(optuna.load_study(study_name="study", storage=url))) == 5
+    assert not [t for t in trials if t.state == TrialState.RUNNING]
+    assert report.finished_now == 2

@@ -1,0 +1,82 @@
+"""The up-front estimate of a simulation's cost (rldse.sim.budget)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rldse.errors import RldseError
+from rldse.sim import Limits, simulate
+from rldse.sim.budget import Budget, Meter, _fit, _Pilot, check, estimate, is_small
+from rldse.sim.machine import Machine
+from rldse.system import load_spec, resolve
+from rldse.trace import load_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ROOT / "examples" / "dgx1_like.yaml"
+
+
+@pytest.fixture(scope="module")
+def dqn():
+    return load_trace(ROOT / "traces" / "dqn_cartpole_uniform.parquet")
+
+
+def _system(trace, **sets):
+    return resolve(load_spec(SPEC, {f"workload.{k}": v for k, v in sets.items()}), trace)
+
+
+def test_fit_recovers_a_linear_cost():
+    """a + b·steps + c·workers from three pilots, extrapolated exactly."""
+    def cost(s, w):
+        return 0.1 + 2e-6 * s + 3e-3 * w
+
+    pilots = [_Pilot(s, w, cost(s, w), 0, None) for s, w in [(2000, 4), (32000, 4), (2000, 16)]]
+    assert _fit(pilots, "wall_s", 10**9, 65536) == pytest.approx(cost(10**9, 65536), rel=1e-9)
+
+
+def test_fit_never_extrapolates_below_the_pilots():
+    """A noisy pilot that ran faster when longer gives a flat estimate, not a negative one."""
+    pilots = [_Pilot(2000, 1, 0.3, 0, None), _Pilot(32000, 1, 0.2, 0, None)]
+    assert _fit(pilots, "wall_s", 10**10, 1) >= 0.2
+
+
+def test_check_refuses_over_the_limits_in_one_line():
+    budget = Budget(events=4, wall_s=3600 * 15, memory_bytes=2e12, env_steps=10**10, workers=1)
+    with pytest.raises(RldseError) as info:
+        check(budget, Limits(memory_bytes=10**9))
+    text = str(info.value)
+    assert "\n" not in text and "15 h" in text and "10,000,000,000 env steps" in text
+    assert "over the 10 min limit" in text and "memory limit of 1.00 GB" in text
+    check(budget, Limits(allow_long=True))
+    check(Budget(4, 1.0, 1e6, 1000, 1), Limits())
+
+
+def test_events_are_estimated_from_the_designs_own_program(dqn):
+    """32 actors on a sync learner: one event per round of actors; the estimate is
+    within 5 % of the count of the real run."""
+    system = _system(dqn, actors=32, learner="sync", env_steps=60_000)
+    budget = estimate(dqn, system)
+    machine = Machine(dqn, system)
+    meter = Meter(machine)
+    machine.result(system.workload.program(machine))
+    assert budget.events == pytest.approx(meter.events, rel=0.05)
+
+
+def test_env_steps_1e10_is_over_the_limit(dqn):
+    budget = estimate(dqn, _system(dqn, env_steps=10**10))
+    with pytest.raises(RldseError, match="this run would take about"):
+        check(budget, Limits())
+
+
+def test_limits_leave_the_result_unchanged(dqn):
+    """Pilots run on their own machines: the result is bit-identical with or without."""
+    system = _system(dqn, env_steps=5000)
+    assert not is_small(dqn, system)
+    plain = simulate(dqn, system, seed=3)
+    assert simulate(dqn, system, seed=3, limits=Limits()).to_json() == plain.to_json()
+
+
+def test_small_runs_are_their_own_estimate(dqn):
+    assert is_small(dqn, _system(dqn, env_steps=1000, actors=2))
+    assert not is_small(dqn, _system(dqn, env_steps=1000, actors=64))

@@ -1,0 +1,53 @@
+"""TimeRL's single-process program against closed forms of its schedule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rldse.sim.machine import Machine
+from rldse.studies.timerl_program import TempoShape, ppo, ppo_baseline_need, reinforce
+from rldse.system import parse_spec
+from rldse.trace import load_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def gpu():
+    trace = load_trace(ROOT / "traces" / "actor_learner_cartpole_2.parquet")
+    spec = parse_spec({"name": "t", "cpu": {"preset": "epyc-7402p"},
+                       "gpu": {"preset": "rtx-a6000"},
+                       "placement": {"act": "gpu", "learn": "gpu"}}, where="test")
+    return Machine(trace, spec).model("gpu")
+
+
+def test_shapes_match_tempo_network():
+    s = TempoShape(256, 1000, 256)
+    f = 3 * 256 * 256
+    assert s.weights == f * 64 + 64 + 2 * (64 * 64 + 64) + 64 + 1
+    assert s.rollout_bytes == 256 * 1000 * f * 4
+
+
+def test_td_keeps_n_plus_one_steps_and_monte_carlo_swaps_the_rollout(gpu):
+    s, cap = TempoShape(256, 1000, 256), int(gpu.spec.mem_bytes)
+    fixed = 16 * s.weights
+    for n in (1, 8, 64):
+        it = reinforce(gpu, s, n, True, cap)
+        assert it.gpu_need_bytes == (n + 1) * (s.step_bytes + 4 * 256 * s.width) + fixed
+        assert it.swapped_bytes == 0 and it.copies_s == 0
+    mc = reinforce(gpu, s, None, True, cap)
+    copy_s = gpu.spec.copy_fixed_s + s.step_bytes / gpu.copy_bps
+    assert mc.copies_s == pytest.approx(2 * 1000 * copy_s)
+    assert mc.iter_s >= mc.copies_s  # the copies bound both phases here
+    assert mc.swapped_bytes == s.rollout_bytes and mc.resident_bytes <= cap
+    assert not reinforce(gpu, s, None, False, cap).resident_bytes <= cap
+
+
+def test_ppo_baselines_hold_a_second_copy_of_the_rollout(gpu):
+    s = TempoShape(256, 1000, 64, value_head=True)
+    need = ppo_baseline_need(s)
+    assert need > 2 * s.rollout_bytes
+    it = ppo(gpu, s, False, int(gpu.spec.mem_bytes))
+    assert it.resident_bytes == need - s.rollout_bytes and it.swapped_bytes == 0

@@ -1,0 +1,135 @@
+"""Fuzzing the files users write: any spec or study file gives a Result (exit 0) or one
+line and exit 2, never a traceback. Inputs are valid files with parts replaced by random
+keys and values, and raw random text; runs are kept tiny (env steps, actors)."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rldse.cli import main
+from rldse.errors import RldseError
+from rldse.models import PART_KINDS, ROLES
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACE = str(ROOT / "traces" / "dqn_cartpole_uniform.parquet")
+SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+NAMES = sorted({"name", "placement", "workload", "price_usd_per_hour", "preset", "count",
+                "actors", "env_steps", "batch_size", "learner", "cores", "mem_bytes", "arrays",
+                "trace", "base", "space", "objectives", "constraints", "sampler", "seed",
+                "trials", "maximize", "minimize", "int", "float", "choices", "log", "when",
+                "options", "n_startup_trials", "storage", "target", "skip_checks",
+                *ROLES, *(k.name for k in PART_KINDS.values())})
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
+    st.sampled_from(["cpu", "gpu", "am", "host", "v100-sxm2", "sync", "async", "1e10", "",
+                     "steps_per_joule", "avg_power_w <= 1500", "../x", "/proc/x"]),
+    st.text(max_size=12))
+KEYS = st.one_of(st.sampled_from(NAMES), st.text(max_size=10))
+VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
+    st.lists(inner, max_size=4), st.dictionaries(KEYS, inner, max_size=4)), max_leaves=12)
+
+SPEC = {"name": "fuzz", "cpu": {"preset": "xeon-silver-4215"}, "gpu": {"preset": "v100-sxm2"},
+        "placement": {"learn": "gpu"}, "workload": {"learner": "sync"}}
+STUDY = {"trace": TRACE, "base": dict(SPEC),
+         "space": {"workload.batch_size": {"choices": [32, 64]},
+                   "gpu.count": {"int": [1, 2]}},
+         "objectives": [{"maximize": "steps_per_joule"}], "trials": 2, "seed": 0}
+
+
+def _mutated(base: dict, data: st.DataObject) -> dict:
+    """``base`` with up to three paths set to random values (a new key or an existing one)."""
+    raw = yaml.safe_load(yaml.safe_dump(base))
+    for _ in range(data.draw(st.integers(1, 3))):
+        node = raw
+        for _depth in range(data.draw(st.integers(0, 2))):
+            children = [k for k, v in node.items() if isinstance(v, dict)]
+            if not children:
+                break
+            node = node[data.draw(st.sampled_from(children))]
+        key = data.draw(st.one_of(st.sampled_from(sorted(node, key=str) or ["name"]), KEYS))
+        node[key] = data.draw(VALUES)
+    return raw
+
+
+def _simulate(text: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "spec.yaml"
+        path.write_text(text, encoding="utf-8")
+        with _captured() as out:
+            code = main(["simulate", TRACE, "--system", str(path), "--set",
+                         "workload.env_steps=300", "--set", "workload.actors=2"])
+        _exit_0_or_one_line(code, out)
+
+
+class _captured:
+    """stdout and stderr of one CLI call (capsys does not reset between examples)."""
+
+    def __enter__(self):
+        import contextlib
+        import io
+
+        self.out, self.err = io.StringIO(), io.StringIO()
+        self._stack = contextlib.ExitStack()
+        self._stack.enter_context(contextlib.redirect_stdout(self.out))
+        self._stack.enter_context(contextlib.redirect_stderr(self.err))
+        return self
+
+    def __exit__(self, *exc):
+        self._stack.close()
+
+
+def _exit_0_or_one_line(code: int, out: _captured) -> None:
+    err = out.err.getvalue()
+    if code == 0:
+        assert "simulated" in out.out.getvalue()
+        return
+    assert code == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("rldse: error: "), err
+
+
+@SETTINGS
+@given(st.data())
+def test_mutated_specs_give_a_result_or_one_line(data):
+    _simulate(yaml.safe_dump(_mutated(SPEC, data), allow_unicode=True))
+
+
+@SETTINGS
+@given(st.text(max_size=200))
+def test_random_text_as_a_spec_gives_a_result_or_one_line(text):
+    _simulate(text)
+
+
+@SETTINGS
+@given(st.data())
+def test_mutated_study_files_load_or_fail_in_one_line(data):
+    from rldse.search import load_study_file
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "study.yaml"
+        path.write_text(yaml.safe_dump(_mutated(STUDY, data), allow_unicode=True),
+                        encoding="utf-8")
+        try:
+            load_study_file(path)
+        except RldseError as exc:
+            assert "\n" not in str(exc), str(exc)
+
+
+@pytest.mark.parametrize("text", ["a: 1\na: 2\n", "[" * 50_000 + "]" * 50_000,
+                                  "{a: " * 50_000 + "1" + "}" * 50_000])
+def test_duplicate_keys_and_deep_nesting_are_one_line(text):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "spec.yaml"
+        path.write_text(text)
+        with _captured() as out:
+            code = main(["simulate", TRACE, "--system", str(path)])
+        assert code == 2
+        assert out.err.getvalue().count("\n") == 1
