@@ -44,9 +44,13 @@ PILOT_GROWTH = 16
 PILOT_WORKERS = (4, 16)
 #: the most workers a timed pilot runs, and the second count it fits beyond that
 TIMED_WORKERS = (256, 1_024)
+#: designs at most this large run unmetered, without pilots: even the per-event program
+#: paths (about 60k env steps/s on a loaded 2-core host) finish them in seconds, and their
+#: workers hold megabytes; pilots (0.6-0.9 s) would cost more than they could save.
+UNMETERED_STEPS = 200_000
+UNMETERED_WORKERS = 64
 #: events between two looks at the clock while the real run goes.
 METER_EVERY = 4_096
-DEBUG = os.environ.get('H4A_DEBUG')
 
 
 def half_of_ram_bytes() -> int:
@@ -122,10 +126,7 @@ def _run(trace: Trace, system: ResolvedSystem, steps: int, knob: str | None, wor
     finally:
         if memory:
             tracemalloc.stop()
-    pilot_run = _Pilot(max(result.env_steps, 1), workers, wall_s, meter.events, peak)
-    if DEBUG:
-        print(pilot_run, file=sys.stderr)
-    return pilot_run
+    return _Pilot(max(result.env_steps, 1), workers, wall_s, meter.events, peak)
 
 
 def _fit(pilots: list[_Pilot], value: str, steps: int, workers: int) -> float:
@@ -152,9 +153,9 @@ def size(trace: Trace, system: ResolvedSystem) -> tuple[int, str | None, int]:
 
 
 def is_small(trace: Trace, system: ResolvedSystem) -> bool:
-    """Whether the design is no larger than the first pilot: then it is its own estimate."""
+    """Whether the design runs unmetered (UNMETERED_STEPS, UNMETERED_WORKERS)."""
     steps, _, workers = size(trace, system)
-    return steps <= PILOT_STEPS and workers <= PILOT_WORKERS[0]
+    return steps <= UNMETERED_STEPS and workers <= UNMETERED_WORKERS
 
 
 def estimate(trace: Trace, system: ResolvedSystem) -> Budget:

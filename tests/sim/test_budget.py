@@ -71,12 +71,13 @@ def test_env_steps_1e10_is_over_the_limit(dqn):
 
 def test_limits_leave_the_result_unchanged(dqn):
     """Pilots run on their own machines: the result is bit-identical with or without."""
-    system = _system(dqn, env_steps=5000)
+    system = _system(dqn, env_steps=5000, actors=65)
     assert not is_small(dqn, system)
     plain = simulate(dqn, system, seed=3)
     assert simulate(dqn, system, seed=3, limits=Limits()).to_json() == plain.to_json()
 
 
 def test_small_runs_are_their_own_estimate(dqn):
-    assert is_small(dqn, _system(dqn, env_steps=1000, actors=2))
-    assert not is_small(dqn, _system(dqn, env_steps=1000, actors=64))
+    assert is_small(dqn, _system(dqn, env_steps=200_000, actors=64))
+    assert not is_small(dqn, _system(dqn, env_steps=1000, actors=65))
+    assert not is_small(dqn, _system(dqn, env_steps=200_001, actors=1))

@@ -593,7 +593,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
             if lc.actors_insert:
                 clock.spend("actor", "replay_add", "cpu", float(np.sum(s_add)), steps)
             clock.spend("actor", "wait:device", "any", float((dur - own).sum()), 0)
-        return np.concatenate(ends)
+        return np.concatenate(ends) if ends else np.empty(0)  # no chunk: fewer steps
+        # than actors
 
     def async_chunks() -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Every actor's chunks as the event loop books them: learn_every steps each, in

@@ -157,3 +157,13 @@ def test_sequential_solve_equals_the_settled_fixed_point(monkeypatch, knobs):
     monkeypatch.setattr(program, "_FIXED_POINT_ROUNDS", 1)
     forced = simulate(trace, spec, seed=0)
     assert forced.model_dump() == settled.model_dump()
+
+
+@pytest.mark.parametrize("actors", [4, 8])
+def test_fewer_steps_than_actors(actors):
+    """Some actors get no chunk at all (crashed with 'need at least one array')."""
+    trace = load_trace("traces/dqn_cartpole_uniform.parquet")
+    spec = parse_spec({"name": "t", **DGX1,
+                       "workload": {"learner": "async", "env_steps": 4, "actors": actors}})
+    result = simulate(trace, spec, seed=0)
+    assert result.env_steps == 4 and result.updates == 0 and result.sim_time_s > 0
