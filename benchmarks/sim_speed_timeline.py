@@ -3,7 +3,8 @@
 The actor-learner program on examples/dgx1_like.yaml at 1e6 env steps, with local and
 central inference, each run with and without a timeline streamed to a temporary file,
 alternating, best of 3. Prints both walls, the ratio (target <= 1.5x) and the events and
-bytes written.
+bytes written (a booking made for a worker is two events: its device lane and its worker's
+track). Central inference books every env step of every actor, so it costs the most.
 
     python benchmarks/sim_speed_timeline.py [--steps 1000000]
 """

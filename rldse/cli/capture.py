@@ -10,12 +10,11 @@ is refused, never ignored; the output path is checked before any training starts
 from __future__ import annotations
 
 import argparse
-import os
 import types
 import typing
 from pathlib import Path
 
-from rldse.cli.common import parse_set, progress_bar
+from rldse.cli.common import check_output_file, parse_set, progress_bar
 from rldse.errors import RldseError
 
 #: CaptureConfig fields that are not per-workload flags (set from the common flags).
@@ -23,24 +22,9 @@ _COMMON = ("workload", "env_id", "steps", "seed", "options")
 
 
 def checked_output(path: str, force: bool, flag: str = "-o") -> Path:
-    """The output trace path, refused before any work when it cannot be written as asked:
-    not ``.parquet``, a folder, an existing file without ``--force``, or a parent that is a
-    file or not writable."""
-    out = Path(path)
-    if out.suffix != ".parquet":
-        raise RldseError(f"{flag} {path}: a trace file must end in .parquet")
-    if out.is_dir():
-        raise RldseError(f"{flag} {path}: is a folder; expected a .parquet file path")
-    if out.exists() and not force:
-        raise RldseError(f"{flag} {path}: exists (add --force to overwrite it)")
-    parent = out.parent
-    while not parent.exists():
-        parent = parent.parent
-    if not parent.is_dir():
-        raise RldseError(f"{flag} {path}: {parent} is not a folder")
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise RldseError(f"{flag} {path}: folder {parent} is not writable")
-    return out
+    """The output trace path, refused before any work when it cannot be written as asked
+    (rldse.cli.common.check_output_file: .parquet, not a folder, --force to overwrite)."""
+    return check_output_file(path, flag, ".parquet", force=force)
 
 
 def save_trace(trace, out: Path) -> Path:

@@ -77,16 +77,24 @@ def cmd_simulate(args: argparse.Namespace) -> None:
     check_seed(args.seed)
     if args.timeline is not None:
         check_output_file(args.timeline, "--timeline", ".json")
+    window = None
+    if args.timeline_window is not None:
+        from rldse.sim.timeline import parse_window
+
+        if args.timeline is None:
+            raise RldseError("--timeline-window selects events of a timeline: give "
+                             "--timeline FILE.json too")
+        window = parse_window(args.timeline_window)
     trace = load_trace(args.trace)
     sets = parse_set(args.set)
     spec = load_spec(args.system, sets)
     try:
-        _run(args, trace, spec)
+        _run(args, trace, spec, window)
     except RldseError as exc:
         raise on_flag(exc, sets) or exc from None
 
 
-def _run(args: argparse.Namespace, trace, spec) -> None:
+def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | None) -> None:
     from rldse.sim import Limits, simulate
     from rldse.sim.target import to_target, with_target
 
@@ -96,7 +104,7 @@ def _run(args: argparse.Namespace, trace, spec) -> None:
                          "(cost_to_target_usd): give --target-return, or drop it")
     run_spec = spec if target is None else to_target(spec, target[1])
     result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline,
-                      limits=Limits(allow_long=args.allow_long))
+                      limits=Limits(allow_long=args.allow_long), timeline_window=window)
     if target is not None:
         result = with_target(result, target[1], target[0], spec.price_usd_per_hour)
     band = None
@@ -145,6 +153,9 @@ def add_parser(sub) -> None:
     si.add_argument("--seed", type=int, default=0)
     si.add_argument("--timeline", metavar="FILE.json",
                     help="write a Chrome trace event file (Perfetto)")
+    si.add_argument("--timeline-window", metavar="START:END",
+                    help="write only the timeline events overlapping simulated seconds "
+                         "START to END, so a long run's file stays openable")
     si.add_argument("--allow-long", action="store_true",
                     help="run even when the estimate (events, wall time, memory; measured "
                          "by short pilot runs first) is over 10 minutes or half of RAM")

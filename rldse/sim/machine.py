@@ -26,7 +26,7 @@ from rldse.sim import trace_cache
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
 from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats
-from rldse.sim.timeline import TimelineStream
+from rldse.sim.timeline import NO_TAG, TimelineStream
 from rldse.system import ResolvedSystem, resolve
 from rldse.trace import Trace
 
@@ -177,10 +177,12 @@ class Machine:
     ResolvedSystem, the knobs resolved for the trace, and the roles' placement."""
 
     def __init__(self, trace: Trace, system: ResolvedSystem | Any, seed: int = 0,
-                 timeline: bool | str | Path = False) -> None:
+                 timeline: bool | str | Path = False,
+                 timeline_window: tuple[float, float] | None = None) -> None:
         """``system``: a ResolvedSystem, or a SystemSpec resolved against ``trace`` here.
         ``timeline``: True keeps the bookings in a list; a path streams them there
-        (rldse.sim.timeline.TimelineStream; the caller closes ``self.timeline``)."""
+        (rldse.sim.timeline.TimelineStream; the caller closes ``self.timeline``), only
+        those overlapping ``timeline_window`` (start_s, end_s) if given."""
         if not isinstance(system, ResolvedSystem):
             system = resolve(system, trace)
         self.trace, self.system, self.seed = trace, system, seed
@@ -210,7 +212,8 @@ class Machine:
                     claimed_accuracy=model.claimed_accuracy,
                     cost_usd=float(getattr(inst.spec, "price_usd", 0.0)), timeline=self.timeline)
         if isinstance(timeline, (str, Path)):  # opened last: nothing after it can fail
-            self.timeline = TimelineStream(timeline, list(self.devices))
+            self.timeline = TimelineStream(timeline, list(self.devices),
+                                           window_s=timeline_window)
             for d in self.devices.values():
                 d.timeline = self.timeline
         self._costs: dict[tuple[str, str, int], np.ndarray] = {}
@@ -304,13 +307,32 @@ class Machine:
         'dispatch' and the rest of the wall time as ``phase`` on ``dev``'s kind, so a
         launch-bound learner's bottleneck reads 'dispatch'; waits are the caller's."""
         end = t + work.wall_s
+        tl = self.timeline
+        if isinstance(tl, TimelineStream):
+            tl.tag = (worker, {"items": count})
         if work.device_s > 0:
             end = max(end, dev.book(t, work.device_s, phase))
         if work.host_s > 0:
             end = max(end, core.book_on(core_lanes, t, work.host_s, "dispatch")
                       if core_lanes is not None else core.book(t, work.host_s, "dispatch"))
             self.clock.spend(worker, "dispatch", core.kind, work.host_s, 0)
+        if isinstance(tl, TimelineStream):
+            tl.tag = NO_TAG
         self.clock.spend(worker, phase, dev.kind, work.wall_s - work.host_s, count)
+        return end
+
+    def book(self, dev: Device, t: float, dur_s: float, phase: str, worker: str,
+             lanes: Lanes | None = None, **args: int) -> float:
+        """``dev.book`` (``dev.book_on(lanes, ...)`` with ``lanes``) for ``worker``: with a
+        streamed timeline the event also goes on the worker's track with ``args`` (what
+        the booking knows: items, batch); returns the end time."""
+        tl = self.timeline
+        if isinstance(tl, TimelineStream):
+            tl.tag = (worker, args)
+        end = dev.book(t, dur_s, phase) if lanes is None else dev.book_on(lanes, t, dur_s,
+                                                                          phase)
+        if isinstance(tl, TimelineStream):
+            tl.tag = NO_TAG
         return end
 
     def cycle(self, phase: str, kind: str) -> Cycle:

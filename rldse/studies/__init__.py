@@ -16,7 +16,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # figures are files; no display needed
 
-from rldse.errors import RldseError  # noqa: E402
+from rldse.errors import RldseError, did_you_mean  # noqa: E402
 from rldse.studies.report import Report  # noqa: E402
 
 STUDIES = ("pearl_mapping", "swiftrl_pim", "amper_replay", "cpu_gpu_ratio", "timerl_memory")
@@ -25,7 +25,8 @@ STUDIES = ("pearl_mapping", "swiftrl_pim", "amper_replay", "cpu_gpu_ratio", "tim
 def study_dir(name: str, root: str | Path = "studies") -> Path:
     path = Path(root) / name
     if name not in STUDIES:
-        raise RldseError(f"unknown study '{name}' (studies: {', '.join(STUDIES)})")
+        raise RldseError(f"unknown study '{name}'{did_you_mean(name, list(STUDIES))} "
+                         f"(studies: {', '.join(STUDIES)})")
     if not (path / "study.yaml").is_file():
         raise RldseError(f"{path / 'study.yaml'}: no such file (run from the repository root "
                          "or pass --root)")

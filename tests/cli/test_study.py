@@ -34,3 +34,11 @@ def test_headline_gives_verdicts_bands_and_each_search_best(tmp_path):
     assert lines[3].startswith("search 'search' (40 trials): best design, meeting every "
                                "constraint (avg_power_w <= 400)")
     assert "env_steps_per_s=24,658.8" in lines[4] and "88.6 steps/J; 278 W" in lines[4]
+
+
+def test_misspelt_study_name_gets_a_suggestion(capsys):
+    from rldse.cli import main
+
+    assert main(["study", "run", "swiftrl"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "did you mean 'swiftrl_pim'" in err

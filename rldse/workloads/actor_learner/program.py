@@ -429,22 +429,24 @@ class _Sim:
         t0, on_gpu = t, self.place.learn == "gpu"
         if local:  # to host memory, then one pipe send per actor, in actor order
             if on_gpu:
-                t = self.learner_dev.book(t, self.param_copy_s, "sync")
+                t = self.m.book(self.learner_dev, t, self.param_copy_s, "sync", "learner")
             s = self.send_c.take(self.N)
             self.release = t + np.arange(1, self.N + 1) * (s / self.N)
-            self.cpu.book(t, s, "sync")
+            self.m.book(self.cpu, t, s, "sync", "learner", items=self.N)
             t += s
         else:  # to every inference server; its actors can go once it has them
             G, rel = len(self.servers), np.empty(self.N)
             end = t
             for g, dev in enumerate(self.servers):
                 if dev is None:  # a server process on a CPU core: one pipe send
-                    tg = self.learner_dev.book(t, self.param_copy_s, "sync") if on_gpu else t
-                    tg = self.cpu.book(tg, self.send_c.take(1), "sync")
+                    tg = self.m.book(self.learner_dev, t, self.param_copy_s, "sync",
+                                     "learner") if on_gpu else t
+                    tg = self.m.book(self.cpu, tg, self.send_c.take(1), "sync", "learner")
                 elif dev is self.learner_dev:
                     tg = t
                 else:  # to another GPU through host memory (learner on a GPU) or from it
-                    tg = dev.book(t, self.param_copy_s * (2 if on_gpu else 1), "sync")
+                    tg = self.m.book(dev, t, self.param_copy_s * (2 if on_gpu else 1),
+                                     "sync", "learner")
                 rel[g::G] = tg
                 end = max(end, tg)
             self.release, t = rel, end
@@ -458,7 +460,8 @@ class _Sim:
     def _learner(self):
         env, k = self.m.env, self.k
         local = not self.central
-        t = self.cpu.book(0.0, self.startup_s, "startup") if self.startup_s else 0.0
+        t = self.m.book(self.cpu, 0.0, self.startup_s, "startup", "learner") \
+            if self.startup_s else 0.0
         self.parts["startup_s"] = t
         t = self._publish(0, t, local)
         yield env.timeout(t - env.now)
@@ -468,7 +471,7 @@ class _Sim:
             self.learner_t["wait:actors"] += env.now - t0
             t = env.now
             h = self.recv_c.take(self.N)
-            t = self.cpu.book(t, h, "rollout_add")
+            t = self.m.book(self.cpu, t, h, "rollout_add", "learner", items=self.N)
             self.parts["handoff_s"] += h
             self.learner_t["rollout_add"] += h
             t1, dispatched = t, self.learner_t["dispatch"]
@@ -495,9 +498,9 @@ class _Sim:
         on a CPU core (the learner process's); returns when it is done."""
         end = t + work.wall_s
         if work.device_s > 0:
-            end = max(end, self.learner_dev.book(t, work.device_s, "learn"))
+            end = max(end, self.m.book(self.learner_dev, t, work.device_s, "learn", "learner"))
         if work.host_s > 0:
-            end = max(end, self.cpu.book(t, work.host_s, "dispatch"))
+            end = max(end, self.m.book(self.cpu, t, work.host_s, "dispatch", "learner"))
             self.learner_t["dispatch"] += work.host_s
         return end
 
@@ -546,7 +549,8 @@ class _Sim:
         if self.place.act == "gpu":  # each actor's kernels, queued on gpu0 as one block
             g = float(sum(a.device_s for a in acts))
             end = max(end, float(np.max(r + env_s + reset + act_s)),
-                      self.m.gpus[0].book(float(r.min()), g, "act"))
+                      self.m.book(self.m.gpus[0], float(r.min()), g, "act", "actors",
+                                  items=N * (T + 1)))
         busy = float(cpu_part.sum())
         self.busy["env_step"] += float(env_s.sum())
         self.busy["env_reset"] += reset * N
@@ -559,7 +563,8 @@ class _Sim:
         if self.m.timeline is not None:  # the cores' merged load, for the Chrome trace
             per = busy / min(N, C)
             for lane in range(min(N, C)):
-                self.m.timeline.append(("cpu", lane, "rollout", float(r.min()), per))
+                self.m.timeline.append(("cpu", lane, "rollout", float(r.min()), per,
+                                        "actors", None))
         return end
 
     def _central_wave(self, r: np.ndarray):
@@ -569,6 +574,7 @@ class _Sim:
         self.free = [float(r.min())] * self.C  # the actors' cores: FIFO lanes
         self.lanes = [(float(r.min()), k) for k in range(self.C)]  # the same, with a timeline
         G = len(self.servers)
+        self.actor_names = [f"actor {a}" for a in range(self.N)]
         procs = [env.process(self._serve(g, list(range(g, self.N, G)), r)) for g in range(G)]
         ends = yield env.all_of(procs)
         return max(ends.values())
@@ -580,6 +586,7 @@ class _Sim:
         on_cpu = dev is None
         fwd, free, T = self.fwd, self.free, self.T
         tl, lanes = self.m.timeline, self.lanes
+        server, names = f"inference server {g}", self.actor_names  # timeline tracks
         heap = [(float(r[a]), a) for a in actors]
         heapq.heapify(heap)
         left = self.left
@@ -619,9 +626,10 @@ class _Sim:
                     start = now if now > f else f
                     end = start + dur
                     heapreplace(lanes, (end, lane))
-                    tl.append(("cpu", lane, "act", start, dur))
+                    tl.append(("cpu", lane, "act", start, dur, server, {"batch": b}))
             else:  # the server's dispatch runs on its own core; kernels and copies on dev
-                end = max(now + dur, dev.book(now, fwd_device[b], "act"))
+                end = max(now + dur, self.m.book(dev, now, fwd_device[b], "act", server,
+                                                 batch=b))
                 dispatch += fwd_host[b]
             infer += dur
             act_t += (end - now) * b
@@ -646,7 +654,7 @@ class _Sim:
                         start = now if now > f else f
                         fin = start + d
                         heapreplace(lanes, (fin, lane))
-                        tl.append(("cpu", lane, "env_step", start, d))
+                        tl.append(("cpu", lane, "env_step", start, d, names[a], None))
                     wait_cores += start - now
                     env_busy += d
                     steps += 1

@@ -61,6 +61,7 @@ from rldse.models.kinds import PartTime, ReplayJob
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Machine, Outcome, SplitCycle
+from rldse.sim.timeline import TimelineStream
 from rldse.system import HOST_KIND
 from rldse.workloads.common.mlp import F32, Work
 from rldse.workloads.offpolicy import replay_cost
@@ -363,6 +364,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
             return 1
         return state["steps"] // shape.target_sync_steps - state["syncs"]
 
+    actor_names = [f"actor {a}" for a in range(actors)]  # their timeline tracks
+
     def actor_chunk(a: int, n: int) -> float:
         """Book actor a's next n steps from now: env steps, inserts and the act's host part
         (the whole act on a CPU, the dispatch and copies of a GPU act) on its core, the
@@ -374,9 +377,14 @@ def program(m: Machine, shape: Shape) -> Outcome:
         s_add = add_cpu[a].take(n) if lc.actors_insert else 0.0
         on_core = s_env + s_add + (act.host_s if place.act == "gpu" else act.wall_s)
         own = s_env + s_add + act.wall_s
-        end = max(cpu.book_on(cores, t0, on_core, "env_step"), t0 + own)
+        end = max(m.book(cpu, t0, on_core, "env_step", actor_names[a], cores, items=n),
+                  t0 + own)
+        if isinstance(m.timeline, TimelineStream):  # the one core booking's parts
+            m.timeline.split_last((("env_step", s_env), ("replay_add", s_add),
+                                   ("dispatch" if place.act == "gpu" else "act",
+                                    on_core - s_env - s_add)))
         if place.act == "gpu" and act.device_s > 0:
-            end = max(end, gpu.book(t0, act.device_s, "act"))
+            end = max(end, m.book(gpu, t0, act.device_s, "act", actor_names[a], items=n))
         clock.spend("actor", "env_step", "cpu", s_env - s_reset, n)
         if s_reset:
             clock.spend("actor", "env_reset", "cpu", s_reset, 0)

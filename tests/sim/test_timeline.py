@@ -1,0 +1,149 @@
+"""The Chrome-trace timeline: worker tracks beside device lanes, args, act events, the
+window, and an atomic file (rldse.sim.timeline, --timeline / --timeline-window)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rldse.cli import main
+from rldse.errors import RldseError
+from rldse.sim import simulate
+from rldse.sim.timeline import TimelineStream, parse_window
+from rldse.system import load_spec, resolve
+from rldse.trace import load_trace
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = ROOT / "examples" / "dgx1_like.yaml"
+DQN = ROOT / "traces" / "dqn_cartpole_per.parquet"
+ACTOR_LEARNER = ROOT / "traces" / "actor_learner_cartpole_2.parquet"
+
+
+def _timeline(tmp_path, trace_path, sets, window=None) -> tuple[list[dict], object]:
+    trace = load_trace(trace_path)
+    system = resolve(load_spec(SPEC, sets), trace)
+    path = tmp_path / "t.json"
+    result = simulate(trace, system, timeline=path, timeline_window=window)
+    return json.loads(path.read_text())["traceEvents"], result
+
+
+def _tracks(events) -> tuple[dict[int, str], dict[tuple[int, int], str]]:
+    procs = {e["pid"]: e["args"]["name"] for e in events if e["name"] == "process_name"}
+    threads = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+               if e["name"] == "thread_name"}
+    return procs, threads
+
+
+def _worker_events(events) -> dict[str, list[dict]]:
+    procs, threads = _tracks(events)
+    (wpid,) = [p for p, n in procs.items() if n == "workers"]
+    out: dict[str, list[dict]] = {}
+    for e in events:
+        if e["ph"] == "X" and e["pid"] == wpid:
+            out.setdefault(threads[(wpid, e["tid"])], []).append(e)
+    return out
+
+
+def test_offpolicy_has_a_named_track_per_worker_with_args_and_act(tmp_path):
+    events, _ = _timeline(tmp_path, DQN, {"workload.env_steps": 2000, "workload.actors": 2})
+    by_worker = _worker_events(events)
+    assert {"actor 0", "actor 1", "learner"} <= by_worker.keys()
+    assert "act" in {e["name"] for e in by_worker["actor 0"]}
+    learn = [e for e in by_worker["learner"] if e["name"] == "learn"]
+    assert learn and all(e["args"]["phase"] == "learn" and e["args"]["items"] >= 1
+                         and e["args"]["device"] for e in learn)
+    # every worker event is a copy of one on a device lane (same name, start, length)
+    procs, _ = _tracks(events)
+    on_lanes = {(e["name"], e["ts"], e["dur"]) for e in events
+                if e["ph"] == "X" and procs[e["pid"]] != "workers"}
+    assert all((e["name"], e["ts"], e["dur"]) in on_lanes
+               for evs in by_worker.values() for e in evs)
+
+
+def test_central_inference_books_act_batches_on_the_server_track(tmp_path):
+    events, _ = _timeline(tmp_path, ACTOR_LEARNER, {"workload.env_steps": 4000,
+                                                    "workload.inference": "central"})
+    by_worker = _worker_events(events)
+    servers = [w for w in by_worker if w.startswith("inference server")]
+    assert servers
+    acts = [e for w in servers for e in by_worker[w] if e["name"] == "act"]
+    assert acts and all(e["args"]["batch"] >= 1 for e in acts)
+    assert any(w.startswith("actor ") for w in by_worker)
+    assert "learn" in {e["name"] for e in by_worker["learner"]}
+
+
+def test_window_keeps_only_overlapping_events_and_leaves_the_result(tmp_path):
+    sets = {"workload.env_steps": 2000}
+    full, plain = _timeline(tmp_path, DQN, sets)
+    t_end = max(e["ts"] + e["dur"] for e in full if e["ph"] == "X") / 1e6
+    lo, hi = 0.25 * t_end, 0.5 * t_end
+    part, windowed = _timeline(tmp_path, DQN, sets, window=(lo, hi))
+    kept = [e for e in part if e["ph"] == "X"]
+    expect = [e for e in full if e["ph"] == "X"
+              and e["ts"] / 1e6 < hi and (e["ts"] + e["dur"]) / 1e6 >= lo]
+    assert 0 < len(kept) == len(expect) < len([e for e in full if e["ph"] == "X"])
+    assert windowed.model_dump() == plain.model_dump()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("1.5", "expected START:END"), ("a:2", "expected START:END"),
+    ("1:2:3", "expected START:END"), ("2:1", "END must be greater than START"),
+    ("1:1", "END must be greater than START"), ("-1:2", "finite seconds >= 0"),
+    ("0:inf", "finite seconds >= 0"),
+])
+def test_bad_window_is_one_line_naming_the_flag(text, expected):
+    with pytest.raises(RldseError, match=expected) as err:
+        parse_window(text)
+    assert str(err.value).startswith(f"--timeline-window {text}") and "\n" not in str(err.value)
+
+
+def test_cli_window_flag(tmp_path, capsys):
+    base = ["simulate", str(DQN), "--system", str(SPEC), "--set", "workload.env_steps=2000"]
+    assert main(base + ["--timeline-window", "0:1"]) == 2
+    assert "give --timeline FILE.json too" in capsys.readouterr().err
+    path = tmp_path / "w.json"
+    assert main(base + ["--timeline", str(path), "--timeline-window", "3:1"]) == 2
+    assert "END must be greater than START" in capsys.readouterr().err
+    assert not path.exists()
+    assert main(base + ["--timeline", str(path), "--timeline-window", "0:0.01"]) == 0
+    assert json.loads(path.read_text())["traceEvents"]
+
+
+def test_failed_run_leaves_no_file(tmp_path, monkeypatch):
+    trace = load_trace(DQN)
+    system = resolve(load_spec(SPEC, {"workload.env_steps": 2000}), trace)
+
+    def fail(self, outcome):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("rldse.sim.machine.Machine.result", fail)
+    with pytest.raises(RuntimeError):
+        simulate(trace, system, timeline=tmp_path / "t.json")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stream_tags_device_bookings_and_escapes_names(tmp_path):
+    stream = TimelineStream(tmp_path / "t.json", ["cpu"])
+    stream.tag = ('actor "0" 100%', {"items": 3})
+    stream.append(("cpu", 2, "env_%step", 1e-6, 2e-6))
+    stream.tag = (None, None)
+    stream.append(("cpu", -1, "load", 0.0, 1e-6))
+    doc = json.loads(stream.close().read_text())
+    x = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert len(x) == 3 and {e["name"] for e in x} == {"env_%step", "load"}
+    (copy,) = [e for e in x if "device" in e.get("args", {})]
+    assert copy["args"] == {"device": "cpu", "lane": 2, "phase": "env_%step", "items": 3}
+    assert copy["ts"] == 1.0 and copy["dur"] == 2.0
+    names = {e["args"]["name"] for e in doc["traceEvents"] if e["ph"] == "M"}
+    assert names == {"cpu", "workers", 'actor "0" 100%'}
+
+
+def test_window_must_be_valid_in_the_api(tmp_path):
+    trace = load_trace(DQN)
+    with pytest.raises(RldseError, match="give a timeline file"):
+        simulate(trace, load_spec(SPEC, {"workload.env_steps": 2000}), timeline_window=(0, 1))
+    with pytest.raises(RldseError, match="END must be greater"):
+        TimelineStream(tmp_path / "t.json", ["cpu"], window_s=(2.0, 1.0))
+    assert list(tmp_path.iterdir()) == []
