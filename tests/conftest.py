@@ -1,6 +1,12 @@
-"""Shared fixtures: a fixed host fingerprint and a small synthetic trace (no training)."""
+"""Shared fixtures: a fixed host fingerprint, a small synthetic trace (no training), and
+shipped example studies in a scratch copy of the repository's layout."""
 
 from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -48,3 +54,20 @@ def small_trace(host_fp) -> Trace:
                                 "reward": np.zeros(5, dtype=np.float32),
                                 "next_state": np.arange(1, 6, dtype=np.int32)})
     return Trace(ops=ops, meta=meta, transitions=transitions)
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def scratch_example(tmp_path) -> Callable[[str], Path]:
+    """scratch_example(NAME): studies/examples/NAME.yaml copied under tmp_path beside a link
+    to traces/, so a search writes its out/ there and reads the shipped traces."""
+    (tmp_path / "studies" / "examples").mkdir(parents=True)
+    os.symlink(REPO / "traces", tmp_path / "traces")
+
+    def copy(name: str) -> Path:
+        return Path(shutil.copy(REPO / "studies" / "examples" / f"{name}.yaml",
+                                tmp_path / "studies" / "examples"))
+
+    return copy

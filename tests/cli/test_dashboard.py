@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 import types
 from pathlib import Path
@@ -12,15 +10,10 @@ import pytest
 
 from rldse.cli import main
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture
-def example(tmp_path) -> Path:
-    (tmp_path / "studies" / "examples").mkdir(parents=True)
-    os.symlink(REPO / "traces", tmp_path / "traces")
-    return Path(shutil.copy(REPO / "studies" / "examples" / "pareto_cost.yaml",
-                            tmp_path / "studies" / "examples"))
+def example(scratch_example) -> Path:
+    return scratch_example("pareto_cost")
 
 
 def test_without_the_extra_one_line_names_it(example, monkeypatch, capsys):

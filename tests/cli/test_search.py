@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from rldse.cli import main
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture
-def example(tmp_path) -> Path:
-    """A shipped example study in a scratch copy of the repository's layout."""
-    (tmp_path / "studies" / "examples").mkdir(parents=True)
-    os.symlink(REPO / "traces", tmp_path / "traces")
-    return Path(shutil.copy(REPO / "studies" / "examples" / "cpu_gpu_ratio.yaml",
-                            tmp_path / "studies" / "examples"))
+def example(scratch_example) -> Path:
+    return scratch_example("cpu_gpu_ratio")
 
 
 def test_search_ends_with_the_best_design_and_its_feasibility(example, capsys):

@@ -3,8 +3,6 @@ shipped two-objective example recommending only designs that fit their machine."
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -12,8 +10,6 @@ import pytest
 
 from rldse.search import run_study
 from rldse.search.report import StudyReport
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _report(objectives: list[str], best: list[dict]) -> StudyReport:
@@ -67,12 +63,8 @@ def test_outputs_replace_old_ones_only_once_written_and_clean_dead_temporaries(w
 
 
 @pytest.fixture
-def shipped_example(tmp_path) -> Path:
-    """studies/examples/pareto_cost.yaml in a scratch copy of the repository's layout."""
-    (tmp_path / "studies" / "examples").mkdir(parents=True)
-    os.symlink(REPO / "traces", tmp_path / "traces")
-    return Path(shutil.copy(REPO / "studies" / "examples" / "pareto_cost.yaml",
-                            tmp_path / "studies" / "examples"))
+def shipped_example(scratch_example) -> Path:
+    return scratch_example("pareto_cost")
 
 
 def test_pareto_cost_recommends_only_designs_that_pass_every_check(shipped_example):
