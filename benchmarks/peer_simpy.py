@@ -14,20 +14,15 @@ and both simulated throughputs for 8 and 512 actors at 1e6 env steps.
 
 from __future__ import annotations
 
-import argparse
 import math
-import time
-from pathlib import Path
 
 import simpy
+from peer_common import ROOT, parse_steps, race, shipped_trace
 
-from rldse.sim import Machine, simulate
+from rldse.sim import Machine
 from rldse.system import load_spec, resolve
-from rldse.trace import load_trace
 from rldse.workloads.actor_learner.program import unit_costs
 
-ROOT = Path(__file__).parents[1]
-TRACE = ROOT / "traces" / "actor_learner_cartpole_2.parquet"
 SPEC = ROOT / "examples" / "dgx1_like.yaml"
 
 
@@ -78,28 +73,15 @@ def peer(u, steps: int) -> tuple[float, int]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=1_000_000)
-    args = ap.parse_args()
-    trace = load_trace(TRACE)
+    steps = parse_steps(__doc__)
+    trace = shipped_trace("actor_learner_cartpole_2.parquet")
     for actors in (8, 512):
-        over = {"workload.env_steps": args.steps, "workload.actors": actors,
+        over = {"workload.env_steps": steps, "workload.actors": actors,
                 "workload.learner": "sync", "workload.inference": "local",
                 "placement.act": "cpu"}
         system = resolve(load_spec(SPEC, over), trace)
-        simulate(trace, system)  # warm the per-trace caches, as a search does
-        t0 = time.perf_counter()
-        res = simulate(trace, system)
-        t_rldse = time.perf_counter() - t0
         u = unit_costs(Machine(trace, system))
-        t0 = time.perf_counter()
-        sim_s, steps = peer(u, args.steps)
-        t_peer = time.perf_counter() - t0
-        ours, theirs = res.env_steps_per_s, steps / sim_s
-        print(f"{actors:4d} actors, {args.steps:.0e} steps: rldse {t_rldse:.3f} s wall, "
-              f"SimPy peer {t_peer:.3f} s wall, rldse {t_peer / t_rldse:.1f}x faster; "
-              f"simulated steps/s rldse {ours:,.0f}, peer {theirs:,.0f} "
-              f"({(ours / theirs - 1) * 100:+.1f} %)")
+        race(f"{actors:4d} actors", trace, system, steps, lambda u=u: peer(u, steps))
 
 
 if __name__ == "__main__":

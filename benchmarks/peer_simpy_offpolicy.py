@@ -16,18 +16,12 @@ times, the ratio and both simulated throughputs.
 
 from __future__ import annotations
 
-import argparse
-import time
-from pathlib import Path
-
 import simpy
+from peer_common import parse_steps, race, shipped_trace
 
 from rldse.sim import Machine, simulate
 from rldse.system import parse_spec, resolve
-from rldse.trace import load_trace
 
-ROOT = Path(__file__).parents[1]
-TRACE = ROOT / "traces" / "dqn_cartpole_uniform.parquet"
 SYSTEM = {"name": "cpu-only", "cpu": {"preset": "epyc-7742"}}
 
 
@@ -82,31 +76,19 @@ def peer(m: Machine, unit: dict[str, float], steps: int, actors: int) -> tuple[f
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=1_000_000)
-    args = ap.parse_args()
-    trace = load_trace(TRACE)
+    steps = parse_steps(__doc__)
+    trace = shipped_trace("dqn_cartpole_uniform.parquet")
     for actors in (1, 4):
-        raw = dict(SYSTEM, workload={"env_steps": args.steps, "actors": actors,
-                                     "learner": "sync"})
+        raw = dict(SYSTEM, workload={"env_steps": steps, "actors": actors, "learner": "sync"})
         system = resolve(parse_spec(raw), trace)
-        simulate(trace, system)  # warm the per-trace caches, as a search does
-        t0 = time.perf_counter()
-        res = simulate(trace, system)
-        t_rldse = time.perf_counter() - t0
         short = simulate(trace, resolve(parse_spec(
             dict(raw, workload=dict(raw["workload"], env_steps=20_000))), trace))
         unit = {p.phase: p.time_s / (p.count or short.env_steps) for p in short.phases
                 if p.worker in ("actor", "learner") and not p.phase.startswith("wait")}
         unit["env_reset"] = unit.get("env_reset", 0.0)  # per env step (count 0)
-        t0 = time.perf_counter()
-        sim_s, steps = peer(Machine(trace, system), unit, args.steps, actors)
-        t_peer = time.perf_counter() - t0
-        ours, theirs = res.env_steps_per_s, steps / sim_s
-        print(f"DQN, {actors} actor(s), {args.steps:.0e} steps: rldse {t_rldse:.3f} s wall, "
-              f"SimPy peer {t_peer:.3f} s wall, rldse {t_peer / t_rldse:.1f}x faster; "
-              f"simulated steps/s rldse {ours:,.0f}, peer {theirs:,.0f} "
-              f"({(ours / theirs - 1) * 100:+.1f} %)")
+        machine = Machine(trace, system)
+        race(f"DQN, {actors} actor(s)", trace, system, steps,
+             lambda m=machine, u=unit, a=actors: peer(m, u, steps, a))
 
 
 if __name__ == "__main__":

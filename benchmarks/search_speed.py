@@ -7,9 +7,12 @@ estimated) and again under a new study name into the same out/ (every point a ca
 The older commit is checked out with ``git worktree add`` into a temporary folder and
 removed afterwards. Default: 6f5675a, the commit before the first speed work (d8500c5).
 The two trees alternate per repeat so load on a shared host hits both alike; the best of
-the repeats is printed, with the ratio this tree / the older one.
+the repeats is printed, with the ratio this tree / the older one. ``--this-tree-only``
+skips the older commit (no git needed) and prints what the results cache buys: this
+tree's warm / cold trials/min.
 
     python benchmarks/search_speed.py [--commit 6f5675a] [--trials 38] [--repeats 2]
+    python benchmarks/search_speed.py --this-tree-only [--trials 38] [--repeats 2]
 """
 
 from __future__ import annotations
@@ -53,32 +56,48 @@ def one(tree: Path, trials: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def best_of(trees: list[tuple[str, Path]], trials: int, repeats: int) -> dict[str, dict]:
+    """The fastest of ``repeats`` runs per tree and mode ("LABEL/cold", "LABEL/warm"), the
+    trees alternating within each repeat."""
+    best: dict[str, dict] = {}
+    for _ in range(repeats):
+        for label, tree in trees:
+            for mode, r in one(tree, trials).items():
+                key = f"{label}/{mode}"
+                if key not in best or r["per_min"] > best[key]["per_min"]:
+                    best[key] = r
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--commit", default="6f5675a")
+    ap.add_argument("--this-tree-only", action="store_true",
+                    help="no older commit: this tree's cold and warm runs only")
     ap.add_argument("--trials", type=int, default=38)
     ap.add_argument("--repeats", type=int, default=2)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        old = Path(tmp) / "old"
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(old),
-                        args.commit], check=True)
-        try:
-            best: dict[str, dict] = {}
-            for _ in range(args.repeats):
-                for label, tree in ((args.commit, old), ("this tree", ROOT)):
-                    got = one(tree, args.trials)
-                    for mode, r in got.items():
-                        key = f"{label}/{mode}"
-                        if key not in best or r["per_min"] > best[key]["per_min"]:
-                            best[key] = r
-        finally:
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)],
-                           check=False)
+    if args.this_tree_only:
+        best = best_of([("this tree", ROOT)], args.trials, args.repeats)
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            old = Path(tmp) / "old"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
+                            str(old), args.commit], check=True)
+            try:
+                best = best_of([(args.commit, old), ("this tree", ROOT)], args.trials,
+                               args.repeats)
+            finally:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                                str(old)], check=False)
     print(f"{args.trials} trials of cpu_gpu_ratio.yaml, 1 worker, best of {args.repeats}")
     for key, r in best.items():
         print(f"{key:>18}: {r['trials']} trials, {r['simulated']} simulated, {r['hits']} cache "
               f"hits, {r['per_min']:.1f} trials/min")
+    warm = best["this tree/warm"]["per_min"] / best["this tree/cold"]["per_min"]
+    print(f"results cache, this tree: warm / cold = {warm:.2f}x")
+    if args.this_tree_only:
+        return
     for mode in ("cold", "warm"):
         ratio = best[f"this tree/{mode}"]["per_min"] / best[f"{args.commit}/{mode}"]["per_min"]
         verdict = f" ({'PASS' if ratio >= 1.8 else 'FAIL'} against 1.8x)" if mode == "cold" \

@@ -22,17 +22,17 @@ import io
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rldse.errors import RldseError
 from rldse.files import atomic_write
 from rldse.host import HostFingerprint
+
+if TYPE_CHECKING:  # pandas and pyarrow load on first use: the vocabularies and TraceMeta
+    import pandas as pd  # are read by commands that never touch a table (parsers, presets)
 
 SCHEMA_VERSION = 1
 
@@ -140,6 +140,9 @@ class Trace:
     def save(self, path: str | Path) -> Path:
         """Write the trace to `path` atomically: a run killed mid-write leaves the old
         file (or none), never a torn one."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         path = Path(path)
         table = pa.Table.from_pandas(self.ops, preserve_index=False)
         md = dict(table.schema.metadata or {})
@@ -155,6 +158,8 @@ def normalize_ops(ops: pd.DataFrame, where: str) -> pd.DataFrame:
 
     Raises RldseError naming the column (and row) at fault.
     """
+    import pandas as pd
+
     missing = [c for c in OPS_COLUMNS if c not in ops.columns]
     if missing:
         raise RldseError(f"{where}: column '{missing[0]}' is missing (schema v{SCHEMA_VERSION} "
@@ -173,6 +178,8 @@ def normalize_ops(ops: pd.DataFrame, where: str) -> pd.DataFrame:
 
 
 def _categorical_column(s: pd.Series, col: str, where: str) -> pd.Categorical:
+    import pandas as pd
+
     if not (isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(s)
             or s.dtype == object):
         raise RldseError(f"{where}: column '{col}' must hold strings, found {s.dtype}")
@@ -188,6 +195,8 @@ def _categorical_column(s: pd.Series, col: str, where: str) -> pd.Categorical:
 
 
 def _numeric_column(s: pd.Series, col: str, target: np.dtype, where: str) -> np.ndarray:
+    import pandas as pd
+
     if not pd.api.types.is_numeric_dtype(s) or pd.api.types.is_bool_dtype(s):
         raise RldseError(f"{where}: column '{col}' must be numeric ({target}), found {s.dtype}")
     arr = s.to_numpy()
@@ -206,6 +215,9 @@ def _numeric_column(s: pd.Series, col: str, target: np.dtype, where: str) -> np.
 
 def load_trace(path: str | Path) -> Trace:
     """Read and validate a trace file. Raises RldseError with one line on any problem."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = Path(path)
     if not path.is_file():
         raise RldseError(f"{path}: no such file")
@@ -245,6 +257,8 @@ def load_trace(path: str | Path) -> Trace:
 # ---- helpers ---------------------------------------------------------------------------
 
 def _encode_frame(df: pd.DataFrame) -> bytes:
+    import pyarrow as pa
+
     sink = io.BytesIO()
     table = pa.Table.from_pandas(df, preserve_index=False)
     opts = pa.ipc.IpcWriteOptions(compression="zstd")
@@ -254,6 +268,8 @@ def _encode_frame(df: pd.DataFrame) -> bytes:
 
 
 def _decode_frame(blob: bytes) -> pd.DataFrame:
+    import pyarrow as pa
+
     with pa.ipc.open_stream(base64.b64decode(blob)) as reader:
         return reader.read_all().to_pandas()
 
@@ -262,6 +278,8 @@ def _hash_frame(h: hashlib._Hash, df: pd.DataFrame) -> None:
     """Numbers as their little-endian bytes; categories and text as pandas' per-value
     SipHash (``hash_pandas_object``, fixed key: the same on every process and platform,
     and independent of a categorical's category order), so equal values hash equally."""
+    import pandas as pd
+
     for col in df.columns:
         h.update(str(col).encode() + b"\0")
         s = df[col]

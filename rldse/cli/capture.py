@@ -133,12 +133,27 @@ def _options_epilog(workload) -> str:
     return "\n".join(lines)
 
 
+class _CaptureParser(argparse.ArgumentParser):
+    """A capture subcommand's parser whose epilog (its workload's Config options) is built
+    only when its help is printed: the Config lives in the capture module, which loads the
+    real loop (gymnasium, numpy, pandas), and no other command should pay for that."""
+
+    def __init__(self, *args, workload=None, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.workload = workload
+
+    def format_help(self) -> str:
+        if self.workload is not None and self.epilog is None:
+            self.epilog = _options_epilog(self.workload)
+        return super().format_help()
+
+
 def _add_workload_parser(csub, workload) -> None:
     from rldse.workloads.common.base import CaptureConfig, workloads_of_field
 
     p = csub.add_parser(workload.name, help=workload.description,
                         description=f"capture {workload.name}: {workload.description}",
-                        epilog=_options_epilog(workload),
+                        workload=workload,
                         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--env", help="Gymnasium env id, e.g. CartPole-v1; ALE/Pong-v5 needs the "
                    "'atari' extra" + ("; 'auto' with --dataset: from the file name"
@@ -169,7 +184,8 @@ def add_parser(sub) -> None:
     from rldse.workloads import WORKLOADS
 
     c = sub.add_parser("capture", help="run real training and record it as a trace")
-    csub = c.add_subparsers(dest="capture_command", required=True, metavar="WORKLOAD")
+    csub = c.add_subparsers(dest="capture_command", required=True, metavar="WORKLOAD",
+                            parser_class=_CaptureParser)
     for workload in WORKLOADS.values():
         _add_workload_parser(csub, workload)
     s = csub.add_parser("script", help="run a single-file PyTorch training script, recorded",

@@ -79,16 +79,15 @@ class RldseCallback(BaseCallback):
                              algorithm=type(model).__name__.lower(), **hyper)
         self._rollout_steps = 0
         self._always_runs = on_policy  # PPO and A2C sample from the policy at every step
-        acting = model.policy.actor if isinstance(model, SAC) else (
-            model.q_net if isinstance(model, DQN) else model.policy)
-        self._hook = acting.register_forward_pre_hook(self._mark_ran)
         if on_policy:
             self._wrap(model.policy, "forward", self._act_on_policy)
             self._wrap(model.policy, "predict_values", self._predict_values)
             self._wrap(model.policy, "evaluate_actions", self._evaluate_actions)
             self._wrap(model.policy.optimizer, "step", self._optimizer_step)
             self._open = self._enter("sync", items=1)
-        else:
+        else:  # whether the acting network ran (not a random warm-up or epsilon action)
+            self._wrap(model.policy.actor if isinstance(model, SAC) else model.q_net,
+                       "forward", self._mark_ran)
             self._wrap(model, "_sample_action", self._sample_action)
             self._wrap(model, "_store_transition", self._store_transition)
             self._wrap(model, "train", self._train)
@@ -118,7 +117,6 @@ class RldseCallback(BaseCallback):
         if self._open is not None:  # after the last update: nothing the program replays
             self.rec.drop(self._open)
             self._open = None
-        self._hook.remove()
         for obj, name in reversed(self._restore):
             delattr(obj, name)
         self._restore.clear()
@@ -142,25 +140,29 @@ class RldseCallback(BaseCallback):
             self._open.__exit__(None, None, None)
             self._open = None
 
-    def _mark_ran(self, *_):
-        self._ran = True
+    def _mark_ran(self, orig):
+        def wrapped(*a, **k):
+            self._ran = True
+            return orig(*a, **k)
+        return wrapped
 
     def _act(self, call, *args, **kwargs):
         """One act row around ``call``; flops and bytes 0 if the network did not run."""
-        self._close()
+        if self._open is not None:
+            self._open.__exit__(None, None, None)
         self._ran = False
-        p = self._enter("act")
-        try:
-            return call(*args, **kwargs)
-        finally:
-            if not (self._ran or self._always_runs):
-                p.flops, p.bytes, p.dtype = 0, 0, "none"
-            p.__exit__(None, None, None)
-            self._open = self._enter("env_step")
+        p = self.rec.phase("act").__enter__()
+        result = call(*args, **kwargs)  # an exception ends training: no row needed
+        if not (self._ran or self._always_runs):
+            p.flops, p.bytes, p.dtype = 0, 0, "none"
+        p.__exit__(None, None, None)
+        self._open = self.rec.phase("env_step").__enter__()
+        return result
 
     # ---- off-policy ------------------------------------------------------------------
     def _sample_action(self, orig):
-        return lambda *a, **k: self._act(orig, *a, **k)
+        act = self._act
+        return lambda *a, **k: act(orig, *a, **k)
 
     def _store_transition(self, orig):
         def wrapped(*a, **k):

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import pandas as pd
 
 from rldse.errors import RldseError
 from rldse.trace import DTYPES, PHASES
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 PHASE_NAMES: tuple[str, ...] = tuple(PHASES)
 DTYPE_NAMES: tuple[str, ...] = tuple(DTYPES)
@@ -59,6 +61,8 @@ class OpColumns:
            bytes: ArrayLike = 0, touches: ArrayLike = 0, dtype: str | Sequence[str] = "fp32",
            host_dur_s: ArrayLike = 0.0) -> OpColumns:
         """Operations the engine makes up (no trace row): scalars broadcast to one length."""
+        import pandas as pd  # on use: part models load for commands that read no trace
+
         cols = {"items": items, "flops": flops, "bytes": bytes, "touches": touches,
                 "host_dur_s": host_dur_s}
         arrays = {k: np.atleast_1d(np.asarray(v, dtype=np.float64)) for k, v in cols.items()}
@@ -89,6 +93,8 @@ def per_phase(values: Mapping[str, float], default: float) -> np.ndarray:
 
 
 def _codes(values: pd.Series, vocab: tuple[str, ...], column: str) -> np.ndarray:
+    import pandas as pd
+
     if isinstance(values.dtype, pd.CategoricalDtype):  # a trace's columns: map categories once
         cats = [str(c) for c in values.cat.categories]
         lookup = np.array([vocab.index(c) if c in vocab else -1 for c in cats] + [-1], np.int8)

@@ -28,9 +28,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, cast
 
 from rldse.errors import RldseError
 from rldse.host import HostFingerprint, measure
@@ -38,6 +36,9 @@ from rldse.models.cpu import CpuSpec, host_params
 from rldse.models.kinds import PART_KINDS, ModelContext
 from rldse.models.spec import Param, PartSpec, build, close_names, unit_of
 from rldse.yamlfile import load_yaml, read_mapping
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 HOST = "host"
 _HOST_DESCRIPTION = "the capture host, built from a trace's host fingerprint"
@@ -137,9 +138,14 @@ def make_model(spec: PartSpec, *, host: HostFingerprint | CpuSpec | None = None)
     return kind.model(spec, context)
 
 
-def list_presets() -> pd.DataFrame:
+#: The columns of ``preset_rows()`` and ``list_presets()``.
+PRESET_COLUMNS = ("kind", "name", "description", "price_usd", "file")
+
+
+def preset_rows() -> list[tuple[str, str, str, float, str]]:
     """Every preset: kind, name, description, price in USD (NaN where none) and the file
-    a user preset came from ('' for packaged ones)."""
+    a user preset came from ('' for packaged ones); plain tuples, so that `rldse parts`
+    prints them without loading pandas."""
     rows = []
     for kind in _preset_kinds():
         for preset in _presets_of(kind).values():
@@ -147,7 +153,14 @@ def list_presets() -> pd.DataFrame:
             rows.append((kind, preset.name, preset.description, price, preset.origin))
         if kind == "cpu":
             rows.append(("cpu", HOST, _HOST_DESCRIPTION, float("nan"), ""))
-    return pd.DataFrame(rows, columns=["kind", "name", "description", "price_usd", "file"])
+    return rows
+
+
+def list_presets() -> pd.DataFrame:
+    """``preset_rows()`` as a table."""
+    import pandas as pd
+
+    return pd.DataFrame(preset_rows(), columns=list(PRESET_COLUMNS))
 
 
 def show_preset(name: str, host: HostFingerprint | None = None) -> str:

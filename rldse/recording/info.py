@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rldse.errors import RldseError
-from rldse.recording.network import Network
+from rldse.recording.network import Network, network_info
 
 F32 = 4
 #: Per transition besides the observations (replay.py's layout): int64 action, float32
@@ -38,8 +38,9 @@ def obs_bytes(net: Network) -> int:
 
 def _dqn(nets: dict[str, Network], hp: dict[str, Any]) -> dict[str, Any]:
     q = nets["q"]
-    sizes = q.layer_sizes()
-    return {"obs_dim": sizes[0], "n_actions": sizes[-1], "layer_sizes": sizes,
+    sizes = q.stand_in_sizes()
+    return {**network_info(nets), "obs_dim": sizes[0], "n_actions": sizes[-1],
+            "layer_sizes": sizes,
             "n_params": q.n_params, "replay": "uniform", "double": False,
             "transition_bytes": 2 * obs_bytes(q) + _REPLAY_EXTRA_BYTES}
 
@@ -57,9 +58,10 @@ def _ddpg(nets: dict[str, Network], hp: dict[str, Any]) -> dict[str, Any]:
 
 def _actor_learner(nets: dict[str, Network], hp: dict[str, Any]) -> dict[str, Any]:
     pi, v = nets["policy"], nets["value"]
-    return {"actors": 1, "envs_per_actor": 1, "obs_dim": pi.layer_sizes()[0],
-            "n_actions": pi.layer_sizes()[-1], "policy_sizes": pi.layer_sizes(),
-            "value_sizes": v.layer_sizes(), "n_params": pi.n_params + v.n_params,
+    return {**network_info(nets), "actors": 1, "envs_per_actor": 1,
+            "obs_dim": pi.stand_in_sizes()[0], "n_actions": pi.stand_in_sizes()[-1],
+            "policy_sizes": pi.stand_in_sizes(), "value_sizes": v.stand_in_sizes(),
+            "n_params": pi.n_params + v.n_params,
             "transition_bytes": obs_bytes(pi) + _ROLLOUT_SCALARS * F32}
 
 

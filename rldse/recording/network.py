@@ -14,6 +14,19 @@ step (``learn``) at a batch size:
   the input batch. ``learn`` adds the backward (parameters read again, gradients written,
   activations read and their gradients written and read: 2 × parameter + 3 × activation
   bytes more) and Adam (reads g, p, m, v and writes p, m, v: 7 × parameter bytes).
+
+``Network.network_work()`` describes the network per layer for the simulated programs
+(rldse.workloads.common.network_work): layer sizes give mlp.py's description; a module that
+is not a chain of nn.Linear layers is counted by ``module_work``: per leaf module,
+FlopCounterMode's forward FLOPs, and for nn.Linear and nn.Conv{1,2,3}d layers the GEMM shape
+(im2col) whose 2·rows·inputs·outputs FLOPs must equal the counter's (else the layer is
+'other'); backward FLOPs per GEMM layer are its weight gradient plus, when its input needs
+one, its input gradient, and the backward the counter sees beyond those is kept as an
+'other' layer, so the totals are the counter's. Every other aten op (not a view, no FLOP
+formula) counts its tensors' bytes read and written and one FLOP per output element,
+charged to the leaf module it runs in (forward) or to the network (backward and ops
+outside leaves); measured at batch 1 and 2, so bytes per sample and per pass are exact for
+networks linear in the batch.
 """
 
 from __future__ import annotations
@@ -48,6 +61,8 @@ class Network:
         self.where = where
         self._cache: dict[tuple[int, bool], tuple[int, int, int]] = {}
         self._meta = None
+        self._network_work = None
+        self._outputs = 0
         if is_module(network):
             self.module = network
             params = list(network.parameters())
@@ -76,7 +91,7 @@ class Network:
     def layer_sizes(self) -> list[int]:
         """MLP layer sizes, which the simulated programs' work formulas need."""
         if self.sizes is None:
-            raise RldseError("the simulated programs model MLPs: the network must be a chain "
+            raise RldseError("this simulated program models MLPs: the network must be a chain "
                              "of nn.Linear layers (each one's inputs the previous one's "
                              "outputs), or give its layer sizes as a list", where=self.where)
         return list(self.sizes)
@@ -97,11 +112,49 @@ class Network:
             self._cache[key] = _count(self, batch, backward)
         return self._cache[key]
 
+    def network_work(self):
+        """The per-layer description the simulated programs rescale with (module
+        docstring); counted once."""
+        if self._network_work is None:
+            if self.module is None:
+                from rldse.workloads.common.mlp import network
+
+                self._network_work, self._outputs = network(self.sizes), self.sizes[-1]
+            else:
+                self._network_work, self._outputs = module_work(self.meta_copy(),
+                                                                self.obs_shape, self.where)
+        return self._network_work
+
+    def stand_in_sizes(self) -> list[int]:
+        """``layer_sizes`` for a program's Info: the MLP's own, or for another network
+        [input elements, the last layer's inputs, outputs per sample] (what obs_dim,
+        n_actions and the hidden knob's default read; the work is ``network_work``'s)."""
+        if self.sizes is not None:
+            return list(self.sizes)
+        net = self.network_work()
+        n_in = 1
+        for d in self.obs_shape:
+            n_in *= d
+        gemms = [layer for layer in net.layers if layer.kind != "other"]
+        last = gemms[-1] if gemms else net.layers[-1]
+        return [n_in, max(1, last.inputs), max(1, self._outputs)]
+
     def meta_copy(self):
         """The module on the meta device (made once): shapes and dtypes, no data."""
         if self._meta is None:
             self._meta = copy.deepcopy(self.module).to("meta")
         return self._meta
+
+
+def network_info(nets: dict[str, Network]) -> dict[str, Any]:
+    """``{'network': ...}`` for a program's workload_info when any of ``nets`` is not an
+    MLP chain: their per-layer work as one network (network_work.combine), which the
+    programs rescale with; ``{}`` for MLPs, whose ``layer_sizes`` say it all."""
+    if all(n.sizes is not None for n in nets.values()):
+        return {}
+    from rldse.workloads.common.network_work import combine
+
+    return {"network": combine({k: n.network_work() for k, n in nets.items()}).info()}
 
 
 def _count(net: Network, batch: int, backward: bool) -> tuple[int, int, int]:
@@ -159,3 +212,149 @@ def _linear_chain(module) -> list[int] | None:
             return None
         sizes.append(lin.out_features)
     return sizes
+
+
+def _gemm_shape(mod, out) -> tuple[str, int, int, int] | None:
+    """(kind, rows per sample, inputs, outputs) of a linear or convolution leaf."""
+    import torch
+
+    if isinstance(mod, torch.nn.Linear):
+        return "linear", out.numel() // (out.shape[0] * mod.out_features), mod.in_features, \
+            mod.out_features
+    if isinstance(mod, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d)):
+        rows = out[0, 0].numel()
+        k = 1
+        for d in mod.kernel_size:
+            k *= d
+        return "conv", rows, mod.in_channels // mod.groups * k, mod.out_channels
+    return None
+
+
+def _pass(meta, x, backward: bool):
+    """One forward (and backward) of ``meta`` on ``x`` under the counters: per leaf, its
+    forward flops, GEMM shape, output bytes, whether its input needs a gradient and its
+    element-wise (flops, bytes, calls); the same outside leaves (forward) and for the
+    backward; the counter's backward flops; outputs per sample."""
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._pytree import tree_flatten
+    from torch.utils.flop_counter import FlopCounterMode, flop_registry
+
+    names = {m: n for n, m in meta.named_modules()}
+    leaves = [m for m in meta.modules() if not any(True for _ in m.children())]
+    seen: dict[str, dict] = {}
+    where = [""]  # the leaf running now ("": outside leaves)
+    ew: dict[str, list[int]] = {}
+
+    class Elementwise(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func.is_view or func.overloadpacket in flop_registry:
+                return out
+            ts = [t for t in tree_flatten((args, kwargs, out))[0]
+                  if isinstance(t, torch.Tensor)]
+            outs = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+            acc = ew.setdefault(where[0], [0, 0, 0])
+            acc[0] += sum(t.numel() for t in outs)
+            acc[1] += sum(t.numel() * t.element_size() for t in ts)
+            acc[2] += 1
+            return out
+
+    def pre(mod, inp):
+        where[0] = names[mod]
+
+    def post(mod, inp, out):
+        where[0] = ""
+        outs = [t for t in (out if isinstance(out, (tuple, list)) else (out,))
+                if isinstance(t, torch.Tensor)]
+        first = next((t for t in inp if isinstance(t, torch.Tensor)), None)
+        aliased = bool(outs) and first is not None and (
+            outs[0] is first or outs[0]._base is first or first._base is outs[0])
+        seen[names[mod]] = {
+            "shape": _gemm_shape(mod, outs[0]) if outs else None,
+            "act": 0 if aliased else sum(t.numel() * t.element_size() for t in outs),
+            "input_grad": first is not None and first.requires_grad,
+            "params": sum(p.numel() for p in mod.parameters(recurse=False)),
+            "tensors": sum(1 for _ in mod.parameters(recurse=False)),
+            "param_bytes": sum(p.numel() * p.element_size()
+                               for p in mod.parameters(recurse=False))}
+
+    handles = [h for m in leaves for h in (m.register_forward_pre_hook(pre),
+                                           m.register_forward_hook(post))]
+    try:
+        with torch.set_grad_enabled(backward), FlopCounterMode(display=False) as fwd, \
+                Elementwise():
+            out = meta(x)
+        outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))
+                if isinstance(o, torch.Tensor)]
+        back_total = 0
+        if backward:
+            loss = sum(o.float().sum() for o in outs)
+            where[0] = "(backward)"
+            with FlopCounterMode(display=False) as bwd, Elementwise():
+                loss.backward()
+            back_total = bwd.get_total_flops()
+    finally:
+        for h in handles:
+            h.remove()
+        meta.zero_grad(set_to_none=True)
+    root = type(meta).__name__
+    counts = fwd.get_flop_counts()
+    flops = {n: sum(counts.get(f"{root}.{n}", {}).values()) for n in seen}
+    per_out = sum(o[0].numel() for o in outs)
+    return seen, flops, fwd.get_total_flops(), back_total, ew, per_out
+
+
+def module_work(meta, obs_shape: tuple[int, ...], where: str):
+    """NetworkWork of a meta-device module at one observation's shape (module docstring)."""
+    import torch
+
+    from rldse.workloads.common.network_work import Kernels, Layer, NetworkWork
+
+    dtype = next((p.dtype for p in meta.parameters() if p.is_floating_point()), torch.float32)
+    runs = []
+    for batch in (1, 2):
+        x = torch.zeros((batch, *obs_shape), device="meta", dtype=dtype)
+        try:
+            runs.append(_pass(meta, x, backward=True))
+        except (RuntimeError, TypeError, ValueError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise RldseError(f"counting its work at input shape {(batch, *obs_shape)} "
+                             f"failed ({first}); pass obs_shape=(...)", where=where) from None
+    (seen, flops, fwd_total, back_total, ew1, n_out), (_, _, _, _, ew2, _) = runs
+
+    def kernels(name: str) -> Kernels:
+        a, b = ew1.get(name, [0, 0, 0]), ew2.get(name, [0, 0, 0])
+        per = [max(0, y - x) for x, y in zip(a, b, strict=True)]
+        return Kernels(flops_per_sample=per[0], bytes_per_sample=per[1],
+                       fixed_bytes=max(0, a[1] - per[1]), calls=a[2])
+
+    layers, back_gemm = [], 0
+    for name, s in seen.items():
+        if not (flops[name] or s["params"] or name in ew1):
+            continue
+        shape = s["shape"]
+        kind, rows, n_in, n_out_f = shape if shape else ("other", 1, 0, 0)
+        if shape and flops[name] != 2 * rows * n_in * n_out_f:
+            kind, rows, n_in, n_out_f = "other", 1, 0, 0
+        back = 0
+        if kind != "other":
+            back = flops[name] * (2 if s["input_grad"] else 1)
+            back_gemm += back
+        layers.append(Layer(
+            name=name or "module", kind=kind, rows=rows, inputs=n_in, outputs=n_out_f,
+            forward_flops=flops[name], backward_flops=back, input_grad=s["input_grad"],
+            params=s["params"], tensors=s["tensors"], param_bytes=s["param_bytes"],
+            activation_bytes=s["act"], forward_kernels=kernels(name)))
+    outside = fwd_total - sum(flops.values())
+    if outside or back_total != back_gemm:  # FLOPs the counter saw beyond the leaves' GEMMs
+        layers.append(Layer(name="(outside leaf modules)", kind="other",
+                            forward_flops=max(0, outside),
+                            backward_flops=max(0, back_total - back_gemm), input_grad=False))
+    if not layers:
+        raise RldseError("the network has no parameters and no counted work", where=where)
+    net = NetworkWork(kind="module", obs_shape=list(obs_shape),
+                      obs_dtype=str(dtype).removeprefix("torch."), layers=layers,
+                      forward_kernels=Kernels() if "" in seen else kernels(""),
+                      backward_kernels=kernels("(backward)"))
+    return net, n_out

@@ -5,9 +5,11 @@ The loop marks its operations with ``rec.phase(name, ...)``; the trace vocabular
 (rldse.workloads.common.recorder): ``perf_counter_ns`` on entry and exit, and the median
 cost of an empty phase, calibrated when the recording starts, removed from every row
 (RL-Scope's calibration, Gleeson et al., MLSys 2021). A phase inside another is
-exclusive: the outer row loses the inner one's time (``learn`` around ``replay_sample``).
-The whole cost of a phase (its row's bias and the calls around it) is calibrated too and
-taken off the trace's wall time (``Recording.stop``).
+exclusive: the outer row loses the inner one's time and whole recording cost. The whole
+cost of a phase (its row's bias and the calls around it) is calibrated too; it and the time
+spent counting work are the recorder's own time, taken off the trace's wall time
+(``Recording.stop``) and off every later row's start, so the gaps between rows (which the
+actor-learner program reads as IPC handoffs) are the loop's, not the recorder's.
 
 Defaults, each overridable per phase: ``iter`` is the vector env step for env-side phases
 (``env_step``, ``act``, ...), the learner update for ``learn`` and the iteration for
@@ -48,7 +50,7 @@ _DTYPE = {"env_reset": "fp64", "env_step": "fp64", "sync": "none", "rollout_add"
 
 class _Phase:
     __slots__ = ("rec", "name", "worker", "iter", "items", "flops", "bytes", "touches",
-                 "dtype", "t0", "child_ns", "events")
+                 "dtype", "t0", "shift_ns", "child_ns", "events")
 
     def __init__(self, rec: Recording, name: str, worker: str, iter: int, items: int,
                  flops: int, bytes_: int, touches: int, dtype: str) -> None:
@@ -58,15 +60,17 @@ class _Phase:
         self.events = None
 
     def __enter__(self) -> _Phase:
-        self.rec._stack.append(self)
-        if self.rec._cuda is not None:
-            self.events = self.rec._cuda.start()
+        rec = self.rec
+        rec._stack.append(self)
+        if rec._cuda is not None:
+            self.events = rec._cuda.start()
+        self.shift_ns = rec._shift_ns
+        rec._shift_ns += rec._phase_cost_int
         self.t0 = perf_counter_ns()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        t1 = perf_counter_ns()
-        self.rec._close(self, t1)
+        self.rec._close(self, perf_counter_ns())
 
 
 class Recording:
@@ -105,7 +109,10 @@ class Recording:
         self._roles = {p: (p in _ENV_PHASES, self.learner if p in self.loop.learner_phases
                            else self.actor) for p in PHASES}
         self._work: dict[tuple[str, int], tuple[int, int]] = {}
-        self._counting_ns = 0  # time spent counting work (FlopCounterMode), not the loop's
+        #: (name, items) -> the row's defaults (worker, items, flops, bytes, dtype)
+        self._templates: dict[tuple[str, int | None], tuple[str, int, int, int, str]] = {}
+        self._shift_ns = 0  # the recorder's own time so far: phases' whole cost, counting
+        self._phase_cost_int = self._nested_cost_ns = 0
         self._stack: list[_Phase] = []
         self._counts = dict.fromkeys(PHASES, 0)
         self._steps = 0
@@ -114,6 +121,10 @@ class Recording:
 
         self._rec = Recorder(self.actor, overhead_ns=0.0)
         self._rec.overhead_ns, self.phase_cost_ns = self._calibrate()
+        self._phase_cost_int = round(self.phase_cost_ns)
+        # a nested phase's cost inside its parent's row, beyond its own row's bias
+        self._nested_cost_ns = max(self._phase_cost_int - round(self._rec.overhead_ns), 0)
+        self._shift_ns = 0
         self._t0 = perf_counter_ns()
         self._rec.origin_ns = self._t0
         self._wall_s: float | None = None
@@ -123,6 +134,21 @@ class Recording:
               bytes: int | None = None, touches: int = 0, dtype: str | None = None,
               iter: int | None = None, worker: str | None = None) -> _Phase:
         """A context manager timing one operation of phase ``name``."""
+        if flops is None and bytes is None and dtype is None and worker is None \
+                and not touches:
+            t = self._templates.get((name, items))
+            if t is None:
+                t = self._templates[(name, items)] = self._template(name, items, None, None,
+                                                                      None, None)
+        else:
+            t = self._template(name, items, flops, bytes, dtype, worker)
+        return _Phase(self, name, t[0], self._default_iter(name) if iter is None
+                      else int(iter), t[1], t[2], t[3], int(touches), t[4])
+
+    def _template(self, name: str, items: int | None, flops: int | None,
+                  bytes: int | None, dtype: str | None,
+                  worker: str | None) -> tuple[str, int, int, int, str]:
+        """A row's (worker, items, flops, bytes, dtype), defaults filled in."""
         if name not in self._roles:
             raise RldseError(f"unknown phase {name!r} (allowed: {', '.join(PHASES)})",
                              where="recording")
@@ -139,9 +165,7 @@ class Recording:
         flops, bytes = flops or 0, bytes or 0
         if dtype is None:
             dtype = _DTYPE.get(name, "fp32" if flops or bytes else "none")
-        return _Phase(self, name, worker or role,
-                      self._default_iter(name) if iter is None else int(iter), int(items),
-                      int(flops), int(bytes), int(touches), dtype)
+        return worker or role, int(items), int(flops), int(bytes), dtype
 
     def episode(self, return_: float) -> None:
         """One finished episode's return (the learning curve; its end is an env_reset)."""
@@ -165,10 +189,10 @@ class Recording:
 
     def net_work(self, name: str, items: int, backward: bool) -> tuple[int, int]:
         """(flops, bytes) of network ``name`` at ``items``; the time spent counting (once
-        per shape) is taken off the trace's wall time (``stop``)."""
+        per shape) is the recorder's, not the loop's (``stop``)."""
         t0 = perf_counter_ns()
         work = self.nets[name].work(items, backward)
-        self._counting_ns += perf_counter_ns() - t0
+        self._shift_ns += perf_counter_ns() - t0
         return work
 
     def _default_iter(self, name: str) -> int:
@@ -182,10 +206,10 @@ class Recording:
         stack = self._stack
         stack.pop()
         raw = t1 - p.t0
-        if stack:  # the outer phase loses this one's time and its recording's bias
-            stack[-1].child_ns += raw + int(self._rec.overhead_ns)
-        self._rec.rows.append((p.worker, p.name, p.iter, p.t0, raw - p.child_ns, p.items,
-                               p.flops, p.bytes, p.touches, p.dtype))
+        if stack:  # the outer phase loses this one's time and its whole recording cost
+            stack[-1].child_ns += raw + self._nested_cost_ns
+        self._rec.rows.append((p.worker, p.name, p.iter, p.t0 - p.shift_ns, raw - p.child_ns,
+                               p.items, p.flops, p.bytes, p.touches, p.dtype))
         self._counts[p.name] += 1
         if p.name == "env_step":
             self._steps += 1
@@ -214,14 +238,13 @@ class Recording:
     # ---- the trace ---------------------------------------------------------------
     def stop(self) -> None:
         """End the timed span; called by ``trace`` if not before. The trace's wall time is
-        the span less the calibrated whole cost of each recorded phase (RL-Scope's
-        correction) and the time spent counting work: what the loop would have taken
-        unrecorded. The span as measured is
-        kept in workload_info as ``recorded_wall_s``."""
+        the span less the recorder's own time (the calibrated whole cost of each phase
+        entered, RL-Scope's correction, and the time spent counting work): what the loop
+        would have taken unrecorded. The span as measured is kept in workload_info as
+        ``recorded_wall_s``."""
         if self._wall_s is None:
             self._recorded_wall_s = (perf_counter_ns() - self._t0) / 1e9
-            overhead_ns = len(self._rec.rows) * self.phase_cost_ns + self._counting_ns
-            self._wall_s = max(self._recorded_wall_s - overhead_ns / 1e9, 0.0)
+            self._wall_s = max(self._recorded_wall_s - self._shift_ns / 1e9, 0.0)
 
     def trace(self) -> Trace:
         """The Trace of what was recorded, checked against what its program needs."""

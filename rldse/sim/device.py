@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rldse.sim.lanes import Lanes
+from rldse.sim.timeline import TimelineStream
 
 
 @dataclass
@@ -33,7 +34,7 @@ class Device:
     estimator: str = "utilisation model P_idle + u(P_max - P_idle) (Fan et al. ISCA 2007)"
     claimed_accuracy: str = "unstated; first-order"
     cost_usd: float = 0.0
-    timeline: list | None = None
+    timeline: TimelineStream | None = None  # where bookings go with ``--timeline``
     phases: dict[str, PhaseUse] = field(default_factory=dict)
     action_j: dict[str, float] = field(default_factory=dict)
     busy_s: float = 0.0

@@ -177,12 +177,12 @@ class Machine:
     ResolvedSystem, the knobs resolved for the trace, and the roles' placement."""
 
     def __init__(self, trace: Trace, system: ResolvedSystem | Any, seed: int = 0,
-                 timeline: bool | str | Path = False,
+                 timeline: str | Path | None = None,
                  timeline_window: tuple[float, float] | None = None) -> None:
         """``system``: a ResolvedSystem, or a SystemSpec resolved against ``trace`` here.
-        ``timeline``: True keeps the bookings in a list; a path streams them there
-        (rldse.sim.timeline.TimelineStream; the caller closes ``self.timeline``), only
-        those overlapping ``timeline_window`` (start_s, end_s) if given."""
+        ``timeline``: a path the bookings are streamed to (rldse.sim.timeline.
+        TimelineStream; the caller closes ``self.timeline``), only those overlapping
+        ``timeline_window`` (start_s, end_s) if given."""
         if not isinstance(system, ResolvedSystem):
             system = resolve(system, trace)
         self.trace, self.system, self.seed = trace, system, seed
@@ -192,7 +192,7 @@ class Machine:
         self.env = simpy.Environment()
         self.rng = np.random.default_rng(seed)
         self.clock = WorkerClock()
-        self.timeline: list | TimelineStream | None = [] if timeline else None
+        self.timeline: TimelineStream | None = None
         host = cpu_from_host(trace.meta.host)  # what CPU models scale from, built once
         self.parts: dict[str, PartSpec] = system.specs
         self.models: dict[str, Any] = {}
@@ -210,8 +210,8 @@ class Machine:
                     lanes=int(inst.lanes or model.lanes), idle_w=float(model.idle_w),
                     max_w=float(model.max_w), estimator=model.method,
                     claimed_accuracy=model.claimed_accuracy,
-                    cost_usd=float(getattr(inst.spec, "price_usd", 0.0)), timeline=self.timeline)
-        if isinstance(timeline, (str, Path)):  # opened last: nothing after it can fail
+                    cost_usd=float(getattr(inst.spec, "price_usd", 0.0)))
+        if timeline is not None:  # opened last: nothing after it can fail
             self.timeline = TimelineStream(timeline, list(self.devices),
                                            window_s=timeline_window)
             for d in self.devices.values():
@@ -308,7 +308,7 @@ class Machine:
         launch-bound learner's bottleneck reads 'dispatch'; waits are the caller's."""
         end = t + work.wall_s
         tl = self.timeline
-        if isinstance(tl, TimelineStream):
+        if tl is not None:
             tl.tag = (worker, {"items": count})
         if work.device_s > 0:
             end = max(end, dev.book(t, work.device_s, phase))
@@ -316,7 +316,7 @@ class Machine:
             end = max(end, core.book_on(core_lanes, t, work.host_s, "dispatch")
                       if core_lanes is not None else core.book(t, work.host_s, "dispatch"))
             self.clock.spend(worker, "dispatch", core.kind, work.host_s, 0)
-        if isinstance(tl, TimelineStream):
+        if tl is not None:
             tl.tag = NO_TAG
         self.clock.spend(worker, phase, dev.kind, work.wall_s - work.host_s, count)
         return end
@@ -327,11 +327,11 @@ class Machine:
         streamed timeline the event also goes on the worker's track with ``args`` (what
         the booking knows: items, batch); returns the end time."""
         tl = self.timeline
-        if isinstance(tl, TimelineStream):
+        if tl is not None:
             tl.tag = (worker, args)
         end = dev.book(t, dur_s, phase) if lanes is None else dev.book_on(lanes, t, dur_s,
                                                                           phase)
-        if isinstance(tl, TimelineStream):
+        if tl is not None:
             tl.tag = NO_TAG
         return end
 

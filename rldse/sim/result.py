@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from rldse.sim.device import Device
+
+if TYPE_CHECKING:  # on use: `rldse metrics` reads the model's fields, not frames
+    import pandas as pd
 
 
 class DeviceStats(BaseModel):
@@ -116,12 +119,18 @@ class Result(BaseModel):
         return all(self.checks.values())
 
     def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame([self.metrics()])
 
     def devices_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame([d.model_dump() for d in self.devices])
 
     def phases_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
         return pd.DataFrame([p.model_dump() for p in self.phases])
 
     def to_json(self) -> str:

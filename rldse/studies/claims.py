@@ -1,12 +1,16 @@
 """Every study's claims as one markdown table, for the README: read from each registered
 study's ``out/claims.csv`` (what ``rldse study run`` wrote), never retyped.
 
-``python -m rldse.studies.claims [ROOT]`` prints it; ROOT is the studies folder
-(default ``studies``).
+``python -m rldse.studies.claims [ROOT] [--readme PATH]`` prints it, or with ``--readme``
+writes it over the claims table in PATH (the block of table lines under its header row);
+ROOT is the studies folder (default ``studies``). Banded rows show each claim's worst
+configuration's band (rldse.studies.report.Claim.per_configuration; a claim with one
+configuration: its band).
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import sys
 from pathlib import Path
@@ -48,22 +52,47 @@ def _cell(text) -> str:
     return "" if isinstance(text, float) and math.isnan(text) else str(text).replace("|", "/")
 
 
+HEADER = ("| study | claim | kind | published | rldse p50 (p5–p95), worst configuration | "
+          "verdict |")
+
+
 def claims_table(claims: pd.DataFrame) -> str:
     """study | claim | kind | published | rldse p50 (p5–p95) | verdict, as markdown."""
-    lines = ["| study | claim | kind | published | rldse p50 (p5–p95) | verdict |",
-             "|---|---|---|---|---|---|"]
+    lines = [HEADER, "|---|---|---|---|---|---|"]
     lines += [f"| {r.study} | {_cell(r.claim)} | {r.kind} | {_cell(r.published)} | "
               f"{_band(r)} | {r.verdict} |" for r in claims.itertuples(index=False)]
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if len(args) > 1:
-        print("usage: python -m rldse.studies.claims [ROOT]", file=sys.stderr)
-        return 2
+def write_readme(path: Path, table: str) -> Path:
+    """Replace the claims table in `path` (its header row, up to the first line that is
+    not a table row) by `table`; the file is written atomically."""
+    from rldse.files import atomic_write_text
+
     try:
-        print(claims_table(load_claims(args[0] if args else "studies")))
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RldseError(f"--readme {path}: cannot read ({exc})") from None
+    start = next((i for i, line in enumerate(lines)
+                  if line.startswith("| study | claim | kind | published | rldse p50")), None)
+    if start is None:
+        raise RldseError(f"--readme {path}: no claims table (a row starting '| study | claim "
+                         "| kind | published | rldse p50')")
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")),
+               len(lines))
+    return atomic_write_text(path, "\n".join([*lines[:start], table, *lines[end:]]) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m rldse.studies.claims",
+                                     description="every study's claims as a markdown table")
+    parser.add_argument("root", nargs="?", default="studies", help="the studies folder")
+    parser.add_argument("--readme", type=Path, metavar="PATH",
+                        help="write the table over the claims table in PATH")
+    args = parser.parse_args(argv)
+    try:
+        table = claims_table(load_claims(args.root))
+        print(table if args.readme is None else write_readme(args.readme, table))
     except RldseError as exc:
         print(f"rldse: error: {exc}", file=sys.stderr)
         return 2

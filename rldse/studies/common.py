@@ -29,10 +29,13 @@ def load_params(study_dir: Path, model: type[P]) -> P:
 
 
 def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> Path:
-    """Save a figure as PNG under out/ and close it."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Save a figure as PNG under out/ (atomically: a reader never sees half a file) and
+    close it."""
+    from rldse.files import atomic_write
+
     path = out_dir / f"{name}.png"
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    try:  # the temporary's suffix is not .png, so the format is named
+        return atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=120, format="png"))
+    finally:
+        plt.close(fig)

@@ -36,6 +36,7 @@ The analytic rates, for N actors with E envs each, C cores, one GPU:
 
 from __future__ import annotations
 
+import math
 import shutil
 from pathlib import Path
 
@@ -154,7 +155,10 @@ def run(study_dir: Path, progress: bool = True) -> Report:
                 rows.append({"environment": env, "actors_per_gpu": r, "cores_per_gpu": r + 1,
                              "env_steps_per_s": res.env_steps_per_s,
                              "steps_per_joule": res.steps_per_joule,
-                             "avg_power_w": res.avg_power_w, "bottleneck": res.bottleneck})
+                             "avg_power_w": res.avg_power_w, "bottleneck": res.bottleneck,
+                             **{f"{kind}_mj_per_step": 1e3 * sum(
+                                 d.energy_j for d in res.devices if d.kind == kind)
+                                / res.env_steps for kind in ("cpu", "gpu")}})
                 bar.update()
             u = units[env] = unit_costs(Machine(trace, spec(ratios[-1])))
             knees[env] = knee(u, ratios[-1], float(ratios[-1]))
@@ -194,7 +198,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
     for env in p.environments:
         _env_claims(report, env, sweep[sweep.environment == env].set_index("actors_per_gpu"),
                     knees[env], optima[env], atari=env == p.atari)
-    _moves_claim(report, p, optima, units)
+    _moves_claim(report, p, optima, units, ratios)
     _search_claim(report, rep, trials, sf, sweep[sweep.environment == next(iter(
         p.environments))])
 
@@ -232,7 +236,8 @@ def run(study_dir: Path, progress: bool = True) -> Report:
         "sampler": sf.sampler.name, "seed": sf.seed,
         "verdict rules": "rldse.studies.report.band_verdict; steps/J near the knee: the "
                          f"optimal ratio's band against [knee / {NEAR_FACTOR:g}, knee × "
-                         f"{NEAR_FACTOR:g}]"}
+                         f"{NEAR_FACTOR:g}]; the optimum grows: per paired draw, the "
+                         f"Atari optimum / the cheap one's ≥ one step of the ratio grid"}
     return report
 
 
@@ -259,9 +264,7 @@ def _env_claims(report: Report, env: str, cur: pd.DataFrame, n_star: float,
         low=n_star / NEAR_FACTOR, high=n_star * NEAR_FACTOR, p5=lo, p50=mid, p95=hi,
         note=f"nominal presets: {cur.steps_per_joule.max():.1f} steps/J at "
              f"{int(cur.steps_per_joule.idxmax())} actors/GPU ({best.avg_power_w:.0f} W)"
-             + ("" if atari else "; a CartPole step costs so little that the learner "
-                "saturates with a few actors, and each actor past the knee adds a core's "
-                "idle power and price for nothing"))
+             + _past_knee(cur, n_star))
     report.claims.append(c)
     if atari:
         report.claims.append(Claim(
@@ -274,24 +277,50 @@ def _env_claims(report: Report, env: str, cur: pd.DataFrame, n_star: float,
                  "states rldse's answer and its band"))
 
 
+def _past_knee(cur: pd.DataFrame, n_star: float) -> str:
+    """Where steps/J peaks well past the knee, what keeps it rising: the sweep's energy per
+    env step by device, from the first ratio on the throughput plateau to the optimum."""
+    best = int(cur.steps_per_joule.idxmax())
+    flat = [r for r in cur.index if r >= n_star and r < best]
+    if best <= NEAR_FACTOR * n_star or not flat:
+        return ""
+    a, b = cur.loc[flat[0]], cur.loc[best]
+    return (f"; from {flat[0]} to {best} actors/GPU throughput stays flat "
+            f"({a.env_steps_per_s:,.0f} → {b.env_steps_per_s:,.0f} steps/s) and the cores' "
+            f"energy per env step rises ({a.cpu_mj_per_step:.2f} → {b.cpu_mj_per_step:.2f} "
+            "mJ: each actor's core adds its idle power), but the GPU's falls more "
+            f"({a.gpu_mj_per_step:.2f} → {b.gpu_mj_per_step:.2f} mJ): more actors make "
+            "bigger central inference batches, the same launch-bound kernels for more "
+            "observations, and rldse charges a running kernel the board's full dynamic "
+            "power (max_w − idle_w), however few SMs it occupies. Batching is real; its "
+            "energy saving is overstated for small MLP kernels, which is most likely why "
+            "the optimum lies past the knee (rldse.models.gpu's power model)")
+
+
 def _moves_claim(report: Report, p: Params, optima: dict[str, np.ndarray],
-                 units: dict[str, UnitCosts]) -> None:
-    """The optimum moves with the env step's cost: Atari's band lies above CartPole's."""
+                 units: dict[str, UnitCosts], ratios: list[int]) -> None:
+    """The optimum moves with the env step's cost: per draw (the same Latin-hypercube row
+    for both environments), the Atari optimum over the cheap one's, against "grows": at
+    least one step of the ratio grid."""
     others = [e for e in p.environments if e != p.atari]
     if not others:
         return
     cheap = others[0]
-    a, c = percentiles(optima[p.atari].astype(float)), percentiles(optima[cheap].astype(float))
-    moves = a[0] > c[2]
+    a, c = optima[p.atari].astype(float), optima[cheap].astype(float)
+    step = min(hi / lo for lo, hi in zip(ratios, ratios[1:], strict=False))
+    pa, pc = percentiles(a), percentiles(c)
     ua, uc = units[p.atari], units[cheap]
-    report.claims.append(Claim(
+    report.claims.append(Claim.per_configuration(
         f"the optimal ratio grows with the env step's cost ({cheap} → {p.atari})",
-        "CPU resources given to actors are a primary limiter (actors were CPU-bound)",
-        f"{cheap} {c[1]:.0f} actors/GPU (p5-p95 {c[0]:.0f}-{c[2]:.0f}) at "
-        f"{uc.env_step_s / uc.envs_per_actor * 1e6:.0f} µs per env step; {p.atari} "
-        f"{a[1]:.0f} ({a[0]:.0f}-{a[2]:.0f}) at {ua.env_step_s / ua.envs_per_actor * 1e6:.0f} µs",
-        "same" if moves else "different", "reproduced" if moves else "not reproduced",
-        note="" if moves else "the two environments' optimal ratios overlap"))
+        published="CPU resources given to actors are a primary limiter (actors were "
+                  f"CPU-bound): the optimum grows (here: {p.atari} / {cheap} optimum ≥ "
+                  f"{step:.3g}, one step of the ratio grid)",
+        low=step, high=math.inf, unit="x",
+        bands={"paired draws": percentiles(a / c)},
+        note=f"{cheap} {pc[1]:.0f} actors/GPU (p5-p95 {pc[0]:.0f}-{pc[2]:.0f}) at "
+             f"{uc.env_step_s / uc.envs_per_actor * 1e6:.0f} µs per env step; {p.atari} "
+             f"{pa[1]:.0f} ({pa[0]:.0f}-{pa[2]:.0f}) at "
+             f"{ua.env_step_s / ua.envs_per_actor * 1e6:.0f} µs"))
 
 
 def _search_claim(report: Report, rep, trials: pd.DataFrame, sf, sweep: pd.DataFrame) -> None:

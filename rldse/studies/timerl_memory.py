@@ -32,11 +32,16 @@ from rldse.studies.timerl_program import (
     ppo,
     ppo_baseline_need,
     reinforce,
+    step_times,
 )
 from rldse.system import SystemSpec, parse_spec
 from rldse.trace import load_trace
 
 GB = 1e9
+#: Host seconds per call of a jitted JAX function, trivial and simple (jax-ml/jax PR #4128's
+#: dispatch benchmarks, jit_trivial_dispatch 28.9 µs, jit_simple_dispatch 60.7 µs): a
+#: yardstick for the note on what the models lack, not a model input.
+JAX_JIT_DISPATCH_S = (28.9e-6, 60.7e-6)
 
 
 class PpoPublished(BaseModel):
@@ -170,6 +175,8 @@ def run(study_dir: Path, progress: bool = True) -> Report:
         f"({gpu.spec.copy_efficiency:.0%}, an assumption with a range) of the line rate, "
         f"{gpu.copy_bps / GB:.3g} GB/s effective. Host memory: "
         f"{host_cap / GB:.0f} GB ({host_cap / 2**30:.0f} GiB, Tempo's repro README)."))
+    report.sections.append((f"REINFORCE at 3×{rf.side}×{rf.side}: one TD time step, nominal "
+                            "presets (ms)", markdown_table(_td_step_table(gpu, rsh, rf), 4)))
     report.sections.append(("PPO: memory and time per iteration (s)",
                             markdown_table(ppo_df.drop(columns=["capacity_gb",
                                                                 "host_capacity_gb"]), 4)))
@@ -195,6 +202,23 @@ def run(study_dir: Path, progress: bool = True) -> Report:
         "verdict rule": "rldse.studies.report.band_verdict: reproduced when p5-p95 overlaps "
                         "the published value, partly within a factor of 2"}
     return report
+
+
+def _td_step_table(gpu, shape: TempoShape, rf: Reinforce) -> pd.DataFrame:
+    """One n-step TD time step by operation: host dispatch, GPU time, and the later of the
+    two, in ms, set against Tempo's measured TD iteration over its steps (comparison)."""
+    names = ("env step (writes the observations)", "forward (reads them)",
+             "backward (reads them again, the gradient passes)")
+    rows = [{"operation": n, "host_ms": 1e3 * float(t.host_s), "gpu_ms": 1e3 * float(t.device_s),
+             "wall_ms": 1e3 * float(t.wall_s)} for n, t in zip(names, step_times(gpu, shape),
+                                                               strict=True)]
+    total = sum(r["wall_ms"] for r in rows)
+    rows.append({"operation": "step (rldse)", "host_ms": sum(r["host_ms"] for r in rows),
+                 "gpu_ms": sum(r["gpu_ms"] for r in rows), "wall_ms": total})
+    rows.append({"operation": f"step (Tempo measured: {rf.published.td_s:g} s / {shape.steps})",
+                 "host_ms": "not published", "gpu_ms": "not published",
+                 "wall_ms": 1e3 * rf.published.td_s / shape.steps})
+    return pd.DataFrame(rows)
 
 
 def _ppo_claims(report: Report, ppo_df: pd.DataFrame, p: Params) -> None:
@@ -256,6 +280,9 @@ def _reinforce_claims(report: Report, rl: pd.DataFrame, band: pd.DataFrame, tds:
         "swapping); " + ", ".join(f"{o} {nos.loc[o, 'need_gb']:.1f} GB" for o in tds),
         "same" if same else "different", "reproduced" if same else "not reproduced"))
     pub = rf.published
+    step_ms = 1e3 * sum(float(t.wall_s) for t in step_times(gpu, rsh))
+    gap_ms = pub.td_s * 1e3 / rsh.steps - step_ms  # comparison only: what the models lack
+    lo_us, hi_us = (1e6 * s for s in JAX_JIT_DISPATCH_S)
     td_mean = band[tds].mean(axis=1).to_numpy()
     ratio = percentiles(band["Monte-Carlo"].to_numpy() / td_mean)
     report.claims.append(Claim.banded(
@@ -264,12 +291,19 @@ def _reinforce_claims(report: Report, rl: pd.DataFrame, band: pd.DataFrame, tds:
         published=f"{pub.ratio:g}× ({pub.mc_s:g} s / {pub.td_s:g} s)", low=pub.ratio,
         high=None, p5=ratio[0], p50=ratio[1], p95=ratio[2], unit="×",
         note="the swap round trip is reproduced (next row) but TD's own iteration is "
-             "shorter in the models than in Tempo: a time step's GPU kernels (the env "
+             "shorter in the models than in Tempo: a time step's GPU work (the env "
              f"writing {rsh.step_bytes / 1e6:.0f} MB of observations, the forward and the "
-             "backward reading them) take about 1.2 ms on the A6000's roofline whatever n "
-             f"is, while Tempo measured {pub.td_s * 1e3 / rsh.steps:.1f} ms per step; the "
-             "rest is most likely Tempo's runtime (its executor scheduling many small "
-             "dataflow stages per step), which no preset models"))
+             "backward reading them, the backward's passes over the 196608×64 encoder "
+             f"gradient) takes {step_ms:.2f} ms on the A6000's roofline whatever n is, "
+             f"Tempo measured {pub.td_s * 1e3 / rsh.steps:.1f} ms per step. Nothing sourced "
+             f"fills the other {gap_ms:.1f} ms: at {lo_us:.0f}-{hi_us:.0f} µs per jitted call "
+             f"(jax-ml/jax PR #4128) it would take {gap_ms / hi_us * 1e3:.0f}-"
+             f"{gap_ms / lo_us * 1e3:.0f} calls per step, while Tempo-JAX groups a step's ops into "
+             "fused dataflow calls (tempo/core/configs.py: enable_dataflow_grouping, "
+             "enable_codegen_dataflows); the likeliest causes are the skinny forward GEMM "
+             f"(M={rsh.envs}, K={rsh.features}, N={rsh.hidden[0]}: {rsh.envs}×"
+             f"{rsh.hidden[0]} outputs, so split-K decides how many of the 84 SMs work) "
+             "and Tempo's per-step interpreter work, neither measured for the A6000"))
     gap = percentiles(band["Monte-Carlo"].to_numpy() - td_mean)
     report.claims.append(Claim.banded(
         "Monte-Carlo's extra time per iteration (the rollout out to host memory and back)",
@@ -283,8 +317,9 @@ def _reinforce_claims(report: Report, rl: pd.DataFrame, band: pd.DataFrame, tds:
         "TD iteration time (mean of the TD variants)", published=f"≈{pub.td_s:g} s",
         low=pub.td_s, high=None, p5=td[0], p50=td[1], p95=td[2], unit=" s",
         note="the models count the kernels' roofline, the preset's kernels per operation "
-             "and their dispatch; Tempo's measured step is about 3.5× longer (see the "
-             "Monte-Carlo / TD rows)"))
+             f"and their dispatch ({step_ms:.2f} ms per step, section 'one TD time step'); "
+             f"Tempo's measured step is {pub.td_s * 1e3 / rsh.steps / step_ms:.1f}× longer "
+             "(see the Monte-Carlo / TD row)"))
 
 
 def _memory_figure(ppo_df: pd.DataFrame, rl: pd.DataFrame, out: Path) -> Path:

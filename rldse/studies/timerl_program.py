@@ -7,7 +7,13 @@ What it models is Tempo's REINFORCE and PPO as its reproduction scripts run them
 impls/tempo_reinforce.py sets ``enable_swap``; tempo/api/rl/env/trivial_env.py broadcasts
 each env's state to its observation inside a jitted step, so every observation is written
 in device memory; tempo/api/rl/networks/model_builder.py builds Linear(F→64)+tanh, two
-Linear(64→64)+tanh and a Linear(64→1) decoder, plus a value head for PPO). It is a
+Linear(64→64)+tanh and a Linear(64→1) decoder, plus a value head for PPO). The REINFORCE
+runs are Tempo-JAX only (repro/sec7_4_algo_specific_sched/run_algo_specific_sched.py:
+"This experiment uses only Tempo-JAX"), fp32 (tempo/core/dtype.py: ``default_float =
+float32``). A parameter's gradient is the explicit sum of per-step contributions over
+the ``0:T`` slice (tempo/api/backprop.py, ``_sum_over_extra_dims``): each step's
+contribution to the 196608×64 encoder gradient is a tensor of its own, written by the
+backward and read again by the sum. It is a
 schedule of one GPU stream and its copy engine, costed by the GPU part model
 (``GpuModel.op_times``: dispatch on the host core, kernels by the preset's counts, the
 roofline of the work; ``copy_times`` for the host link); nothing here is a measured time.
@@ -16,8 +22,9 @@ Per time step t of an iteration (B envs, T steps, an observation of o bytes):
 
 - the env step writes B·o bytes (``env_step``); the policy's forward reads them (``act``);
 - n-step TD: the loss at t is known at t + n − 1, so step t's backward (``learn`` on B
-  samples: its observations read again, the gradient accumulators read and written) runs
-  then and its observation is freed: n + 1 steps stay resident;
+  samples: its observations and the weights read, its gradient contribution written and
+  read back by the sum, the accumulator read and written) runs then and its observation
+  is freed: n + 1 steps stay resident;
 - Monte-Carlo: the return at t needs every reward to T, so all T·B·o bytes are kept to
   the end. With swapping each step's observations leave for host memory as they are
   produced (Tempo's Fig. 15 timeline: GPU memory stays low through Monte-Carlo's
@@ -43,6 +50,11 @@ from rldse.models.gpu import GpuModel, GpuTimes
 from rldse.models.ops import OpColumns
 
 F32 = 4
+#: Passes over a weight-sized tensor in one step's backward: the weights read, the step's
+#: gradient contribution written and read back, the accumulator read and written
+#: (tempo/api/backprop.py: a parameter's gradient is a sum over the 0:T slice of
+#: per-step contributions, each a tensor of its own).
+LEARN_WEIGHT_PASSES = 5
 
 
 @dataclass(frozen=True)
@@ -124,10 +136,11 @@ def step_times(gpu: GpuModel, shape: TempoShape) -> tuple[GpuTimes, GpuTimes, Gp
     act = _op(gpu, "act", shape, b, 2.0 * b * w,
               shape.step_bytes + F32 * w + F32 * b * shape.width)
     # backward: dW of every layer and dX of all but the encoder (2·B·W flops each, about);
-    # reads the step's observations again and the weights, reads and writes the
-    # gradient accumulators
+    # reads the step's observations again and the weights, writes the step's gradient
+    # contribution and reads it back into the accumulator, which it reads and writes
     learn = _op(gpu, "learn", shape, b, 4.0 * b * w,
-                shape.step_bytes + 3 * F32 * w + 2 * F32 * b * shape.width)
+                shape.step_bytes + LEARN_WEIGHT_PASSES * F32 * w
+                + 2 * F32 * b * shape.width)
     return env, act, learn
 
 

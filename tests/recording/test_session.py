@@ -196,3 +196,33 @@ def _spin(seconds: float) -> None:
     end = perf_counter() + seconds
     while perf_counter() < end:
         pass
+
+
+def test_nested_phases_whole_cost_leaves_the_outer_row(tmp_path):
+    with _recording(tmp_path) as rec:
+        for phase in ("act", "replay_sample", "learn"):
+            with rec.phase(phase):
+                pass
+        with rec.phase("env_step"):
+            for _ in range(5000):
+                with rec.phase("replay_add"):
+                    pass
+        inner_cost_s = 5000 * rec.phase_cost_ns / 1e9
+    ops = load_trace(tmp_path / "run.parquet").ops
+    outer = ops.loc[ops["phase"] == "env_step", "dur_s"].iloc[0]
+    assert outer < 0.25 * inner_cost_s  # was the nested phases' cost less their bias
+
+
+def test_counting_work_leaves_no_gap_between_rows(tmp_path):
+    """Counting a network's work (FlopCounterMode, ms) is the recorder's time: it must not
+    appear between rows, where the actor-learner program reads IPC handoffs."""
+    net = torch.nn.Sequential(torch.nn.Linear(4, 64), torch.nn.ReLU(), torch.nn.Linear(64, 2))
+    with rldse.recording(tmp_path / "run.parquet", loop="off_policy", env_id="CartPole-v1",
+                         network=net, batch_size=32, replay_capacity=1000, learning_starts=0,
+                         learn_every=1, target_sync=100) as rec:
+        for phase in ("env_step", "act", "replay_add", "env_step", "learn", "replay_sample"):
+            with rec.phase(phase):  # the first act and learn count their work
+                pass
+    ops = load_trace(tmp_path / "run.parquet").ops.sort_values("start_s")
+    gaps = ops["start_s"].to_numpy()[1:] - (ops["start_s"] + ops["dur_s"]).to_numpy()[:-1]
+    assert gaps.max() < 0.5e-3  # counting the learn work alone takes several ms

@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rldse.cli import main
 from rldse.errors import RldseError
 from rldse.sim import simulate
 from rldse.sim.timeline import TimelineStream, parse_window
-from rldse.system import load_spec, resolve
+from rldse.system import load_spec, parse_spec, resolve
 from rldse.trace import load_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,3 +148,108 @@ def test_window_must_be_valid_in_the_api(tmp_path):
     with pytest.raises(RldseError, match="END must be greater"):
         TimelineStream(tmp_path / "t.json", ["cpu"], window_s=(2.0, 1.0))
     assert list(tmp_path.iterdir()) == []
+
+
+def _x_events(path) -> list[tuple]:
+    """Complete events as sorted tuples (order in the file is not part of the format)."""
+    doc = json.loads(Path(path).read_text())
+    return sorted((e["pid"], e["tid"], e["name"], e["ts"], e["dur"],
+                   json.dumps(e.get("args", {}), sort_keys=True))
+                  for e in doc["traceEvents"] if e["ph"] == "X")
+
+
+def test_extend_and_columns_write_what_append_writes_to_the_ns(tmp_path):
+    rng = np.random.default_rng(3)
+    n = 300
+    lanes = rng.integers(-1, 12, n)
+    starts = rng.random(n) * 10.0 ** rng.integers(-6, 4, n)  # 1 ns to hours
+    durs = rng.random(n) * 10.0 ** rng.integers(-9, 2, n)
+    who = rng.integers(0, 3, n)
+    batch = rng.integers(0, 100_000, n)
+    names = ["actor 0", 'actor "1"', "learner"]
+    by_append = TimelineStream(tmp_path / "a.json", ["cpu", "gpu"], buffer_events=7)
+    for k in range(n):
+        by_append.append(("gpu", int(lanes[k]), "act", float(starts[k]), float(durs[k]),
+                          names[who[k]], {"batch": int(batch[k])}))
+    by_extend = TimelineStream(tmp_path / "e.json", ["cpu", "gpu"], buffer_events=64)
+    by_extend.extend("gpu", "act", lanes, starts, durs, names, who, {"batch": batch})
+    by_columns = TimelineStream(tmp_path / "c.json", ["cpu", "gpu"], buffer_events=50)
+    col = by_columns.columns("gpu", "act", names, "batch")
+    for k in range(n):
+        col.lane.append(int(lanes[k]))
+        col.start_s.append(float(starts[k]))
+        col.dur_s.append(float(durs[k]))
+        col.who.append(int(who[k]))
+        col.value.append(int(batch[k]))
+        by_columns.spill(col)
+        assert len(col.start_s) < 50
+    events = [_x_events(s.close()) for s in (by_append, by_extend, by_columns)]
+    assert events[0] == events[1] == events[2] and len(events[0]) == 2 * n
+    # times are the seconds rounded to integer ns, written as microseconds
+    expect = sorted((round(s * 1e9) / 1e3, round(d * 1e9) / 1e3, max(int(lane), 0), int(b))
+                    for s, d, lane, b in zip(starts, durs, lanes, batch, strict=True))
+    got = sorted((e[3], e[4], json.loads(e[5])["lane"], json.loads(e[5])["batch"])
+                 for e in events[0] if e[0] == 3)
+    assert got == expect
+
+
+def test_untagged_events_and_a_window_in_bulk(tmp_path):
+    starts, durs = np.array([0.0, 1.0, 2.0, 3.0]), np.array([0.5, 0.5, 1.5, 0.5])
+    stream = TimelineStream(tmp_path / "t.json", ["cpu"], window_s=(1.6, 2.5))
+    stream.extend("cpu", "load", 0, starts, durs)
+    doc = json.loads(stream.close().read_text())
+    (kept,) = [e for e in doc["traceEvents"] if e["ph"] == "X"]
+    assert (kept["ts"], kept["dur"], "args" in kept) == (2e6, 1.5e6, False)
+
+
+CASES = {
+    "offpolicy sync": (DQN_UNIFORM := ROOT / "traces" / "dqn_cartpole_uniform.parquet",
+                       {"workload.learner": "sync", "workload.env_steps": 3000}),
+    "offpolicy async": (DQN_UNIFORM, {"workload.learner": "async",
+                                      "workload.env_steps": 3000}),
+    "actor-learner local": (ACTOR_LEARNER, {"workload.inference": "local",
+                                            "workload.env_steps": 4000}),
+    "actor-learner central": (ACTOR_LEARNER, {"workload.inference": "central",
+                                              "workload.env_steps": 4000}),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_timeline_leaves_the_result_bit_identical(tmp_path, case):
+    path, sets = CASES[case]
+    trace = load_trace(path)
+    system = resolve(load_spec(SPEC, sets), trace)
+    plain = simulate(trace, system)
+    streamed = simulate(trace, system, timeline=tmp_path / "t.json")
+    assert streamed.model_dump() == plain.model_dump()
+    by_worker = _worker_events(json.loads((tmp_path / "t.json").read_text())["traceEvents"])
+    assert "learner" in by_worker and any(w.startswith("actor") for w in by_worker)
+
+
+def test_tabular_timeline_leaves_the_result_bit_identical(tmp_path):
+    trace = load_trace(ROOT / "traces" / "tabular_frozenlake.parquet")
+    spec = parse_spec({"name": "cpu-only", "cpu": {"preset": "xeon-silver-4215"},
+                       "workload": {"env_steps": 20_000}})
+    plain = simulate(trace, spec)
+    streamed = simulate(trace, spec, timeline=tmp_path / "t.json")
+    assert streamed.model_dump() == plain.model_dump()
+    doc = json.loads((tmp_path / "t.json").read_text())
+    assert [e for e in doc["traceEvents"] if e["ph"] == "X"]
+
+
+def test_merged_offpolicy_timeline_shows_chunks_and_updates_in_order(tmp_path):
+    """The merged sync rounds (one actor, no lag): each round's chunk parts, then its
+    update's sample and learn, back to back on the worker tracks."""
+    events, result = _timeline(tmp_path, DQN_UNIFORM, {"workload.learner": "sync",
+                                                       "workload.env_steps": 3000})
+    by_worker = _worker_events(events)
+    actor = sorted((e["ts"], e["dur"], e["name"]) for e in by_worker["actor 0"])
+    assert {n for _, _, n in actor} >= {"env_step", "act"}
+    for (t0, d0, _), (t1, _, _) in zip(actor, actor[1:], strict=False):
+        assert t1 >= t0 + d0 - 2e-3  # parts never overlap (each rounded to the ns)
+    learner = [e for e in by_worker["learner"] if e["pid"]]
+    assert {"replay_sample", "learn"} <= {e["name"] for e in learner}
+    assert sum(e["args"]["items"] for e in learner if e["name"] == "learn"
+               and e["args"]["device"] == "gpu") == result.updates
+    assert max(e["ts"] + e["dur"] for es in by_worker.values() for e in es) <= \
+        result.sim_time_s * 1e6 + 1e-3

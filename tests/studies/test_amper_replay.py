@@ -43,9 +43,19 @@ def test_amper_study_writes_report_and_ratio_claims(tmp_path):
     ratios = claims[claims.published == "55x-270x"]
     assert len(ratios) == 5 and (ratios.p5 <= ratios.p50).all() \
         and (ratios.p50 <= ratios.p95).all()
-    # the eager PyTorch sum tree against TCAM with its periphery: the band overlaps 55-270x
+    # each configuration (buffer x batch) is judged on its own band; a claim reads
+    # "reproduced" only when none misses, and the reason names those that do
+    for c in ratios.itertuples():
+        missing = "configurations' p5-p95 bands miss 55-270x" in str(c.reason)
+        assert (c.verdict == "reproduced") != missing
+    # the eager PyTorch sum tree against TCAM with its periphery: some configurations
+    # overlap 55-270x
     eager = ratios[ratios.claim.str.contains("eager")].iloc[0]
-    assert eager.verdict == "reproduced" and eager.p5 <= 270 and eager.p95 >= 55
+    assert eager.verdict in ("reproduced", "partly reproduced")
+    assert text.count("## Per configuration: ") == 5
+    every_preset = text.split("## Per configuration: replay sampling latency, all GPU")[1]
+    assert every_preset.split("\n## ")[0].count("| fefet-tcam-64 buffer 2^") == 4
+    assert "\n| buffer 2^20 batch 32 |" in text
     every = pd.read_csv(out / "results.csv")
     # 2 GPUs x 7 TCAM presets x 2 variants x 2 buffers x 2 batches, presets' values + 3 draws
     assert len(every) == 2 * 7 * 2 * 2 * 2 * 4

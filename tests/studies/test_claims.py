@@ -49,3 +49,18 @@ def test_missing_or_malformed_file_is_one_line_error(tmp_path, capsys):
                                           index=False)
     assert main([str(tmp_path)]) == 2
     assert "missing column(s) claim" in capsys.readouterr().err
+
+
+def test_readme_table_is_replaced_in_place(tmp_path, capsys):
+    _studies(tmp_path)
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n\nbefore\n\n| study | claim | kind | published | rldse p50 (p5–p95) "
+                      "| verdict |\n|---|---|\n| old | row |\n\nafter\n")
+    assert main([str(tmp_path), "--readme", str(readme)]) == 0
+    text = readme.read_text()
+    assert "| old | row |" not in text and text.startswith("# x\n\nbefore\n\n| study |")
+    assert text.endswith("|\n\nafter\n")
+    assert claims_table(load_claims(tmp_path)) in text
+    (tmp_path / "other.md").write_text("no table\n")
+    assert main([str(tmp_path), "--readme", str(tmp_path / "other.md")]) == 2
+    assert "--readme" in capsys.readouterr().err

@@ -12,7 +12,10 @@ import pytest
 import yaml
 
 from rldse.errors import RldseError
+from rldse.search import load_study_file
+from rldse.sim.bands import uncertain_params
 from rldse.studies import run_study
+from rldse.trace import load_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,7 +46,23 @@ def test_cpu_gpu_ratio_study_provisioned_sweep_and_claims(tmp_path):
     cores = claims[claims.index.str.startswith("optimal CPU cores per V100")].iloc[0]
     assert cores.p50 == pong.p50 + 1
 
+    # the optimum's move is judged per paired draw (the same hypercube row for both
+    # environments) against "grows": at least one step of the ratio grid (16 -> 32: 2x)
+    grows = claims.loc["the optimal ratio grows with the env step's cost (CartPole-v1 → "
+                       "ALE/Pong-v5)"]
+    assert "optimum ≥ 2, one step of the ratio grid" in grows.published
+    assert grows.p5 <= grows.p50 <= grows.p95
+    assert (grows.verdict == "reproduced") == (grows.p95 >= 2)
+    # pairing holds: both captures vary the same ranged numbers, so draw i is one system
+    sf = load_study_file(out.parent / "search.yaml")
+    spec = sf.search_space.spec({"workload.actors": 4, "workload.cores": 4}, where="test")
+    assert uncertain_params(spec, sf.loaded_trace) == uncertain_params(
+        spec, load_trace(ROOT / "traces" / "pong_ppo.parquet"))
+
     sweep = pd.read_csv(out / "results.csv")
+    # energy per env step by device adds up to the machine's
+    assert ((sweep.cpu_mj_per_step + sweep.gpu_mj_per_step).to_numpy() * 1e-3
+            == pytest.approx(1 / sweep.steps_per_joule.to_numpy(), rel=1e-9))
     assert len(sweep) == 8 and (sweep.cores_per_gpu == sweep.actors_per_gpu + 1).all()
     pong_rows = sweep[sweep.environment == "ALE/Pong-v5"].set_index("actors_per_gpu")
     cart = sweep[sweep.environment == "CartPole-v1"].set_index("actors_per_gpu")

@@ -7,7 +7,13 @@ from pathlib import Path
 import pytest
 
 from rldse.sim.machine import Machine
-from rldse.studies.timerl_program import TempoShape, ppo, ppo_baseline_need, reinforce
+from rldse.studies.timerl_program import (
+    TempoShape,
+    ppo,
+    ppo_baseline_need,
+    reinforce,
+    step_times,
+)
 from rldse.system import parse_spec
 from rldse.trace import load_trace
 
@@ -51,3 +57,26 @@ def test_ppo_baselines_hold_a_second_copy_of_the_rollout(gpu):
     assert need > 2 * s.rollout_bytes
     it = ppo(gpu, s, False, int(gpu.spec.mem_bytes))
     assert it.resident_bytes == need - s.rollout_bytes and it.swapped_bytes == 0
+
+
+def test_td_iteration_is_its_steps_and_one_adam_step_whatever_n(gpu):
+    s, cap = TempoShape(256, 1000, 256), int(gpu.spec.mem_bytes)
+    env, act, learn = step_times(gpu, s)
+    step_s = float(env.wall_s + act.wall_s) + float(learn.wall_s)
+    adam_s = float(gpu.kernel_times(2, 0, 7 * 4 * s.weights).wall_s)
+    for n in (1, 8, 64):
+        assert reinforce(gpu, s, n, True, cap).iter_s == pytest.approx(1000 * step_s + adam_s)
+
+
+def test_backward_is_the_roofline_of_its_passes_over_observations_and_weights(gpu):
+    """One step's backward: the observations read, five weight-sized passes (weights, the
+    step's gradient contribution written and read back, the accumulator read and
+    written), activations and their gradients; 4·B·W flops."""
+    g, s = gpu.spec, TempoShape(256, 1000, 256)
+    kernels = g.kernels_fixed["learn"] + g.kernels_per_layer["learn"] * s.layers
+    nbytes = s.step_bytes + 5 * 4 * s.weights + 2 * 4 * 256 * s.width
+    flops = 4.0 * 256 * s.weights
+    compute_s = (flops + kernels * g.gemm_half_flops) / (g.fp32_tflops * 1e12 * g.gemm_efficiency)
+    expect = kernels * g.kernel_overhead_s + max(compute_s, nbytes / (g.mem_bw_gbs * 1e9))
+    assert float(step_times(gpu, s)[2].device_s) == pytest.approx(expect)
+    assert float(step_times(gpu, s)[2].host_s) == pytest.approx(kernels * g.dispatch_s)

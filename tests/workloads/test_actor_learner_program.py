@@ -20,7 +20,7 @@ from rldse.trace import Trace, TraceMeta
 from rldse.workloads import capture
 from rldse.workloads.actor_learner import program as al
 from rldse.workloads.common.base import CaptureConfig
-from rldse.workloads.common.mlp import forward_work, n_params
+from rldse.workloads.common.mlp import forward_work, n_params, network
 
 ENV = "CartPole-v1"
 STEPS = 16 * 512  # 16 iterations of 4 envs x 128 steps per actor
@@ -65,7 +65,7 @@ def synthetic(host_fp) -> Trace:
     rows = []
     full = (forward_work(PI, 1) + forward_work(V, 1))
     boot = forward_work(V, 1)
-    learn = al._learn_work(PI, V, T)
+    learn = al._learn_work(al.Nets((network(PI), network(V)), network(V), PI[-1]), T)
     t = U
     for k in range(K):
         rows.append(("learner", "sync", k, t, 0.5e-3, 1, 0, 4 * (n_params(PI) + n_params(V))))

@@ -37,11 +37,9 @@ import multiprocessing as mp
 import time
 import traceback
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import gymnasium as gym
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from rldse.errors import RldseError
@@ -61,6 +59,10 @@ from rldse.workloads.common.mlp import (
     n_tensors,
 )
 from rldse.workloads.common.recorder import Recorder, rows_to_frame
+
+if TYPE_CHECKING:  # `rldse capture actor_learner --help` reads PPOConfig without them
+    import gymnasium as gym
+    import pandas as pd
 
 #: Per transition: float32 obs, int32 action, float32 logp, reward, done and value.
 ROLLOUT_FIELDS = ("obs", "actions", "logp", "rewards", "dones", "values")

@@ -17,16 +17,8 @@ from rldse.sim import trace_cache
 from rldse.sim.machine import Cycle, Machine, Outcome, SplitCycle
 from rldse.trace import Trace
 from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
-from rldse.workloads.common.mlp import (
-    F32,
-    Work,
-    adam_work,
-    backward_work,
-    cold,
-    forward_work,
-    n_params,
-    n_tensors,
-)
+from rldse.workloads.common.mlp import F32, Work, adam_work, cold, network
+from rldse.workloads.common.network_work import NetworkWork, from_info
 
 #: Per transition: float32 obs, int32 action, float32 logp, reward, done and value.
 ROLLOUT_FIELDS = ("obs", "actions", "logp", "rewards", "dones", "values")
@@ -57,8 +49,10 @@ def program(m: Machine) -> Outcome:
     ⌈N·E·T / minibatch⌉ minibatch steps (``batch_size`` is the minibatch) and broadcasts
     again (``envs_per_actor`` and ``rollout_len`` default to the trace's). Costs are the
     trace's rows costed on the placed parts; batch-dependent work
-    (act, learn) is rescaled with the mlp.py formulas when envs per actor, minibatch or
-    the observation size (``obs_bytes``) differ from the capture.
+    (act, learn) is rescaled with the trace's network's own per-layer work (``networks``:
+    network_work.py; an MLP trace's by mlp.py's formulas) when envs per actor, minibatch,
+    central batches or, for MLPs, the observation size (``obs_bytes``) or ``hidden``
+    differ from the capture.
 
     Inference.
     - ``local``: each actor runs its own policy (placement.act: ``cpu`` its core, ``gpu``
@@ -176,15 +170,67 @@ def _split_cycles(host_s: np.ndarray, device_s: np.ndarray, wall_s: np.ndarray, 
     return [base.at(int(rng.integers(len(wall_s)))) for _ in range(n)]
 
 
-def _act_work(pi: list[int], v: list[int], batch: int) -> Work:
-    return forward_work(pi, batch) + forward_work(v, batch)
+@dataclass(frozen=True)
+class Nets:
+    """The networks a PPO step runs (network_work.py): ``all`` acted and trained together
+    (an MLP trace's policy and value networks; otherwise ``workload_info['network']``, one
+    network with both heads), ``value`` what a bootstrap row runs."""
+
+    all: tuple[NetworkWork, ...]
+    value: NetworkWork
+    n_actions: int
+
+    @property
+    def params(self) -> int:
+        return sum(n.n_params for n in self.all)
+
+    @property
+    def layers(self) -> int:
+        return sum(len(n.layers) for n in self.all)
+
+    @property
+    def activation_bytes(self) -> int:
+        """Per sample, every network's activations."""
+        return sum(n.activation_bytes for n in self.all)
 
 
-def _learn_work(pi: list[int], v: list[int], batch: int) -> Work:
+def networks(m: Machine, obs_dim: int) -> tuple[Nets, Nets]:
+    """(the trace's, this system's) networks. An MLP trace's widths follow the knobs
+    ``hidden`` and ``obs_bytes`` (obs_dim inputs); a trace with a network description
+    keeps it, and refuses knobs that would reshape it."""
+    info, k = m.trace.meta.workload_info, m.knobs
+    t_pi, t_v = list(info["policy_sizes"]), list(info["value_sizes"])
+    net = from_info(info, f"trace {m.trace.digest}")
+    if net is None:
+        value = network(t_v)
+        trace = Nets((network(t_pi), value), value, t_pi[-1])
+        hidden = list(k.hidden) if k.hidden else t_pi[1:-1]
+        value = network([obs_dim, *hidden, t_v[-1]])
+        return trace, Nets((network([obs_dim, *hidden, t_pi[-1]]), value), value, t_pi[-1])
+    for name, same in (("hidden", not k.hidden or list(k.hidden) == t_pi[1:-1]),
+                       ("obs_bytes", not k.obs_bytes or k.obs_bytes == F32 * t_pi[0])):
+        if not same:
+            raise RldseError(f"the trace's network is a '{net.kind}' network, described by "
+                             "its layers, which this knob cannot reshape",
+                             where=f"workload.{name}")
+    nets = Nets((net,), net, t_pi[-1])
+    return nets, nets
+
+
+def _act_work(nets: Nets, batch: int) -> Work:
+    work = Work(0, 0)
+    for net in nets.all:
+        work += net.forward(batch)
+    return work
+
+
+def _learn_work(nets: Nets, batch: int) -> Work:
     """One minibatch step of ppo.ppo_grads and Adam (with its clip norm)."""
-    return (_act_work(pi, v, batch) + backward_work(pi, batch) + backward_work(v, batch)
-            + ppo_loss_work(batch, pi[-1]) + cold(n_params(pi) + n_params(v), 1)
-            + adam_work(n_params(pi) + n_params(v), n_tensors(pi) + n_tensors(v), clip=True))
+    work = _act_work(nets, batch)
+    for net in nets.all:
+        work += net.backward(batch)
+    return (work + ppo_loss_work(batch, nets.n_actions) + cold(nets.params, 1)
+            + adam_work(nets.params, sum(n.n_tensors for n in nets.all), clip=True))
 
 
 def trace_handoffs(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
@@ -238,12 +284,9 @@ class _Sim:
         self.t_obs_bytes = F32 * t_obs_dim
         self.obs_bytes = k.obs_bytes or self.t_obs_bytes
         obs_dim = max(1, math.ceil(self.obs_bytes / F32))
-        self.t_pi, self.t_v = list(info["policy_sizes"]), list(info["value_sizes"])
-        hidden = list(k.hidden) if k.hidden else self.t_pi[1:-1]
-        self.pi = [obs_dim, *hidden, self.t_pi[-1]]
-        self.v = [obs_dim, *hidden, self.t_v[-1]]
-        self.params = n_params(self.pi) + n_params(self.v)
-        self.layers = len(self.pi) - 1 + len(self.v) - 1  # both networks' layers
+        self.t_nets, self.nets = networks(m, obs_dim)
+        self.params = self.nets.params
+        self.layers = self.nets.layers  # every network's layers
         self.S = self.N * self.E * self.T  # transitions per iteration
         # steps of the rollout the learner holds on its GPU at once (program docstring)
         self.W = min(k.resident_steps or self.T, self.T)
@@ -303,8 +346,8 @@ class _Sim:
             self.step_pos = [c.pos for c in self.env_c]
             self.left = [0] * self.N
         learn_ops = m.trace_ops("learn")  # GEMMs by the curve (rldse.models.cpu.with_works)
-        traced = {b: _learn_work(self.t_pi, self.t_v, b) for b in set(learn_ops.items.astype(int))}
-        learn_ops = with_works(cpu_model.host, learn_ops, _learn_work(self.pi, self.v, self.mb),
+        traced = {b: _learn_work(self.t_nets, b) for b in set(learn_ops.items.astype(int))}
+        learn_ops = with_works(cpu_model.host, learn_ops, _learn_work(self.nets, self.mb),
                                [traced[int(b)] for b in learn_ops.items], self.mb)
         start = int(m.rng.integers(len(learn_ops)))
         if place.learn == "gpu":  # dispatch on the learner's core, kernels on the GPU
@@ -322,7 +365,7 @@ class _Sim:
             handoff = np.asarray(m.trace_ops("rollout_add").host_dur_s) * self.t_actors
         t_payload = self.t_envs * self.t_T * (self.t_obs_bytes + _SENT_SCALARS * F32)
         self.payload = self.E * self.T * (self.obs_bytes + _SENT_SCALARS * F32)
-        send = OpColumns.of("sync", bytes=F32 * (n_params(self.t_pi) + n_params(self.t_v)),
+        send = OpColumns.of("sync", bytes=F32 * self.t_nets.params,
                             host_dur_s=deliver / self.t_actors, dtype="none")
         send = _rescale(m, send, np.zeros(len(send)), np.full(len(send), F32 * self.params), 1)
         self.send_c = Cycle(np.asarray(cpu_model.op_seconds(send)),
@@ -374,10 +417,10 @@ class _Sim:
         """The trace's act rows with their work at this system's envs per actor and
         observation size: per-step rows run both networks, bootstrap rows the value one."""
         ops = m.trace_ops("act")
-        t_full = _act_work(self.t_pi, self.t_v, self.t_envs)
-        t_value = forward_work(self.t_v, self.t_envs)
+        t_full = _act_work(self.t_nets, self.t_envs)
+        t_value = self.t_nets.value.forward(self.t_envs)
         boot = ops.flops == t_value.flops
-        full, value = _act_work(self.pi, self.v, self.E), forward_work(self.v, self.E)
+        full, value = _act_work(self.nets, self.E), self.nets.value.forward(self.E)
         return with_works(m.model("cpu").host, ops, [value if b else full for b in boot],
                           [t_value if b else t_full for b in boot], self.E)
 
@@ -387,7 +430,7 @@ class _Sim:
         process dispatching, on a core of its own)."""
         b = np.arange(self.N + 1)
         B = np.maximum(b * self.E, 1)
-        w = [_act_work(self.pi, self.v, int(x)) for x in B]
+        w = [_act_work(self.nets, int(x)) for x in B]
         flops = np.array([x.flops for x in w], np.float64)
         bytes_ = np.array([x.bytes for x in w], np.float64)
         if self.place.act == "gpu":
@@ -405,7 +448,7 @@ class _Sim:
             ref = OpColumns.of("act", items=self.E, flops=float(a.flops[full][0]),
                                bytes=float(a.bytes[full][0]), host_dur_s=np.full(len(b), host))
             cost = m.model("cpu").op_seconds(with_works(
-                m.model("cpu").host, ref, w, _act_work(self.pi, self.v, self.E), B))
+                m.model("cpu").host, ref, w, _act_work(self.nets, self.E), B))
         cost = np.asarray(cost, np.float64)
         cost[0] = 0.0
         return cost.tolist()
@@ -586,7 +629,15 @@ class _Sim:
         on_cpu = dev is None
         fwd, free, T = self.fwd, self.free, self.T
         tl, lanes = self.m.timeline, self.lanes
-        server, names = f"inference server {g}", self.actor_names  # timeline tracks
+        server = f"inference server {g}"  # timeline tracks
+        if tl is not None:  # per-step records, written in bulk (TimelineStream.columns)
+            acts = tl.columns("cpu", "act", server, "batch")
+            steps_tl = tl.columns("cpu", "env_step", self.actor_names)
+            act_lane, act_start, act_dur = acts.lane.append, acts.start_s.append, \
+                acts.dur_s.append
+            act_b = acts.value.append
+            step_lane, step_start, step_dur, step_who = steps_tl.lane.append, \
+                steps_tl.start_s.append, steps_tl.dur_s.append, steps_tl.who.append
         heap = [(float(r[a]), a) for a in actors]
         heapq.heapify(heap)
         left = self.left
@@ -626,7 +677,10 @@ class _Sim:
                     start = now if now > f else f
                     end = start + dur
                     heapreplace(lanes, (end, lane))
-                    tl.append(("cpu", lane, "act", start, dur, server, {"batch": b}))
+                    act_lane(lane)
+                    act_start(start)
+                    act_dur(dur)
+                    act_b(b)
             else:  # the server's dispatch runs on its own core; kernels and copies on dev
                 end = max(now + dur, self.m.book(dev, now, fwd_device[b], "act", server,
                                                  batch=b))
@@ -654,13 +708,19 @@ class _Sim:
                         start = now if now > f else f
                         fin = start + d
                         heapreplace(lanes, (fin, lane))
-                        tl.append(("cpu", lane, "env_step", start, d, names[a], None))
+                        step_lane(lane)
+                        step_start(start)
+                        step_dur(d)
+                        step_who(a)
                     wait_cores += start - now
                     env_busy += d
                     steps += 1
                     heappush(heap, (fin, a))
                 elif now > last:
                     last = now
+        if tl is not None:  # bounded memory: written once they fill the stream's buffer
+            tl.spill(acts)
+            tl.spill(steps_tl)
         reset_s = steps * reset
         self.busy["env_step"] += env_busy - reset_s
         self.busy["env_reset"] += reset_s
@@ -792,7 +852,7 @@ def _gpu_memory(s: _Sim) -> GpuMemory:
     if s.gpu is None:
         return GpuMemory({}, 0)
     place, cap = s.place, int(s.gpu.spec.mem_bytes)
-    widths = sum(s.pi[1:]) + sum(s.v[1:])  # activations per sample, both networks
+    act_bytes = s.nets.activation_bytes  # per sample, every network
     gpu0: dict[str, int] = {}
     if place.learn == "gpu":
         gpu0 = {
@@ -801,14 +861,14 @@ def _gpu_memory(s: _Sim) -> GpuMemory:
             "bootstrap observations": s.N * s.E * s.obs_bytes,
             "rollout scalars": s.S_res * _PER_TRANSITION_SCALARS * F32,
             "minibatch copy": s.mb * (s.obs_bytes + _MINIBATCH_SCALARS * F32),
-            "minibatch activations and their gradients": 2 * s.mb * widths * F32,
+            "minibatch activations and their gradients": 2 * s.mb * act_bytes,
         }
     if place.act == "gpu":  # inference: parameters and the largest batch
         per_gpu = math.ceil(s.N / len(s.m.gpus)) if s.central else 1
         batch = per_gpu * s.E
         inference = {
             "inference parameters": F32 * s.params,
-            "inference batch": batch * (s.obs_bytes + _ANSWER_BYTES + widths * F32),
+            "inference batch": batch * (s.obs_bytes + _ANSWER_BYTES + act_bytes),
         }
         for key, value in inference.items():
             gpu0[key] = gpu0.get(key, 0) + value
@@ -833,10 +893,9 @@ def host_memory(s: _Sim) -> int:
     for the broadcast."""
     actors = s.N * (s.payload + s.E * s.obs_bytes)
     if s.place.learn == "cpu":
-        widths = sum(s.pi[1:]) + sum(s.v[1:])
         learner = (4 * F32 * s.params + s.S * (s.obs_bytes + _PER_TRANSITION_SCALARS * F32)
                    + s.N * s.E * s.obs_bytes + s.mb * (s.obs_bytes + _MINIBATCH_SCALARS * F32)
-                   + 2 * s.mb * widths * F32)
+                   + 2 * s.mb * s.nets.activation_bytes)
     else:
         learner = max(actors, s.memory.swapped) + F32 * s.params
     return int(actors + learner)

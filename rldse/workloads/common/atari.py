@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from rldse.errors import RldseError
-from rldse.workloads.common.mlp import F32, Work, elementwise, gemm
+from rldse.workloads.common.network_work import F32, Kernels, NetworkWork, Work
+from rldse.workloads.common.network_work import Layer as LayerWork
 
 if TYPE_CHECKING:
     import gymnasium as gym
@@ -102,50 +103,56 @@ def n_tensors(heads: tuple[int, ...]) -> int:
     return 2 * (len(TORSO) + len(heads))
 
 
-def _bias(batch: int, layer: Layer) -> Work:
-    n = batch * layer.rows * layer.outputs
-    return elementwise(n, F32 * (2 * n + layer.outputs))
+def network(heads: tuple[int, ...]) -> NetworkWork:
+    """The work of the torso and the given heads, per layer (module docstring): the input
+    scaling; per torso layer its GEMM, bias add and ReLU (torch keeps both outputs), and
+    backward the bias gradient and ReLU mask (no input gradient for the first layer); per
+    head its GEMM and bias, both gradients backward."""
+    torso, hs = network_layers(heads)
+    layers = []
+    for k, layer in enumerate(torso):
+        r, o = layer.rows, layer.outputs
+        gemm_flops = 2 * r * layer.inputs * o
+        layers.append(LayerWork(
+            name=f"torso.{k}", kind="conv" if r > 1 else "linear", rows=r,
+            inputs=layer.inputs, outputs=o, forward_flops=gemm_flops,
+            backward_flops=(2 if k > 0 else 1) * gemm_flops, input_grad=k > 0,
+            params=layer.params, tensors=2, param_bytes=F32 * layer.params,
+            activation_bytes=2 * F32 * r * o,
+            forward_kernels=Kernels(flops_per_sample=2 * r * o, bytes_per_sample=16 * r * o,
+                                    fixed_bytes=F32 * o, calls=2),
+            backward_kernels=Kernels(flops_per_sample=3 * r * o, bytes_per_sample=16 * r * o,
+                                     fixed_bytes=F32 * o, calls=2)))
+    for k, layer in enumerate(hs):
+        o = layer.outputs
+        layers.append(LayerWork(
+            name=f"heads.{k}", kind="linear", inputs=layer.inputs, outputs=o,
+            forward_flops=2 * layer.inputs * o, backward_flops=4 * layer.inputs * o,
+            params=layer.params, tensors=2, param_bytes=F32 * layer.params,
+            activation_bytes=F32 * o,
+            forward_kernels=Kernels(flops_per_sample=o, bytes_per_sample=2 * F32 * o,
+                                    fixed_bytes=F32 * o, calls=1),
+            backward_kernels=Kernels(flops_per_sample=o, bytes_per_sample=F32 * o,
+                                     fixed_bytes=F32 * o, calls=1)))
+    return NetworkWork(kind="nature_cnn", obs_shape=list(OBS_SHAPE), obs_dtype="uint8",
+                       layers=layers,
+                       forward_kernels=Kernels(flops_per_sample=OBS_BYTES,
+                                               bytes_per_sample=13 * OBS_BYTES, calls=2))
 
 
 def forward_work(batch: int, heads: tuple[int, ...]) -> Work:
     """One forward of the torso and the given heads on ``batch`` observations."""
-    torso, hs = network_layers(heads)
-    work = elementwise(batch * OBS_BYTES, 13 * batch * OBS_BYTES, 2)
-    for layer in torso:
-        n = batch * layer.rows * layer.outputs
-        work += (gemm("fwd", batch * layer.rows, layer.inputs, layer.outputs)
-                 + _bias(batch, layer) + elementwise(n, 2 * F32 * n))
-    for layer in hs:
-        work += gemm("fwd", batch, layer.inputs, layer.outputs) + _bias(batch, layer)
-    return work
+    return network(heads).forward(batch)
 
 
 def backward_work(batch: int, heads: tuple[int, ...]) -> Work:
     """The backward pass of forward_work (no input gradient for the first layer)."""
-    torso, hs = network_layers(heads)
-    work = Work(0, 0)
-    for layer in hs:
-        n = batch * layer.outputs
-        work += (gemm("dw", batch, layer.inputs, layer.outputs)
-                 + gemm("dx", batch, layer.inputs, layer.outputs)
-                 + elementwise(n, F32 * (n + layer.outputs)))
-    for k, layer in enumerate(torso):
-        n = batch * layer.rows * layer.outputs
-        work += (gemm("dw", batch * layer.rows, layer.inputs, layer.outputs)
-                 + elementwise(n, F32 * (n + layer.outputs))
-                 + elementwise(2 * n, 12 * n))
-        if k > 0:
-            work += gemm("dx", batch * layer.rows, layer.inputs, layer.outputs)
-    return work
+    return network(heads).backward(batch)
 
 
 def network_info(heads: tuple[int, ...]) -> dict[str, Any]:
     """What a program needs to cost this network (workload_info['network'])."""
-    fwd, bwd = forward_work(1, heads), backward_work(1, heads)
-    return {"kind": "nature_cnn", "obs_shape": list(OBS_SHAPE), "obs_dtype": "uint8",
-            "heads": list(heads), "n_params": n_params(heads),
-            "forward_flops_per_sample": fwd.flops, "backward_flops_per_sample": bwd.flops,
-            "param_bytes": F32 * n_params(heads)}
+    return network(heads).info()
 
 
 def torch_network(heads: tuple[int, ...]) -> Any:

@@ -6,10 +6,8 @@ import platform
 from collections.abc import Callable
 from functools import lru_cache
 from importlib import metadata
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-import gymnasium as gym
-import pandas as pd
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -20,10 +18,14 @@ from pydantic import (
 )
 
 from rldse.errors import RldseError
-from rldse.host import HostFingerprint
-from rldse.host import measure as measure_host
-from rldse.trace import Trace, TraceMeta
-from rldse.workloads.common.recorder import Recorder, merge_frames
+
+if TYPE_CHECKING:  # the CLI builds its capture flags from CaptureConfig: keep it light
+    import gymnasium as gym
+    import pandas as pd
+
+    from rldse.host import HostFingerprint
+    from rldse.trace import Trace
+    from rldse.workloads.common.recorder import Recorder
 
 #: Called with the number of environment steps (or transitions) done since the last call.
 Progress = Callable[[int], None]
@@ -127,6 +129,8 @@ def make_env(env_id: str, workload: str, action: Literal["discrete", "box"]) -> 
     """A gymnasium env with a flat Box observation and ``action``-kind actions (a 1-D Box
     for "box"), or a one-line RldseError: the numpy MLP workloads handle nothing else, and
     a bad env id or space should fail before any capture starts."""
+    import gymnasium as gym
+
     try:
         env = gym.make(env_id)
     except gym.error.Error as exc:
@@ -145,6 +149,8 @@ def make_env(env_id: str, workload: str, action: Literal["discrete", "box"]) -> 
 def host_fingerprint() -> HostFingerprint:
     """This host's fingerprint, measured once per process (about 1 s): the hardware does
     not change between captures made by one process."""
+    from rldse.host import measure as measure_host
+
     return measure_host()
 
 
@@ -167,6 +173,9 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
                 host: HostFingerprint | None = None,
                 transitions: pd.DataFrame | None = None) -> Trace:
     """Assemble a Trace from in-process recorders and/or frames sent back by workers."""
+    from rldse.trace import Trace, TraceMeta
+    from rldse.workloads.common.recorder import merge_frames
+
     all_frames = [r.frame() for r in recorders or []] + list(frames or [])
     if overhead_ns is None:
         overhead_ns = recorders[0].overhead_ns if recorders else 0.0

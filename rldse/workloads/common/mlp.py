@@ -31,53 +31,19 @@ interpreter time, which a rescale adds or removes per call).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-F32 = 4  # bytes per float32
+# Work and its kernels live in network_work.py; re-exported, as the programs import them here
+from rldse.workloads.common.network_work import F32 as F32
+from rldse.workloads.common.network_work import Kernels, Layer, NetworkWork
+from rldse.workloads.common.network_work import Work as Work
+from rldse.workloads.common.network_work import elementwise as elementwise
+from rldse.workloads.common.network_work import gemm as gemm
+
 ADAM_FLOPS_PER_PARAM = 12
 ADAM_BYTES_PER_PARAM = 124  # 13 kernels (module docstring)
 ADAM_CALLS_PER_TENSOR = 13
 CLIP_FLOPS_PER_PARAM, CLIP_BYTES_PER_PARAM, CLIP_CALLS_PER_TENSOR = 2, 16, 2
-
-
-@dataclass(frozen=True)
-class Work:
-    """Analytic work of one operation: totals, its GEMMs, contiguous-vector bytes, calls."""
-
-    flops: int
-    bytes: int
-    #: each GEMM as (product, batch, inputs, outputs) of its layer, product 'fwd' (x·W),
-    #: 'dw' (xᵀ·dy) or 'dx' (dy·Wᵀ): the CPU model's GEMM curve is keyed so
-    gemms: tuple[tuple[str, int, int, int], ...] = ()
-    gemm_bytes: int = 0  # bytes of the GEMMs' operands, included in bytes
-    vector_bytes: int = 0  # bytes of contiguous same-shape kernels (Adam, Polyak), in bytes
-    cold_bytes: int = 0  # state first read from memory each time (``cold``), in bytes
-    calls: int = 0  # numpy calls (GEMMs included)
-
-    def __add__(self, other: Work) -> Work:
-        return Work(self.flops + other.flops, self.bytes + other.bytes,
-                    self.gemms + other.gemms, self.gemm_bytes + other.gemm_bytes,
-                    self.vector_bytes + other.vector_bytes,
-                    self.cold_bytes + other.cold_bytes, self.calls + other.calls)
-
-    @property
-    def gemm_flops(self) -> int:
-        return sum(2 * b * i * o for _, b, i, o in self.gemms)
-
-
-def gemm(product: str, batch: int, inputs: int, outputs: int) -> Work:
-    """One float32 product of a layer of ``inputs`` → ``outputs`` at ``batch``: 'fwd' x·W,
-    'dw' xᵀ·dy or 'dx' dy·Wᵀ (2·B·i·o flops, 4·(B·i + i·o + B·o) bytes each)."""
-    b = F32 * (batch * inputs + inputs * outputs + batch * outputs)
-    return Work(2 * batch * inputs * outputs, b, ((product, batch, inputs, outputs),), b,
-                calls=1)
-
-
-def elementwise(flops: int, bytes_: int, calls: int = 1) -> Work:
-    """Non-GEMM kernels: element-wise arithmetic, reductions, gathers, copies."""
-    return Work(flops, bytes_, calls=calls)
 
 
 def vector(flops: int, bytes_: int, calls: int = 1) -> Work:
@@ -95,30 +61,38 @@ def cold(params: int, networks: int) -> Work:
     return Work(0, b, cold_bytes=b)
 
 
+def network(sizes: list[int], tanh: bool = False) -> NetworkWork:
+    """The numpy MLP's work per layer (module docstring): layer k of i inputs and o outputs
+    has its GEMM, the bias add and, on hidden layers (or a tanh output), the activation;
+    its backward the bias gradient, the ReLU mask of its input below hidden layers (k > 0)
+    and, for a tanh output, the tanh derivative. ``tanh``: the output ends in tanh."""
+    layers, last = [], len(sizes) - 2
+    for k, (i, o) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
+        act = k < last or tanh
+        fwd = Kernels(flops_per_sample=2 * o if act else o,
+                      bytes_per_sample=F32 * (2 * o) + (2 * F32 * o if act else 0),
+                      fixed_bytes=F32 * o, calls=2 if act else 1)
+        mask = (2 * i, 14 * i, 2) if k > 0 else (0, 0, 0)
+        out_tanh = (3 * o, 7 * F32 * o, 3) if k == last and tanh else (0, 0, 0)
+        bwd = Kernels(flops_per_sample=o + mask[0] + out_tanh[0],
+                      bytes_per_sample=F32 * o + mask[1] + out_tanh[1],
+                      fixed_bytes=F32 * o, calls=1 + mask[2] + out_tanh[2])
+        layers.append(Layer(name=f"layers.{k}", kind="linear", inputs=i, outputs=o,
+                            forward_flops=2 * i * o, backward_flops=(4 if k > 0 else 2) * i * o,
+                            input_grad=k > 0, params=i * o + o, tensors=2,
+                            param_bytes=F32 * (i * o + o), activation_bytes=F32 * o,
+                            forward_kernels=fwd, backward_kernels=bwd))
+    return NetworkWork(kind="mlp", obs_shape=[sizes[0]], layers=layers)
+
+
 def forward_work(sizes: list[int], batch: int, tanh: bool = False) -> Work:
     """``tanh``: the output layer ends in tanh (an MLP with out_act 'tanh')."""
-    work = Work(0, 0)
-    last = len(sizes) - 2
-    for k, (i, o) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
-        bo = batch * o
-        work += gemm("fwd", batch, i, o) + elementwise(bo, F32 * (2 * bo + o))
-        if k < last or tanh:
-            work += elementwise(bo, 2 * F32 * bo)
-    return work
+    return network(sizes, tanh).forward(batch)
 
 
 def backward_work(sizes: list[int], batch: int, input_grad: bool = False,
                   tanh: bool = False) -> Work:
-    work = elementwise(3 * batch * sizes[-1], 7 * F32 * batch * sizes[-1], 3) if tanh \
-        else Work(0, 0)
-    for k, (i, o) in enumerate(zip(sizes[:-1], sizes[1:], strict=True)):
-        bo, bi = batch * o, batch * i
-        work += gemm("dw", batch, i, o) + elementwise(bo, F32 * (bo + o))
-        if k > 0 or input_grad:
-            work += gemm("dx", batch, i, o)
-        if k > 0:
-            work += elementwise(2 * bi, 14 * bi, 2)
-    return work
+    return network(sizes, tanh).backward(batch, input_grad)
 
 
 def n_params(sizes: list[int]) -> int:

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import statistics
 from time import perf_counter_ns
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from rldse.trace import OPS_COLUMNS
+
+if TYPE_CHECKING:  # on use: the capture CLI's --help loads this module, not a table
+    import pandas as pd
 
 _CALIBRATION_RECORDS = 3000
 
@@ -78,6 +80,8 @@ class NullRecorder:
 
 
 def rows_to_frame(rows: list[tuple], origin_ns: int, overhead_ns: float) -> pd.DataFrame:
+    import pandas as pd
+
     cols = list(OPS_COLUMNS)
     df = pd.DataFrame.from_records(rows, columns=cols) if rows else pd.DataFrame(
         {c: pd.Series([], dtype=object if OPS_COLUMNS[c][0] == "category" else OPS_COLUMNS[c][0])
@@ -90,6 +94,8 @@ def rows_to_frame(rows: list[tuple], origin_ns: int, overhead_ns: float) -> pd.D
 
 def merge_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
     """Concatenate several workers' tables in time order (ties broken by worker, then iter)."""
+    import pandas as pd
+
     nonempty = [f for f in frames if len(f)] or frames[:1]
     df = pd.concat(nonempty, ignore_index=True)
     return df.sort_values(["start_s", "worker", "iter"], kind="stable").reset_index(drop=True)

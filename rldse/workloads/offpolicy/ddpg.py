@@ -16,9 +16,8 @@ and reads back B int64 indices and gathers B rows (B·(2·T + 16)), with no depe
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import gymnasium as gym
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -45,6 +44,9 @@ from rldse.workloads.common.recorder import NullRecorder, Recorder
 from rldse.workloads.common.replay import OpWork
 from rldse.workloads.offpolicy import program as offpolicy
 from rldse.workloads.offpolicy.loop import capture_trace, train_offpolicy
+
+if TYPE_CHECKING:  # `rldse capture ddpg --help` reads DDPGConfig without gymnasium
+    import gymnasium as gym
 
 POLYAK_FLOPS_PER_PARAM = 3  # target·(1 − τ), τ·online, add
 POLYAK_BYTES_PER_PARAM = 28  # 8 + 8 + 12 (sync_work)

@@ -17,14 +17,14 @@ of the online net, Adam over its parameters, and the TD target and loss kernels
 
 Atari (``ALE/...``; common/atari.py): the Q-network is the Nature-CNN in PyTorch
 (``CNNDQNAgent``), replay keeps uint8 frame stacks, and ``learn`` and ``act`` work is
-atari.py's count; ``workload_info['network']`` names the network, which the program costs.
+atari.py's count; ``workload_info['network']`` describes the network per layer
+(network_work.py), which the program rescales with (as it does a recorded network's).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import gymnasium as gym
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,19 +39,21 @@ from rldse.workloads.common.mlp import (
     Adam,
     Work,
     adam_work,
-    backward_work,
     cold,
     copy_work,
     elementwise,
     forward_work,
-    n_params,
-    n_tensors,
+    network,
 )
+from rldse.workloads.common.network_work import NetworkWork, from_info
 from rldse.workloads.common.recorder import NullRecorder, Recorder
 from rldse.workloads.common.replay import Batch, OpWork, PrioritizedReplay, UniformReplay
 from rldse.workloads.offpolicy import program as offpolicy
 from rldse.workloads.offpolicy.amper import AmperReplay
 from rldse.workloads.offpolicy.loop import capture_trace, train_offpolicy
+
+if TYPE_CHECKING:  # `rldse capture dqn --help` reads DQNConfig without gymnasium
+    import gymnasium as gym
 
 
 class DQNConfig(BaseModel):
@@ -313,22 +315,23 @@ def cnn_stand_in(n_actions: int) -> list[int]:
 
 def cnn_learn_work(n_actions: int, batch: int, double: bool, weighted: bool = False) -> Work:
     """learn_work with the Nature-CNN (common/atari.py) in place of the MLP."""
-    heads = (n_actions,)
-    fwd, params = atari.forward_work(batch, heads), atari.n_params(heads)
-    work = (fwd + fwd + atari.backward_work(batch, heads)
-            + adam_work(params, atari.n_tensors(heads))
-            + td_work(batch, n_actions, double, weighted) + cold(params, 2))
-    return work + fwd if double else work
+    return net_learn_work(atari.network((n_actions,)), batch, double, weighted)
 
 
 def learn_work(sizes: list[int], batch: int, double: bool, weighted: bool = False) -> Work:
-    """mlp.py work of one update: forwards on s and s' (twice for double), backward, Adam,
-    the TD target and loss kernels (``td_work``) and the cold state (mlp.cold)."""
-    fwd = forward_work(sizes, batch)
-    work = (fwd + fwd + backward_work(sizes, batch)
-            + adam_work(n_params(sizes), n_tensors(sizes))
-            + td_work(batch, sizes[-1], double, weighted)
-            + cold(n_params(sizes), 2))  # online and target
+    """learn_work of the numpy MLP of ``sizes`` (mlp.network)."""
+    return net_learn_work(network(sizes), batch, double, weighted)
+
+
+def net_learn_work(net: NetworkWork, batch: int, double: bool, weighted: bool = False) -> Work:
+    """Work of one update of Q-network ``net``: forwards on s and s' (twice for double),
+    backward, Adam, the TD target and loss kernels (``td_work``) and the cold state
+    (mlp.cold) of the online and target networks."""
+    fwd = net.forward(batch)
+    work = (fwd + fwd + net.backward(batch)
+            + adam_work(net.n_params, net.n_tensors)
+            + td_work(batch, net.layers[-1].outputs, double, weighted)
+            + cold(net.n_params, 2))
     return work + fwd if double else work
 
 
@@ -418,55 +421,36 @@ def capture_config(dcfg: DQNConfig, progress: Progress = no_progress) -> Trace:
 # ---- the simulated twin --------------------------------------------------------------
 
 def program(m: Machine) -> Outcome:
-    """DQN on a simulated machine: the shared off-policy loop with DQN's shapes; the knob
-    ``hidden`` sets the network's hidden widths (work by mlp.py's formulas)."""
-    t_sizes, double = m.info("layer_sizes"), m.info("double")
+    """DQN on a simulated machine: the shared off-policy loop with DQN's shapes. Work is
+    the trace's network's (``workload_info['network']``, network_work.py), or for an MLP
+    trace mlp.py's, whose hidden widths the knob ``hidden`` sets."""
+    t_sizes = m.info("layer_sizes")
     offpolicy.refuse_ignored_knobs(m, hidden=t_sizes[1:-1])
-    weighted, batch0 = m.info("replay") != "uniform", m.info("batch_size")
-    if m.trace.meta.workload_info.get("network"):
-        return offpolicy.program(m, _cnn_shape(m, t_sizes, double, weighted, batch0))
-    sizes = [t_sizes[0], *m.knobs.hidden, t_sizes[-1]]
-    learn_every, params = m.info("learn_every"), n_params(sizes)
+    t_net = from_info(m.trace.meta.workload_info, f"trace {m.trace.digest}")
+    if t_net is None:
+        t_net, net = network(t_sizes), network([t_sizes[0], *m.knobs.hidden, t_sizes[-1]])
+        obs_bytes = F32 * m.info("obs_dim")
+    elif list(m.knobs.hidden) != list(t_sizes[1:-1]):
+        raise RldseError(f"the trace's Q-network is a '{t_net.kind}' network, described by "
+                         "its layers, whose widths this knob cannot set", where="workload.hidden")
+    else:
+        net, obs_bytes = t_net, t_net.obs_bytes
+    double, weighted = m.info("double"), m.info("replay") != "uniform"
+    batch0 = m.info("batch_size")
+    act = {"act": net.forward(1), "sync": copy_work(net.n_params)}
     shape = offpolicy.Shape(
-        batch=batch0, learn_every=learn_every,
+        batch=batch0, learn_every=m.info("learn_every"),
         capacity=m.info("replay_capacity"), transition_bytes=m.info("transition_bytes"),
-        obs_bytes=4 * m.info("obs_dim"), act_layers=len(sizes) - 1,
-        learn_layers=len(sizes) - 1, act_params=params, learn_params=params,
+        obs_bytes=obs_bytes, act_layers=len(net.layers), learn_layers=len(net.layers),
+        act_params=net.n_params, learn_params=net.n_params,
         target_sync_steps=m.info("target_sync"),
         prioritized=weighted, learning_starts=m.info("learning_starts"),
-        learn_work=lambda batch: learn_work(sizes, batch, double, weighted),
-        trace_works={"learn": learn_work(t_sizes, batch0, double, weighted),
-                     "act": forward_work(t_sizes, 1), "sync": copy_work(n_params(t_sizes))},
-        works={"act": forward_work(sizes, 1), "sync": copy_work(params)},
-        trace_batch=batch0, trace_capacity=m.info("replay_capacity"),
+        learn_work=lambda batch: net_learn_work(net, batch, double, weighted),
+        trace_works={"learn": net_learn_work(t_net, batch0, double, weighted),
+                     "act": t_net.forward(1), "sync": copy_work(t_net.n_params)},
+        works=act, trace_batch=batch0, trace_capacity=m.info("replay_capacity"),
         **_am_work(m.trace.meta.workload_info))
     return offpolicy.program(m, shape)
-
-
-def _cnn_shape(m: Machine, t_sizes: list[int], double: bool, weighted: bool,
-               batch0: int) -> offpolicy.Shape:
-    """The Shape of a Nature-CNN trace: its work by common/atari.py's formulas."""
-    net = m.info("network")
-    if net.get("kind") != "nature_cnn":
-        raise RldseError(f"trace {m.trace.digest}: workload_info.network.kind "
-                         f"'{net.get('kind')}' is not one this rldse costs (nature_cnn)")
-    if list(m.knobs.hidden) != list(t_sizes[1:-1]):
-        raise RldseError("the trace's Q-network is the Nature-CNN, which has no hidden widths "
-                         "to set", where="workload.hidden")
-    n_actions, params = t_sizes[-1], atari.n_params((t_sizes[-1],))
-    layers = len(atari.TORSO) + 1
-    act, sync = atari.forward_work(1, (n_actions,)), copy_work(params)
-    return offpolicy.Shape(
-        batch=batch0, learn_every=m.info("learn_every"), capacity=m.info("replay_capacity"),
-        transition_bytes=m.info("transition_bytes"), obs_bytes=atari.OBS_BYTES,
-        act_layers=layers, learn_layers=layers, act_params=params, learn_params=params,
-        target_sync_steps=m.info("target_sync"), prioritized=weighted,
-        learning_starts=m.info("learning_starts"),
-        learn_work=lambda batch: cnn_learn_work(n_actions, batch, double, weighted),
-        trace_works={"learn": cnn_learn_work(n_actions, batch0, double, weighted),
-                     "act": act, "sync": sync},
-        works={"act": act, "sync": sync}, trace_batch=batch0,
-        trace_capacity=m.info("replay_capacity"), **_am_work(m.trace.meta.workload_info))
 
 
 def _am_work(info: dict[str, Any]) -> dict[str, float]:

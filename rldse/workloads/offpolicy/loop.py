@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import gymnasium as gym
 import numpy as np
 from pydantic import BaseModel
 
@@ -23,6 +22,9 @@ from rldse.workloads.common.base import Progress, build_trace, no_progress
 from rldse.workloads.common.mlp import Work
 from rldse.workloads.common.recorder import NullRecorder, Recorder
 from rldse.workloads.common.replay import OpWork
+
+if TYPE_CHECKING:
+    import gymnasium as gym
 
 Rec = Recorder | NullRecorder
 CfgT = TypeVar("CfgT", bound=BaseModel)

@@ -31,20 +31,24 @@ interleaving inside a chunk is not resolved: a chunk's kernels queue on the GPU 
 block, and the chunk lasts at least its steps' env + insert + act wall time.
 
 Merged rounds (`learner: sync`): nothing overlaps inside a sync round, so when every
-actor has its own core (and, acting on a GPU, a lane of its own or a FIFO single lane)
-and no timeline is recorded, runs of up to 65,536 full rounds are computed as numpy arrays
-(`merged_rounds`): the same cost-row draws, bookings' busy time and clock entries as the
-event loop, each update lasting the sum of its drives' walls. Results match the event
-loop to float rounding.
+actor has its own core (and, acting on a GPU, a lane of its own or a FIFO single lane),
+runs of up to 65,536 full rounds are computed as numpy arrays (`merged_rounds`): the same
+cost-row draws, bookings' busy time and clock entries as the event loop, each update
+lasting the sum of its drives' walls. Results match the event loop to float rounding.
 
 Merged async (`learner: async`): when no two processes can share a lane (actors on
-their own cores; every device with a lane for each process that may hold it at once)
-and no timeline is recorded, nothing delays an actor, so its chunks land at fixed times,
+their own cores; every device with a lane for each process that may hold it at once),
+nothing delays an actor, so its chunks land at fixed times,
 and update u starts at max(end of update u-1, the landing that makes it due): a max-plus
 recurrence solved with numpy scans (`async_merged`), per step as the event loop
 resolves it (a chunk is learn_every steps, so sampling interleaves with learning at the
 real granularity). Results match the event loop to 4e-13 relative on the shipped traces
 (tests/workloads/offpolicy/test_program_async.py). Otherwise, events.
+
+With ``--timeline`` the merged paths stay on (a run's result is the same with or without
+one) and write their bookings as arrays (TimelineStream.extend): each actor's chunks on
+its own core, and each drive of the learner's updates (a sync round's updates merged
+into one event per drive, args ``items``: its updates) on lane 0 of its device.
 """
 
 from __future__ import annotations
@@ -61,7 +65,6 @@ from rldse.models.kinds import PartTime, ReplayJob
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Machine, Outcome, SplitCycle
-from rldse.sim.timeline import TimelineStream
 from rldse.system import HOST_KIND
 from rldse.workloads.common.mlp import F32, Work
 from rldse.workloads.offpolicy import replay_cost
@@ -365,6 +368,37 @@ def program(m: Machine, shape: Shape) -> Outcome:
         return state["steps"] // shape.target_sync_steps - state["syncs"]
 
     actor_names = [f"actor {a}" for a in range(actors)]  # their timeline tracks
+    tl = m.timeline
+    drives: list[tuple] = []  # a merged block's learner drives, in order, for the timeline
+
+    def show_chunks(a: int, t0: np.ndarray, items, env_s: np.ndarray, add_s, core_s,
+                    kernels_s, gpu_t0) -> None:
+        """Actor a's merged chunks on the timeline as actor_chunk books them: its core's
+        booking in parts (env steps, inserts, the act or its dispatch) on core lane a
+        (its own core), and its kernels on the GPU from ``gpu_t0``."""
+        t, items = t0, np.broadcast_to(items, t0.shape)
+        for phase, dur in (("env_step", env_s), ("replay_add", add_s),
+                           ("dispatch" if place.act == "gpu" else "act", core_s)):
+            dur = np.broadcast_to(dur, t0.shape)
+            keep = dur > 0
+            tl.extend(cpu.name, phase, a, t[keep], dur[keep], actor_names[a],
+                      args={"items": items[keep]})
+            t = t + dur
+        if place.act == "gpu":
+            keep = kernels_s > 0
+            tl.extend(gpu.name, "act", a % gpu.lanes, gpu_t0[keep], kernels_s[keep],
+                      actor_names[a], args={"items": items[keep]})
+
+    def show_drive(dev: Device, phase: str, worker: str, h: np.ndarray, d: np.ndarray,
+                   t: np.ndarray, updates: np.ndarray) -> None:
+        """Merged drives (Machine.drive) from times t: the device part on lane 0 of dev,
+        the host part on the worker's core as 'dispatch'; args: items, the updates
+        each event stands for."""
+        for on, part, ph in ((dev, d, phase), (cpu, h, "dispatch")):
+            keep = part > 0
+            if keep.any():
+                tl.extend(on.name, ph, 0, t[keep], part[keep], worker,
+                          args={"items": updates[keep]})
 
     def actor_chunk(a: int, n: int) -> float:
         """Book actor a's next n steps from now: env steps, inserts and the act's host part
@@ -379,8 +413,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
         own = s_env + s_add + act.wall_s
         end = max(m.book(cpu, t0, on_core, "env_step", actor_names[a], cores, items=n),
                   t0 + own)
-        if isinstance(m.timeline, TimelineStream):  # the one core booking's parts
-            m.timeline.split_last((("env_step", s_env), ("replay_add", s_add),
+        if tl is not None:  # the one core booking's parts
+            tl.split_last((("env_step", s_env), ("replay_add", s_add),
                                    ("dispatch" if place.act == "gpu" else "act",
                                     on_core - s_env - s_add)))
         if place.act == "gpu" and act.device_s > 0:
@@ -440,6 +474,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
         """What ``Machine.drive`` accounts for ``bookings`` operations run one after another
         on free devices (their seconds summed in h, d, w): device and core busy time, and
         the worker's clock."""
+        if tl is not None:
+            drives.append((dev, phase, worker, h, d, w))
         hs, ds, ws = float(np.sum(h)), float(np.sum(d)), float(np.sum(w))
         if ds > 0:
             dev.account(phase, ds, bookings)
@@ -459,6 +495,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
         counts = np.full(R, c, dtype=np.int64)
         span, gpu_q = np.zeros(R), np.zeros(R)
         s_reset = c * reset_s_per_step
+        chunks, drives[:] = [], []  # for the timeline
         for a in range(A):
             s_env = step_c[a].takes(counts)
             h, d, w = act_c[a].takes(counts)
@@ -484,6 +521,9 @@ def program(m: Machine, shape: Shape) -> Outcome:
                 clock.spend("actor", "replay_add", "cpu", float(np.sum(s_add)), c * R)
             clock.spend("actor", "wait:device", "any", float(np.maximum(0.0, end - own).sum()), 0)
             span = np.maximum(span, end)
+            if tl is not None:
+                chunks.append((a, s_env + s_reset, s_add, on_core - base, d,
+                               gpu_q - d if place.act == "gpu" and gpu.lanes == 1 else 0.0))
         # the learner: U[r] updates after round r, each the sum of its drives' walls
         s0, u0 = state["steps"], state["updates"]
         steps = s0 + c * A * np.arange(1, R + 1, dtype=np.int64)
@@ -560,6 +600,16 @@ def program(m: Machine, shape: Shape) -> Outcome:
             state["updates"] += n_upd
         ends = np.cumsum(span + L)
         now = env.now
+        if tl is not None:  # rounds from now + the previous round's end
+            t0 = now + np.concatenate(([0.0], ends[:-1]))
+            for a, env_s, add_s, core_s, kernels_s, gpu_off in chunks:
+                show_chunks(a, t0, c, env_s, add_s, core_s, kernels_s, t0 + gpu_off)
+            if n_upd:  # a round's updates, one after another after its chunks
+                t = (t0 + span)[r_upd]
+                for dev, phase, worker, h, d, w in drives:
+                    h, d, w = ((x[r_upd] if len(x) == R else x) for x in (h, d, w))
+                    show_drive(dev, phase, worker, h, d, t, U[r_upd])
+                    t = t + w
         clock.spend("actor", "wait:learner", "any", float(L.sum()) * A, 0)
         clock.spend("learner", "wait:actors", "any", float(span.sum()), 0)
         if n_upd:
@@ -587,6 +637,9 @@ def program(m: Machine, shape: Shape) -> Outcome:
             ends.append(end)
             if not account:
                 continue
+            if tl is not None:
+                show_chunks(a, end - dur, n, s_env + s_reset, s_add, on_core - base, d,
+                            end - dur)
             steps = int(n.sum())
             cpu.account("env_step", float(on_core.sum()), len(n))
             clock.spend("actor", "env_step", "cpu", float(s_env.sum()), steps)
@@ -718,6 +771,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
                                          sync_pos)
                 n_sync, n_ins, (hY, dY, wY), (hI, dI, wI), dur, end, start = settle(s_at)
             n = len(u)
+            drives[:] = []  # for the timeline
             booked(rm, hS, dS, wS, "replay_sample", rm_worker, n, n)
             booked(learner_dev, hL, dL, wL, "learn", "learner", n, n)
             if lc.sync is not None and n_sync.any():
@@ -739,6 +793,14 @@ def program(m: Machine, shape: Shape) -> Outcome:
             waited += float(np.maximum(0.0, start - np.concatenate(([end_prev], end[:-1])))
                             .sum())
             starts[u0:u0 + n] = start
+            if tl is not None:  # sample, then PEARL's two branches from its end
+                t_s = start + _eff(hS, dS, wS)
+                at = {"learner": t_s, "replay_manager": t_s}
+                for dev, phase, worker, h, d, w in drives[1:]:
+                    branch = "replay_manager" if phase.startswith("replay") else "learner"
+                    show_drive(dev, phase, worker, h, d, at[branch], ones)
+                    at[branch] = at[branch] + _eff(h, d, w)
+                show_drive(rm, "replay_sample", rm_worker, hS, dS, start, ones)
             end_prev, s_prev = float(end[-1]), int(s_at[-1])
             synced = s_prev // tss if tss else synced + n
         t_end = max(float(land[-1]), end_prev)
@@ -808,7 +870,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
 
     # merged rounds also need the actors' parameters fresh at every round (no policy lag)
     no_lag = not lc.param_copy.wall_s or k.sync_interval == 1
-    merge = (getattr(m, "timeline", None) is None and actors <= cores.n and no_lag
+    merge = (actors <= cores.n and no_lag
              and (place.act != "gpu" or gpu.lanes == 1 or gpu.lanes >= actors))
 
     # async: merged when no lane is shared (actors on their own cores; each device has a
@@ -817,7 +879,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
     for dev, n in ((gpu, actors if place.act == "gpu" else 0), (rm, 1), (learner_dev, 1)):
         if dev is not None:
             holders.setdefault(id(dev), [dev, 0])[1] += n
-    merge_async = (getattr(m, "timeline", None) is None and actors <= cores.n
+    merge_async = (actors <= cores.n
                    and all(dev.lanes >= n for dev, n in holders.values()))
 
     def async_run():

@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from pydantic import ValidationError
 
 from rldse.errors import RldseError
 from rldse.trace import Trace
 from rldse.workloads import capture
 from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
+
+if TYPE_CHECKING:  # on use: `rldse capture tabular --help` imports this module
+    import pandas as pd
 
 COLUMNS = ("state", "action", "reward", "next_state")
 _EXPECTED = "expected 4 integers 'state action reward next_state'"
@@ -33,6 +36,8 @@ _REWARD_MAX = 2**24  # integers up to 2^24 are exact in float32
 
 def read_swiftrl(path: str | Path) -> pd.DataFrame:
     """Read and validate a SwiftRL dataset; any problem is a one-line RldseError."""
+    import pandas as pd
+
     path = Path(path)
     if not path.is_file():
         raise RldseError(f"{path}: no such file")
@@ -50,6 +55,8 @@ def read_swiftrl(path: str | Path) -> pd.DataFrame:
 
 def write_swiftrl(transitions: pd.DataFrame, path: str | Path) -> Path:
     """Write transitions as SwiftRL lines (integers only, so rewards must be whole)."""
+    import pandas as pd
+
     path = Path(path)
     missing = [c for c in COLUMNS if c not in transitions.columns]
     if missing:
@@ -118,6 +125,8 @@ def _all_valid(raw: pd.DataFrame) -> bool:
 
 
 def _typed(raw: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     return pd.DataFrame({
         "state": raw["state"].to_numpy(np.int32),
         "action": raw["action"].to_numpy(np.int32),

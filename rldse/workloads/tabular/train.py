@@ -49,10 +49,9 @@ from contextlib import nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from time import perf_counter, perf_counter_ns
+from typing import TYPE_CHECKING
 
-import gymnasium as gym
 import numpy as np
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rldse.errors import RldseError
@@ -60,6 +59,10 @@ from rldse.trace import Trace
 from rldse.workloads.common.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.common.recorder import NullRecorder, Recorder
 from rldse.workloads.tabular.swiftrl_format import line_of_row, read_swiftrl
+
+if TYPE_CHECKING:  # on use: `rldse capture tabular --help` imports this module
+    import gymnasium as gym
+    import pandas as pd
 
 ALGORITHMS = ("q_learning", "sarsa")
 Q_BYTES = 4  # one fp32 or int32 Q-value
@@ -151,6 +154,8 @@ def env_defaults(env_id: str, map_name: str | None = None) -> EnvDefaults:
 
 def make_env(env_id: str, map_name: str | None = None, **kwargs) -> gym.Env:
     """The Gymnasium env (gymnasium's defaults: FrozenLake is slippery)."""
+    import gymnasium as gym
+
     env_defaults(env_id, map_name)
     if map_name is not None:
         if not env_id.startswith("FrozenLake"):
@@ -207,9 +212,11 @@ def evaluate_greedy(env_id: str, q: np.ndarray, episodes: int = 1000, seed: int 
     FrozenLake also terminates in holes (reward 0), so success there needs reward 1;
     Taxi and CliffWalking terminate only at their goal.
     """
+    from gymnasium.wrappers import TimeLimit
+
     env = make_env(env_id, map_name)
     if env.spec.max_episode_steps is None:
-        env = gym.wrappers.TimeLimit(env, EVAL_MAX_STEPS)
+        env = TimeLimit(env, EVAL_MAX_STEPS)
     policy = greedy_policy(q).tolist()
     frozen = env_id.startswith("FrozenLake")
     successes, total = 0, 0.0
@@ -326,6 +333,8 @@ def train_online(env_id: str, *, algorithm: str = "q_learning", steps: int | Non
 
 def _transitions_frame(log: tuple[list, ...]) -> pd.DataFrame:
     """The run's experience; ``done`` = the episode terminated (a time-limit cut is not done)."""
+    import pandas as pd
+
     return pd.DataFrame({
         "state": np.array(log[0], np.int32), "action": np.array(log[1], np.int32),
         "reward": np.array(log[2], np.float32), "next_state": np.array(log[3], np.int32),
