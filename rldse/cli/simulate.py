@@ -103,15 +103,16 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
         raise RldseError("price_usd_per_hour prices the run to a target return "
                          "(cost_to_target_usd): give --target-return, or drop it")
     run_spec = spec if target is None else to_target(spec, target[1])
-    result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline,
-                      limits=Limits(allow_long=args.allow_long), timeline_window=window)
-    if target is not None:
-        result = with_target(result, target[1], target[0], spec.price_usd_per_hour)
+    limits = Limits(allow_long=args.allow_long)
     band = None
-    if args.bands is not None:
+    if args.bands is not None:  # first: its estimate refuses within seconds, not after a run
         from rldse.sim.bands import bands
 
-        band = bands(trace, run_spec, args.bands, seed=args.seed)
+        band = bands(trace, run_spec, args.bands, seed=args.seed, limits=limits)
+    result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline,
+                      limits=limits, timeline_window=window)
+    if target is not None:
+        result = with_target(result, target[1], target[0], spec.price_usd_per_hour)
     if args.json:
         if band is None:
             print(result.to_json())

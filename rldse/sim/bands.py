@@ -14,6 +14,7 @@ Deterministic: the same trace, spec, N and seed give the same bands, bit for bit
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,8 @@ from rldse.errors import RldseError
 from rldse.models import PART_KINDS
 from rldse.models.registry import get_preset
 from rldse.sim import simulate
-from rldse.system import parse_spec
+from rldse.sim.budget import Limits, check_repeated, per_run_s
+from rldse.system import parse_spec, resolve
 from rldse.trace import Trace
 
 #: (lower, upper) field pairs a spec validates as lower ≤ upper (idle ≤ full-load power):
@@ -146,15 +148,26 @@ def sampled_spec(spec: Any, trace: Trace, params: list[UncertainParam], values: 
             from None
 
 
-def bands(trace: Trace, spec: Any, n: int, seed: int = 0) -> Bands:
+def bands(trace: Trace, spec: Any, n: int, seed: int = 0, limits: Limits | None = None) -> Bands:
     """Simulate ``n`` sampled systems (simulation seed ``seed`` each) and return the
-    p5 / p50 / p95 of every numeric metric present in all of them."""
+    p5 / p50 / p95 of every numeric metric present in all of them. With ``limits`` the n
+    runs are estimated first (one design's cost times n, rldse.sim.budget): refused over
+    them, shown as a progress bar when long."""
     params = uncertain_params(spec, trace)
+    shown = False
+    if params and limits is not None:  # before the design: n points are n x params floats
+        run_s = per_run_s(trace, resolve(spec, trace))
+        shown = check_repeated(run_s, n, limits, f"--bands {n}")
     points = design(params, n, seed)
     runs: list[dict[str, float]] = []
     if not params:  # nothing varies: one simulation stands for all n
         runs = [_numeric(simulate(trace, spec, seed=seed).metrics())] * n
-    for row in points if params else []:
+    rows = points if params else []
+    if shown:
+        from tqdm import tqdm
+
+        rows = tqdm(rows, desc="bands", unit="sim", file=sys.stderr, disable=None)
+    for row in rows:
         result = simulate(trace, sampled_spec(spec, trace, params, row), seed=seed)
         runs.append(_numeric(result.metrics()))
     keys = [k for k in runs[0] if all(k in r for r in runs)]

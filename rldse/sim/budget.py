@@ -204,6 +204,37 @@ def check(budget: Budget, limits: Limits) -> None:
                          "or the workers", where="simulate")
 
 
+def per_run_s(trace: Trace, system: ResolvedSystem) -> float:
+    """Wall seconds of one simulation of the design: the pilots' estimate, or for a design
+    that runs unmetered (`is_small`) a timed run, which costs less than pilots (the second
+    of two: the first fills the per-trace caches, as the first of many runs does)."""
+    if not is_small(trace, system):
+        return estimate(trace, system).wall_s
+    from rldse.sim.machine import Machine
+
+    wall_s = 0.0
+    for _ in range(2):
+        machine = Machine(trace, system)
+        t0 = time.perf_counter()
+        machine.result(system.workload.program(machine))
+        wall_s = time.perf_counter() - t0
+    return wall_s
+
+
+def check_repeated(run_s: float, runs: int, limits: Limits, what: str) -> bool:
+    """Refuse ``runs`` simulations of about ``run_s`` each over ``limits.wall_s`` in one
+    line giving the estimate (``what``: the flag that asked for them, e.g. '--bands 64');
+    returns whether a progress bar is due (the total is over ``limits.progress_after_s``)."""
+    total_s = run_s * runs
+    if total_s > limits.wall_s and not limits.allow_long:
+        raise RldseError(f"{what} would take about {_duration(total_s)} ({runs:,} simulations "
+                         f"of about {_duration(run_s)} each): over the "
+                         f"{_duration(limits.wall_s)} limit; give --allow-long to run them "
+                         "anyway, or fewer of them, or lower workload.env_steps",
+                         where="simulate")
+    return total_s > limits.progress_after_s
+
+
 class Meter:
     """Counts a machine's SimPy events (its ``env.step`` wrapped: SimPy's run loop calls
     it once per event) and, given a budget, shows a progress bar against its events."""

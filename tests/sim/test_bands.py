@@ -92,3 +92,31 @@ def test_runs_pair_up_draw_by_draw_and_give_the_percentiles(trace):
     runs = a.runs["sim_time_s"]
     assert len(runs) == 4 and np.array_equal(runs, b.runs["sim_time_s"])
     assert a.metrics["sim_time_s"] == percentiles(runs)
+
+
+def test_many_bands_are_refused_before_any_sampled_run(trace, monkeypatch):
+    """N draws cost N runs: over the limit they are refused up front, in one line giving
+    the estimate; --allow-long lets them run."""
+    import rldse.sim.bands as bands_module
+    from rldse.errors import RldseError
+    from rldse.sim import Limits
+
+    spec = load_spec(DGX, SHORT)
+    ran = []
+    monkeypatch.setattr(bands_module, "simulate",
+                        lambda *a, **k: ran.append(1) or pytest.fail("a sampled run ran"))
+    with pytest.raises(RldseError) as err:
+        bands(trace, spec, 10**6, seed=0, limits=Limits(wall_s=60.0))
+    line = str(err.value)
+    assert "\n" not in line and "--bands 1000000" in line and "1,000,000 simulations" in line
+    assert "--allow-long" in line and not ran
+    monkeypatch.undo()
+    band = bands(trace, spec, 2, seed=0, limits=Limits(wall_s=1e-9, allow_long=True))
+    assert band.n == 2
+
+
+def test_cli_bands_over_the_limit_exit_2_without_running(capsys):
+    rc = main(["simulate", DQN, "--system", DGX, "--set", "workload.env_steps=2000",
+               "--bands", "100000000"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "--bands 100000000 would take" in err[0]
