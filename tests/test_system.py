@@ -137,5 +137,5 @@ def test_misspelt_part_field_suggests_section_fields(small_trace):
     spec = SystemSpec.model_validate({"gpu": {"preset": "v100-sxm2", "countt": 2},
                                       "placement": {"learn": "gpu"}})
     with pytest.raises(RldseError, match=r"^system\.gpu\.countt: unknown field; did you mean "
-                                         r"'count'\?"):
+                                         r"'count'"):  # first: the closest (then sm_count)
         resolve(spec, small_trace)

@@ -13,7 +13,25 @@ An operation's cost has two sides (``GpuTimes``), because they occupy different 
   e(f) = gemm_efficiency × f / (f + gemm_half_flops), Hockney's half-performance form
   (so an operation's compute time is (flops + kernels × gemm_half_flops) /
   (gemm_efficiency × peak)): small GEMMs leave most SMs idle (too few output tiles),
-  large ones reach cuBLAS's sustained share of peak. The GPU's dynamic power is charged for device time only.
+  large ones reach cuBLAS's sustained share of peak.
+
+Power (``GpuTimes.active_s``): while a kernel runs the board draws
+P = idle_w + (max_w − idle_w) × (static_share + (1 − static_share) × occupancy), the
+structure of AccelWattch (Kandiah et al., MICRO 2021) and GPUWattch (Leng et al., ISCA
+2013): a constant part, static power of the active SMs, and dynamic power proportional
+to activity; static_share is what any running kernel costs above idle however small
+(clocks up, L2, NoC and memory controller active), the rest scales with the SMs the
+kernel keeps busy. Occupancy = min(1, SMs used / sm_count), SMs used = ceil(work units /
+units one SM holds): a GEMM's output tiles (``gemm_tile_elements`` each, one per SM), an
+element-wise kernel's threads (``threads_per_sm`` per SM). A trace row does not give its
+kernels' shapes, so each of an operation's K kernels is taken to move bytes / K, and its
+work units to be that many 4-byte elements (the most parallelism the bytes allow).
+A full-occupancy kernel draws max_w, as the utilisation model did; a launch-bound one of
+a few tiles draws little more than idle + static_share. A copy occupies no SM
+(occupancy 0). ``active_s`` is device time weighted by that power share, so the dynamic
+energy is (max_w − idle_w) × active_s. The engine books device seconds by phase; each
+phase's share is the device-time-weighted mean over the operations this model costed
+for it (``GpuModel.dynamic_share``).
 
 The host issues asynchronously, so an operation ends after max(host, device) (the final
 synchronisation makes the host wait for the last kernel, idle, not busy). A launch-bound
@@ -38,7 +56,7 @@ CPU core and a mostly idle GPU, which is what profilers show for RL on small MLP
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Literal, cast
 
 import numpy as np
 from pydantic import Field, field_validator
@@ -46,7 +64,7 @@ from pydantic import Field, field_validator
 from rldse.errors import RldseError
 from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, register
 from rldse.models.link import LinkSpec
-from rldse.models.ops import DTYPE_NAMES, ArrayLike, OpColumns, Phase, per_phase
+from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES, ArrayLike, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower
 from rldse.models.spec import PartSpec, idle_at_most_max, quantity
 
@@ -56,6 +74,10 @@ KernelCounts = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
 SECTOR_BYTES = 32
 #: Bytes of one sum-tree node: a float32 priority sum (the tree's working set per level).
 SUMTREE_NODE_BYTES = 4
+#: Bytes of one element of parallel work (fp32/int32): the occupancy estimate's unit.
+ELEMENT_BYTES = 4
+#: Ledger key of work costed without a phase (copies, the engine's own kernels).
+UNPHASED = ""
 
 
 class GpuSpec(PartSpec):
@@ -93,6 +115,13 @@ class GpuSpec(PartSpec):
         "", "sum-tree implementation: framework ops per level, or one fused kernel")
     sumtree_ops_per_level: float = quantity("kernels", "framework ops per sum-tree level "
                                             "(sumtree: eager)", ge=1, le=1000)
+    sm_count: int = quantity("SMs", "streaming multiprocessors", ge=1, le=10000)
+    threads_per_sm: int = quantity("threads", "resident threads per SM (element-wise "
+                                   "kernels' occupancy)", ge=32, le=8192)
+    gemm_tile_elements: int = quantity("elements", "output elements of one GEMM "
+                                       "thread-block tile, one resident per SM", ge=1, le=2**20)
+    static_share: float = quantity("fraction", "share of max_w − idle_w any running kernel "
+                                   "draws however few SMs it occupies", ge=0, le=1)
     max_w: float = quantity("W", "board power at full load (TDP)", gt=0, le=1e4)
     idle_w: float = quantity("W", "board power when idle (≤ max_w)", ge=0, le=1e4)
     price_usd: float = quantity("USD", "price of one GPU", ge=0, le=1e7)
@@ -108,10 +137,18 @@ class GpuSpec(PartSpec):
 
 @dataclass(frozen=True)
 class GpuTimes:
-    """Per operation: seconds on the issuing host core and on the GPU (module docstring)."""
+    """Per operation: seconds on the issuing host core and on the GPU, and the GPU's
+    seconds weighted by the share of its dynamic power they draw (module docstring)."""
 
     host_s: np.ndarray
     device_s: np.ndarray
+    #: None: every device second draws the full dynamic power (the utilisation model), for
+    #: times a caller assembles without the model's occupancy
+    active_s: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.active_s is None:
+            object.__setattr__(self, "active_s", self.device_s)
 
     @property
     def wall_s(self) -> np.ndarray:
@@ -120,7 +157,8 @@ class GpuTimes:
 
     def __add__(self, other: GpuTimes) -> GpuTimes:
         """One after the other on the same stream (e.g. a copy in, then the kernels)."""
-        return GpuTimes(self.host_s + other.host_s, self.device_s + other.device_s)
+        return GpuTimes(self.host_s + other.host_s, self.device_s + other.device_s,
+                        cast(np.ndarray, self.active_s) + cast(np.ndarray, other.active_s))
 
     def total(self) -> PartTime:
         """All operations one after another, as one PartTime."""
@@ -128,9 +166,16 @@ class GpuTimes:
 
 
 class GpuModel(UtilisationPower):
-    """One GPU and the link that connects it to the host. Energy: the utilisation model
-    with busy = seconds with a kernel or copy running (device time, never dispatch);
-    HBM/GDDR energy is inside board power, so no per-bit term is added."""
+    """One GPU and the link that connects it to the host. Energy: idle power for the run
+    plus (max_w − idle_w) × the share each kernel or copy draws (module docstring), never
+    for dispatch; HBM/GDDR energy is inside board power, so no per-bit term is added.
+
+    The engine books device seconds by phase, not by kernel, so the model keeps a ledger
+    of the device and active seconds it costed per phase (``op_times`` knows the phase;
+    copies and the engine's own kernels go under ``UNPHASED``) and ``dynamic_share(phase)``
+    is their ratio: exact for a phase whose operations share one occupancy, a
+    device-time-weighted mean over the operations costed (not over those booked) otherwise.
+    """
 
     def __init__(self, spec: GpuSpec, link: LinkSpec) -> None:
         self.spec = spec
@@ -144,10 +189,40 @@ class GpuModel(UtilisationPower):
         self._per_layer = per_phase(spec.kernels_per_layer, 0.0)
         #: effective host↔device copy bandwidth, bytes/s
         self.copy_bps = spec.copy_efficiency * link.bandwidth_gbs * 1e9
+        #: phase -> [device seconds, active seconds] costed so far (class docstring)
+        self._ledger: dict[str, list[float]] = {}
 
     def kernels(self, ops: OpColumns, layers: ArrayLike = 0) -> np.ndarray:
         """Kernel launches per operation: fixed[phase] + per_layer[phase] × layers."""
         return self._fixed[ops.phase] + self._per_layer[ops.phase] * np.asarray(layers, float)
+
+    def occupancy(self, flops: ArrayLike, bytes_: ArrayLike, kernels: ArrayLike) -> np.ndarray:
+        """Fraction of the SMs each of an operation's kernels keeps busy: min(1, ceil(units
+        / units per SM) / sm_count), units = bytes / (K × 4-byte elements); a GEMM (flops
+        > 0) holds one tile of gemm_tile_elements per SM, an element-wise kernel
+        threads_per_sm elements (module docstring)."""
+        s = self.spec
+        f, b, k = (np.asarray(x, dtype=np.float64) for x in (flops, bytes_, kernels))
+        elements = b / (ELEMENT_BYTES * np.maximum(k, 1.0))
+        per_sm = np.where(f > 0, float(s.gemm_tile_elements), float(s.threads_per_sm))
+        return np.minimum(1.0, np.ceil(elements / per_sm) / s.sm_count)
+
+    def power_share(self, occupancy: ArrayLike) -> np.ndarray:
+        """Share of max_w − idle_w a kernel at this occupancy draws:
+        static_share + (1 − static_share) × occupancy."""
+        c = self.spec.static_share
+        return c + (1.0 - c) * np.clip(np.asarray(occupancy, dtype=np.float64), 0.0, 1.0)
+
+    @property
+    def min_dynamic_share(self) -> float:
+        """The least share of max_w − idle_w a booked second draws (a copy, or a kernel on
+        no SM: the static share): what a lower bound on energy may assume."""
+        return float(self.spec.static_share)
+
+    def power_w(self, occupancy: ArrayLike) -> np.ndarray:
+        """Board power while a kernel at this occupancy runs."""
+        return self.spec.idle_w + (self.spec.max_w - self.spec.idle_w) * self.power_share(
+            occupancy)
 
     def _times(self, kernels: np.ndarray, flops: np.ndarray, bytes_: np.ndarray,
                peak: np.ndarray | float, levels: np.ndarray | float = 0.0,
@@ -161,7 +236,25 @@ class GpuModel(UtilisationPower):
                              / (peak * s.gemm_efficiency), 0.0)
         roof = np.maximum(compute_s, bytes_ / (s.mem_bw_gbs * 1e9))
         device = kernels * s.kernel_overhead_s + roof + levels * level_s
-        return GpuTimes(host_s=kernels * s.dispatch_s, device_s=device)
+        active = device * self.power_share(self.occupancy(flops, bytes_, kernels))
+        return GpuTimes(host_s=kernels * s.dispatch_s, device_s=device, active_s=active)
+
+    def _record(self, phase: str, device_s: ArrayLike, active_s: ArrayLike) -> None:
+        """Add costed seconds to the phase's ledger entry (class docstring)."""
+        entry = self._ledger.setdefault(phase, [0.0, 0.0])
+        entry[0] += float(np.sum(device_s))
+        entry[1] += float(np.sum(active_s))
+
+    def dynamic_share(self, phase: str) -> float:
+        """Share of max_w − idle_w a device second booked in ``phase`` draws: the phase's
+        costed active / device seconds, else those of the work costed without a phase;
+        1 (the utilisation model's full dynamic power) only for seconds the model never
+        costed, which the engine does not book."""
+        for key in (phase, UNPHASED):
+            device_s, active_s = self._ledger.get(key, (0.0, 0.0))
+            if device_s > 0:
+                return active_s / device_s
+        return 1.0
 
     def kernel_times(self, kernels: ArrayLike, flops: ArrayLike, bytes_: ArrayLike,
                      dtype: str = "fp32") -> GpuTimes:
@@ -171,7 +264,9 @@ class GpuModel(UtilisationPower):
             raise RldseError(f"gpu: dtype '{dtype}' is not one of {', '.join(DTYPE_NAMES)}")
         k, f, b = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                         for x in (kernels, flops, bytes_)))
-        return self._times(k.copy(), f.copy(), b.copy(), self.peak_ops[DTYPE_NAMES.index(dtype)])
+        t = self._times(k.copy(), f.copy(), b.copy(), self.peak_ops[DTYPE_NAMES.index(dtype)])
+        self._record(UNPHASED, t.device_s, t.active_s)
+        return t
 
     def op_times(self, ops: OpColumns, layers: ArrayLike = 0) -> GpuTimes:
         """Each traced operation run on this GPU (its data already on the device).
@@ -181,15 +276,22 @@ class GpuModel(UtilisationPower):
         what its loads walk, so L2 hits are not assumed)."""
         levels = ops.touches / np.maximum(ops.items, 1.0)
         kernels = np.broadcast_to(self.kernels(ops, layers), ops.flops.shape).astype(np.float64)
-        return self._times(kernels, ops.flops, ops.bytes, self.peak_ops[ops.dtype], levels,
-                           self.spec.mem_latency_ns * 1e-9)
+        t = self._times(kernels, ops.flops, ops.bytes, self.peak_ops[ops.dtype], levels,
+                        self.spec.mem_latency_ns * 1e-9)
+        for code in np.unique(ops.phase):
+            rows = ops.phase == code
+            self._record(PHASE_NAMES[int(code)], t.device_s[rows], t.active_s[rows])
+        return t
 
     def copy_times(self, bytes_: ArrayLike) -> GpuTimes:
         """One host↔device copy: one operator dispatched; the copy engine takes
-        copy_fixed_s + bytes / (copy_efficiency × link bandwidth)."""
+        copy_fixed_s + bytes / (copy_efficiency × link bandwidth), with no SM occupied."""
         b = np.asarray(bytes_, dtype=np.float64)
-        return GpuTimes(host_s=np.full(b.shape, self.spec.dispatch_s),
-                        device_s=self.spec.copy_fixed_s + b / self.copy_bps)
+        device = self.spec.copy_fixed_s + b / self.copy_bps
+        t = GpuTimes(host_s=np.full(b.shape, self.spec.dispatch_s), device_s=device,
+                     active_s=device * self.power_share(0.0))
+        self._record(UNPHASED, t.device_s, t.active_s)
+        return t
 
     def level_latencies_s(self, depth: int) -> np.ndarray:
         """Latency of a dependent load at each sum-tree level (root first): L2 while the
@@ -201,13 +303,15 @@ class GpuModel(UtilisationPower):
 
     def sumtree_time(self, batch: int, capacity: int) -> PartTime:
         """Sample (or update) ``batch`` leaves of a sum tree over ``capacity`` priorities,
-        in the spec's implementation (module docstring)."""
+        in the spec's implementation (module docstring); one thread per item."""
         s = self.spec
         depth = int(np.ceil(np.log2(max(capacity, 2))))
         walk_s = float(self.level_latencies_s(depth).sum())
         traffic_s = batch * depth * SECTOR_BYTES / (s.mem_bw_gbs * 1e9)
         kernels = depth * s.sumtree_ops_per_level if s.sumtree == "eager" else 1.0
         device_s = kernels * s.kernel_overhead_s + max(walk_s, traffic_s)
+        occupancy = self.occupancy(0.0, batch * ELEMENT_BYTES, 1.0)
+        self._record(UNPHASED, device_s, device_s * self.power_share(occupancy))
         return PartTime.overlapped(kernels * s.dispatch_s, device_s)
 
     def replay_seconds(self, job: ReplayJob, op: str, n: int) -> PartTime:

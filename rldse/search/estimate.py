@@ -11,8 +11,10 @@ Then, for N simulated env steps:
   min(actors, cores) parallel actors, learner-side work over its device's lanes (as if
   the learner were data-parallel: a program that keeps it on one GPU only runs
   slower), the two added for a synchronous learner, the larger for an asynchronous one;
-- energy ≥ Σ idle power × that time + Σ (max − idle) power × busy lane-seconds / lanes
-  (the utilisation model every device uses, Fan, Weber, Barroso, ISCA 2007, without action energy);
+- energy ≥ Σ idle power × that time + Σ (max − idle) power × the least share of it a
+  busy second draws (1, or a GPU's static share: ``min_dynamic_share``, since a kernel on
+  few SMs draws less, rldse.models.gpu) × busy lane-seconds / lanes (the utilisation model
+  every device uses, Fan, Weber, Barroso, ISCA 2007, without action energy);
 - power ≥ Σ idle power; cost is exact (parts × prices).
 
 So env_steps_per_s and steps_per_joule get upper bounds, sim_time_s, energy_j and
@@ -114,7 +116,8 @@ def estimate(trace: Trace, system: ResolvedSystem) -> Estimate:
     dynamic_j = 0.0
     for d in machine.devices.values():
         share = busy.get(d.kind, 0.0) / (len(machine.gpus) if d.kind == "gpu" else 1)
-        dynamic_j += (d.max_w - d.idle_w) * share / d.lanes
+        floor = getattr(machine.model(d.kind), "min_dynamic_share", 1.0)
+        dynamic_j += (d.max_w - d.idle_w) * floor * share / d.lanes
     energy_j = idle_w * time_s + dynamic_j
     values.update(sim_time_s=time_s, energy_j=energy_j, time_to_target_s=time_s,
                   energy_to_target_j=energy_j)

@@ -3,12 +3,14 @@
 Energy follows Fan, Weber, Barroso (ISCA 2007) and Accelergy (Wu et al., ICCAD 2019): background power by the utilisation model
 P(u) = P_idle + u·(P_max − P_idle), integrated exactly over the run as
 P_idle·T + (P_max − P_idle)·busy_lane_s / lanes (busy time changes only at bookings,
-so no sampling), plus per-action energy (CAM searches, DPU instructions, DRAM bits)
+so no sampling; a part whose running work draws less than P_max, a GPU kernel on a few
+SMs, weights each phase's busy time by its ``dynamic_share``), plus per-action energy (CAM searches, DPU instructions, DRAM bits)
 added by the programs with the estimator that produced it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rldse.sim.lanes import Lanes
@@ -38,6 +40,9 @@ class Device:
     phases: dict[str, PhaseUse] = field(default_factory=dict)
     action_j: dict[str, float] = field(default_factory=dict)
     busy_s: float = 0.0
+    #: phase -> share of max_w − idle_w its busy seconds draw (a GPU's kernel occupancy,
+    #: rldse.models.gpu); None: all of it
+    dynamic_share: Callable[[str], float] | None = None
 
     def __post_init__(self) -> None:
         if self.lanes < 1:
@@ -85,8 +90,15 @@ class Device:
     def utilisation(self, horizon_s: float) -> float:
         return min(1.0, self.busy_s / (self.lanes * horizon_s)) if horizon_s > 0 else 0.0
 
+    def dynamic_s(self) -> float:
+        """Busy lane-seconds weighted by the share of dynamic power each phase draws."""
+        share = self.dynamic_share
+        if share is None:
+            return self.busy_s
+        return sum(u.busy_s * share(p) for p, u in sorted(self.phases.items()))
+
     def background_j(self, horizon_s: float) -> float:
-        return self.idle_w * horizon_s + (self.max_w - self.idle_w) * self.busy_s / self.lanes
+        return self.idle_w * horizon_s + (self.max_w - self.idle_w) * self.dynamic_s() / self.lanes
 
     def energy_j(self, horizon_s: float) -> float:
         return self.background_j(horizon_s) + sum(self.action_j.values())

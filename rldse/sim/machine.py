@@ -209,6 +209,7 @@ class Machine:
                     name=inst.name, kind=kind, preset=inst.preset,
                     lanes=int(inst.lanes or model.lanes), idle_w=float(model.idle_w),
                     max_w=float(model.max_w), estimator=model.method,
+                    dynamic_share=getattr(model, "dynamic_share", None),
                     claimed_accuracy=model.claimed_accuracy,
                     cost_usd=float(getattr(inst.spec, "price_usd", 0.0)))
         if timeline is not None:  # opened last: nothing after it can fail

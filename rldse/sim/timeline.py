@@ -21,6 +21,14 @@ written as is, about 20x faster than formatting each event in Python. At most
 target, and ``close()`` finishes the JSON and moves it into place (``os.replace``), so
 the file is either complete or absent; ``abort()`` removes the temporary file. With a
 ``window_s`` (start, end) only events overlapping it are written.
+
+Granularity: an event is a booking the program makes, except where a merged numpy path
+(rldse.workloads.offpolicy.program) computes thousands of operations per step of its
+own: there, without a window, each worker gets one event per tile of about
+`COARSE_STEPS` env steps (`tile_starts`), whose args give the steps or updates it covers
+and its busy seconds by phase (``env_step_us`` …), since formatting an event per env
+step costs more than simulating the step; with a window (``window_s``), the operations
+overlapping it are written one by one, each booking's parts as the event loop shows them.
 """
 
 from __future__ import annotations
@@ -38,6 +46,9 @@ import numpy as np
 from rldse.errors import RldseError
 
 NO_TAG: tuple = (None, None)
+#: env steps (of an actor, or behind a learner's updates) one coarse event covers at
+#: least: ~1,000 events per worker per 1e6 steps, a few ms of writing (module docstring)
+COARSE_STEPS = 1024
 
 # 4-byte cells of ASCII, as uint32 in native order: "0042", "  42", "    " and ".042"
 _FULL = np.frombuffer(b"".join(b"%04d" % k for k in range(10000)), dtype=np.uint32)
@@ -67,6 +78,29 @@ def check_window(window_s: tuple[float, float], what: str = "timeline_window") -
     if hi <= lo:
         raise RldseError(f"{what} {lo:g}:{hi:g}: END must be greater than START")
     return lo, hi
+
+
+def tile_starts(weights: np.ndarray, per_tile: int, breaks: np.ndarray | None = None
+                ) -> np.ndarray:
+    """Where consecutive tiles of items start (0 first): each new tile starts at the first
+    allowed index (``breaks``, sorted; default any) where the items before it weigh at
+    least the next multiple of ``per_tile``, so there are at most total/per_tile + 1
+    tiles, and a tile ends only where a break allows."""
+    n = len(weights)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    cum = np.cumsum(weights)
+    targets = per_tile * np.arange(1, int(cum[-1]) // per_tile + 1)
+    starts = np.searchsorted(cum, targets, side="left") + 1  # the earliest for each
+    if breaks is not None:  # the first break at or after it
+        breaks = np.asarray(breaks, dtype=np.int64)
+        at = np.searchsorted(breaks, starts, side="left")
+        starts = breaks[at[at < len(breaks)]]
+    return np.concatenate(([0], np.unique(starts[starts < n])))
+
+
+def _ns(seconds: np.ndarray) -> np.ndarray:
+    return np.rint(seconds * 1e9).astype(np.int64)
 
 
 def _meta(kind: str, pid: int, tid: int, name: str) -> str:
@@ -165,6 +199,11 @@ class TimelineStream:
                           + ",\n".join(meta)).encode())
         self._first = not meta  # nothing written after "[" yet
 
+    @property
+    def window_s(self) -> tuple[float, float] | None:
+        """The (start_s, end_s) events must overlap to be written; None: all are."""
+        return None if self._lo == -math.inf else (self._lo, self._hi)
+
     # ---- one booking at a time ----------------------------------------------------
     def append(self, event: tuple) -> None:
         if len(event) == 5:
@@ -208,8 +247,9 @@ class TimelineStream:
                args: dict[str, np.ndarray] | None = None) -> None:
         """Bookings of ``phase`` on ``device`` as arrays (``lanes`` may be one int), for
         ``worker`` (one name) or, with ``who`` (an int array), for ``worker[who[i]]``;
-        ``args``: int arrays shown on the worker track. Written now, in blocks of at most
-        ``buffer_events``."""
+        ``args``: arrays shown on the worker track, ints as they are and floats as seconds
+        written in microseconds to the ns, like ``ts`` and ``dur`` (name them ``*_us``).
+        Written now, in blocks of at most ``buffer_events``."""
         starts = np.asarray(starts_s, dtype=np.float64)
         n = len(starts)
         lanes = np.broadcast_to(np.asarray(lanes, dtype=np.int64), (n,))
@@ -260,20 +300,22 @@ class TimelineStream:
         if not keep.all():
             lanes, starts, durs = lanes[keep], starts[keep], durs[keep]
             values = {k: v[keep] for k, v in values.items()}
+        kinds = {}
         for k, v in values.items():
-            if v.dtype.kind not in "iu":
-                raise TypeError(f"timeline arg {k!r} must be integers, got {v.dtype}")
+            if v.dtype.kind not in "iuf":
+                raise TypeError(f"timeline arg {k!r} must be numbers, got {v.dtype}")
+            kinds[k] = "us" if v.dtype.kind == "f" else "int"
         step = max(self._limit, 1)
         for lo in range(0, len(starts), step):
             sl = slice(lo, lo + step)
             self._write_rows(device, phase, worker, np.maximum(lanes[sl], 0),
-                             np.rint(starts[sl] * 1e9).astype(np.int64),
-                             np.rint(durs[sl] * 1e9).astype(np.int64),
-                             {k: v[sl].astype(np.int64) for k, v in values.items()})
+                             _ns(starts[sl]), _ns(durs[sl]),
+                             {k: (_ns(v[sl]) if kinds[k] == "us" else v[sl].astype(np.int64),
+                                  kinds[k]) for k, v in values.items()})
 
     def _write_rows(self, device: str, phase: str, worker: str | None, lanes: np.ndarray,
                     ts_ns: np.ndarray, dur_ns: np.ndarray,
-                    values: dict[str, np.ndarray]) -> None:
+                    values: dict[str, tuple[np.ndarray, str]]) -> None:
         name = json.dumps(str(phase))
         head = f',\n{{"name":{name},"ph":"X","pid":{self._pid[device]},"tid":'.encode()
         lane, ts, dur = (lanes, "int"), (ts_ns, "us"), (dur_ns, "us")
@@ -287,7 +329,7 @@ class TimelineStream:
                      f',"args":{{"device":{json.dumps(device)},"lane":'.encode(), lane,
                      f',"phase":{name}'.encode()]
             for k, v in values.items():
-                parts += [f",{json.dumps(k)}:".encode(), (v, "int")]
+                parts += [f",{json.dumps(k)}:".encode(), v]
             parts.append(b"}}")
         self._write(_rows(parts))
 

@@ -28,20 +28,20 @@ from rldse.sim.machine import Machine
 from rldse.studies.common import load_params, save_figure
 from rldse.studies.report import Claim, Report, markdown_table, pct
 from rldse.studies.timerl_program import (
+    JAX_JIT_DISPATCH_RANGE_S,
+    JAX_JIT_DISPATCH_S,
+    TEMPO_STEP_CALLS,
     TempoShape,
     ppo,
     ppo_baseline_need,
     reinforce,
     step_times,
+    tempo_step,
 )
 from rldse.system import SystemSpec, parse_spec
 from rldse.trace import load_trace
 
 GB = 1e9
-#: Host seconds per call of a jitted JAX function, trivial and simple (jax-ml/jax PR #4128's
-#: dispatch benchmarks, jit_trivial_dispatch 28.9 µs, jit_simple_dispatch 60.7 µs): a
-#: yardstick for the note on what the models lack, not a model input.
-JAX_JIT_DISPATCH_S = (28.9e-6, 60.7e-6)
 
 
 class PpoPublished(BaseModel):
@@ -138,10 +138,16 @@ def run(study_dir: Path, progress: bool = True) -> Report:
 
     params = uncertain_params(spec, trace)
     points = design(params, p.bands, p.seed)
+    # JAX's per-call dispatch is not a preset number: drawn uniformly over its sourced range,
+    # one draw per band point, from the study's seed
+    lo, hi = JAX_JIT_DISPATCH_RANGE_S
+    dispatch_s = np.random.default_rng(p.seed).uniform(lo, hi, len(points))
     draws = []
-    for row in tqdm(points, desc="timerl_memory bands", disable=not progress, unit="draw"):
+    for row, d in tqdm(zip(points, dispatch_s, strict=True), total=len(points),
+                       desc="timerl_memory bands", disable=not progress, unit="draw"):
         g = Machine(trace, sampled_spec(spec, trace, params, row)).model("gpu")
-        times = {name: reinforce(g, rsh, n, True, cap).iter_s for name, n in objectives}
+        times = {name: reinforce(g, rsh, n, True, cap, float(d)).iter_s
+                 for name, n in objectives}
         draws.append(times)
     band = pd.DataFrame(draws)
     tds = [name for name, _ in objectives[1:]]
@@ -205,16 +211,19 @@ def run(study_dir: Path, progress: bool = True) -> Report:
 
 
 def _td_step_table(gpu, shape: TempoShape, rf: Reinforce) -> pd.DataFrame:
-    """One n-step TD time step by operation: host dispatch, GPU time, and the later of the
-    two, in ms, set against Tempo's measured TD iteration over its steps (comparison)."""
+    """One n-step TD time step: the GPU time of each operation, the host time of Tempo's
+    counted jitted calls, and the step (the later of the two), in ms, set against Tempo's
+    measured TD iteration over its steps (comparison)."""
     names = ("env step (writes the observations)", "forward (reads them)",
              "backward (reads them again, the gradient passes)")
-    rows = [{"operation": n, "host_ms": 1e3 * float(t.host_s), "gpu_ms": 1e3 * float(t.device_s),
-             "wall_ms": 1e3 * float(t.wall_s)} for n, t in zip(names, step_times(gpu, shape),
-                                                               strict=True)]
-    total = sum(r["wall_ms"] for r in rows)
-    rows.append({"operation": "step (rldse)", "host_ms": sum(r["host_ms"] for r in rows),
-                 "gpu_ms": sum(r["gpu_ms"] for r in rows), "wall_ms": total})
+    rows = [{"operation": n, "host_ms": "", "gpu_ms": 1e3 * float(t.device_s), "wall_ms": ""}
+            for n, t in zip(names, step_times(gpu, shape), strict=True)]
+    step = tempo_step(gpu, shape, rf.td_steps[0])
+    calls = TEMPO_STEP_CALLS["td"].jit
+    rows.append({"operation": f"step (rldse: {calls} jitted calls × "
+                              f"{JAX_JIT_DISPATCH_S * 1e6:.1f} µs on the host)",
+                 "host_ms": 1e3 * float(step.host_s), "gpu_ms": 1e3 * float(step.device_s),
+                 "wall_ms": 1e3 * float(step.wall_s)})
     rows.append({"operation": f"step (Tempo measured: {rf.published.td_s:g} s / {shape.steps})",
                  "host_ms": "not published", "gpu_ms": "not published",
                  "wall_ms": 1e3 * rf.published.td_s / shape.steps})
@@ -280,9 +289,10 @@ def _reinforce_claims(report: Report, rl: pd.DataFrame, band: pd.DataFrame, tds:
         "swapping); " + ", ".join(f"{o} {nos.loc[o, 'need_gb']:.1f} GB" for o in tds),
         "same" if same else "different", "reproduced" if same else "not reproduced"))
     pub = rf.published
-    step_ms = 1e3 * sum(float(t.wall_s) for t in step_times(gpu, rsh))
+    step = tempo_step(gpu, rsh, rf.td_steps[0])
+    step_ms, host_ms = 1e3 * float(step.wall_s), 1e3 * float(step.host_s)
+    calls = TEMPO_STEP_CALLS["td"].jit
     gap_ms = pub.td_s * 1e3 / rsh.steps - step_ms  # comparison only: what the models lack
-    lo_us, hi_us = (1e6 * s for s in JAX_JIT_DISPATCH_S)
     td_mean = band[tds].mean(axis=1).to_numpy()
     ratio = percentiles(band["Monte-Carlo"].to_numpy() / td_mean)
     report.claims.append(Claim.banded(
@@ -291,19 +301,19 @@ def _reinforce_claims(report: Report, rl: pd.DataFrame, band: pd.DataFrame, tds:
         published=f"{pub.ratio:g}× ({pub.mc_s:g} s / {pub.td_s:g} s)", low=pub.ratio,
         high=None, p5=ratio[0], p50=ratio[1], p95=ratio[2], unit="×",
         note="the swap round trip is reproduced (next row) but TD's own iteration is "
-             "shorter in the models than in Tempo: a time step's GPU work (the env "
-             f"writing {rsh.step_bytes / 1e6:.0f} MB of observations, the forward and the "
-             "backward reading them, the backward's passes over the 196608×64 encoder "
-             f"gradient) takes {step_ms:.2f} ms on the A6000's roofline whatever n is, "
-             f"Tempo measured {pub.td_s * 1e3 / rsh.steps:.1f} ms per step. Nothing sourced "
-             f"fills the other {gap_ms:.1f} ms: at {lo_us:.0f}-{hi_us:.0f} µs per jitted call "
-             f"(jax-ml/jax PR #4128) it would take {gap_ms / hi_us * 1e3:.0f}-"
-             f"{gap_ms / lo_us * 1e3:.0f} calls per step, while Tempo-JAX groups a step's ops into "
-             "fused dataflow calls (tempo/core/configs.py: enable_dataflow_grouping, "
-             "enable_codegen_dataflows); the likeliest causes are the skinny forward GEMM "
-             f"(M={rsh.envs}, K={rsh.features}, N={rsh.hidden[0]}: {rsh.envs}×"
-             f"{rsh.hidden[0]} outputs, so split-K decides how many of the 84 SMs work) "
-             "and Tempo's per-step interpreter work, neither measured for the A6000"))
+             "shorter in the models than in Tempo. Tempo-JAX issues a time step as "
+             f"{calls} jitted calls (counted by running Tempo itself, "
+             "benchmarks/tempo_call_count.py): at jax-ml/jax PR #4128's "
+             f"{JAX_JIT_DISPATCH_RANGE_S[0] * 1e6:.0f}-{JAX_JIT_DISPATCH_RANGE_S[1] * 1e6:.0f}"
+             f" µs per call that is {host_ms:.2f} ms of host time at most, under the step's "
+             f"GPU time ({1e3 * float(step.device_s):.2f} ms: the env writing "
+             f"{rsh.step_bytes / 1e6:.0f} MB of observations, the forward and the backward "
+             "reading them, the backward's passes over the 196608×64 encoder gradient), so "
+             f"dispatch does not explain Tempo's {pub.td_s * 1e3 / rsh.steps:.1f} ms per step; "
+             f"{gap_ms:.1f} ms stays unexplained. Unmodelled candidates: the skinny forward "
+             f"GEMM (M={rsh.envs}, K={rsh.features}, N={rsh.hidden[0]}: split-K decides how "
+             "many of the 84 SMs work), Tempo's per-instruction interpreter work beyond the "
+             "jitted calls (tensor-store reads and writes), neither measured on the A6000"))
     gap = percentiles(band["Monte-Carlo"].to_numpy() - td_mean)
     report.claims.append(Claim.banded(
         "Monte-Carlo's extra time per iteration (the rollout out to host memory and back)",
@@ -316,8 +326,8 @@ def _reinforce_claims(report: Report, rl: pd.DataFrame, band: pd.DataFrame, tds:
     report.claims.append(Claim.banded(
         "TD iteration time (mean of the TD variants)", published=f"≈{pub.td_s:g} s",
         low=pub.td_s, high=None, p5=td[0], p50=td[1], p95=td[2], unit=" s",
-        note="the models count the kernels' roofline, the preset's kernels per operation "
-             f"and their dispatch ({step_ms:.2f} ms per step, section 'one TD time step'); "
+        note="the models count the kernels' roofline and Tempo's counted jitted calls at "
+             f"JAX's dispatch ({step_ms:.2f} ms per step, section 'one TD time step'); "
              f"Tempo's measured step is {pub.td_s * 1e3 / rsh.steps / step_ms:.1f}× longer "
              "(see the Monte-Carlo / TD row)"))
 

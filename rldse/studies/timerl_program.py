@@ -18,6 +18,13 @@ schedule of one GPU stream and its copy engine, costed by the GPU part model
 (``GpuModel.op_times``: dispatch on the host core, kernels by the preset's counts, the
 roofline of the work; ``copy_times`` for the host link); nothing here is a measured time.
 
+The host side of Tempo's REINFORCE is not the preset's PyTorch-eager dispatch: Tempo-JAX's
+executor issues a time step as a few jitted calls (its dataflow groups, and the env step's
+own jitted function inside its UDF). How many was counted by running Tempo itself
+(``TEMPO_STEP_CALLS``, ``benchmarks/tempo_call_count.py``); each is charged JAX's published
+per-call dispatch (``JAX_JIT_DISPATCH_S``). A step takes the later of that host time and its
+GPU time, since the host issues asynchronously.
+
 Per time step t of an iteration (B envs, T steps, an observation of o bytes):
 
 - the env step writes B·o bytes (``env_step``); the policy's forward reads them (``act``);
@@ -55,6 +62,40 @@ F32 = 4
 #: (tempo/api/backprop.py: a parameter's gradient is a sum over the 0:T slice of
 #: per-step contributions, each a tensor of its own).
 LEARN_WEIGHT_PASSES = 5
+
+#: Host seconds per call of a jitted JAX function: jax-ml/jax PR #4128's dispatch
+#: benchmarks, jit_simple_dispatch 60.7 µs (nominal: Tempo's calls pass several arrays) and
+#: jit_trivial_dispatch 28.9 µs (the low end of the range).
+JAX_JIT_DISPATCH_S = 60.7e-6
+JAX_JIT_DISPATCH_RANGE_S = (28.9e-6, 60.7e-6)
+
+
+@dataclass(frozen=True)
+class StepCalls:
+    """Host-side operations Tempo-JAX's executor makes per time step, by kind."""
+
+    jit: int  # jitted-function calls: dataflow groups, and the env step's jit in its UDF
+    store_reads: int  # tensor-store reads (inputs fetched by the launchers)
+    store_writes: int  # tensor-store writes (outputs stored)
+    deallocs: int  # DeallocInstructions
+
+
+#: Counted, not estimated: github.com/lsds/Tempo at commit a16e081f4c9da7f14dcdf296590486df337f5643
+#: (2025-10-21), its repro/sec7_4_algo_specific_sched REINFORCE (tempo-jax, enable_swap, 2 × 64
+#: hidden, trivial env) run on this repository's CPU host with jax 0.6.2 (Tempo's docker pin)
+#: by ``benchmarks/tempo_call_count.py``, which wraps every schedule instruction's thunk, every
+#: ``jax.jit`` callable and every runtime tensor's read/write, and counts inside each time
+#: loop's body. Shapes 4 envs × 20 steps × 3×8×8 and 8 envs × 20 steps × 3×16×16, 3
+#: iterations, with swap_bytes_min and min_block_store_tensor_point_size scaled by the
+#: full run's per-step bytes so the storage decisions are the full run's: the jitted calls
+#: per step are the same at both sizes and for TD n = 1 and n = 8 (8; MC 6 at the larger size,
+#: 7 at the smaller, one of the store's own jitted copies); store writes differ with size, the
+#: numbers below are the larger size's. No eager (non-jitted) JAX op runs in a step.
+TEMPO_STEP_CALLS = {"td": StepCalls(jit=8, store_reads=17, store_writes=12, deallocs=1),
+                    "mc": StepCalls(jit=6, store_reads=15, store_writes=10, deallocs=1)}
+#: Jitted calls per iteration outside the time loops (the batched backward, Adam, returns),
+#: counted by the same runs: 128 (TD 1-step) and 124 (Monte-Carlo) over 3 iterations.
+TEMPO_ITERATION_JIT_CALLS = 42
 
 
 @dataclass(frozen=True)
@@ -144,6 +185,24 @@ def step_times(gpu: GpuModel, shape: TempoShape) -> tuple[GpuTimes, GpuTimes, Gp
     return env, act, learn
 
 
+def tempo_step(gpu: GpuModel, shape: TempoShape, td_steps: int | None,
+               jit_dispatch_s: float = JAX_JIT_DISPATCH_S) -> GpuTimes:
+    """One time step of the acting loop as Tempo-JAX runs it: on the host, the counted
+    jitted calls × JAX's dispatch per call; on the GPU, the env step and the forward, and
+    for n-step TD the backward of the step whose loss became known."""
+    env, act, learn = step_times(gpu, shape)
+    calls = TEMPO_STEP_CALLS["mc" if td_steps is None else "td"]
+    device = env.device_s + act.device_s + (learn.device_s if td_steps is not None else 0.0)
+    return GpuTimes(np.asarray(calls.jit * jit_dispatch_s), np.asarray(device))
+
+
+def _iteration_tail_s(gpu: GpuModel, shape: TempoShape, jit_dispatch_s: float) -> float:
+    """The iteration's calls outside the time loops (host) against one foreach Adam step on
+    the GPU: parameters, gradients and both moments read, three written."""
+    adam = gpu.kernel_times(2, 0, 7 * F32 * shape.weights)
+    return max(TEMPO_ITERATION_JIT_CALLS * jit_dispatch_s, float(np.sum(adam.device_s)))
+
+
 def _adam(gpu: GpuModel, shape: TempoShape) -> float:
     """One foreach Adam step: parameters, gradients and both moments read, three written."""
     return float(gpu.kernel_times(2, 0, 7 * F32 * shape.weights).wall_s.sum())
@@ -155,24 +214,24 @@ def _fixed_bytes(shape: TempoShape) -> int:
 
 
 def reinforce(gpu: GpuModel, shape: TempoShape, td_steps: int | None, swap: bool,
-              capacity_bytes: int) -> Iteration:
-    """REINFORCE with an n-step TD objective (``td_steps`` = n) or Monte-Carlo (None)."""
-    env, act, learn = step_times(gpu, shape)
+              capacity_bytes: int, jit_dispatch_s: float = JAX_JIT_DISPATCH_S) -> Iteration:
+    """REINFORCE with an n-step TD objective (``td_steps`` = n) or Monte-Carlo (None), as
+    Tempo-JAX issues it (``tempo_step``)."""
     t = shape.steps
-    per_act = float((env + act).wall_s)
-    per_learn = float(learn.wall_s)
+    per_step = float(tempo_step(gpu, shape, td_steps, jit_dispatch_s).wall_s)
+    per_learn = float(step_times(gpu, shape)[2].device_s)
+    tail = _iteration_tail_s(gpu, shape, jit_dispatch_s)
     resident_steps = t if td_steps is None else min(t, td_steps + 1)
     need = resident_steps * (shape.step_bytes + F32 * shape.envs * shape.width) \
         + _fixed_bytes(shape)
     if td_steps is not None or need <= capacity_bytes or not swap:
         # TD: each step's backward runs n − 1 steps later, beside the acting (one stream)
-        return Iteration(t * (per_act + (per_learn if td_steps is not None else 0.0)),
-                         (t * per_learn if td_steps is None else 0.0) + _adam(gpu, shape),
+        return Iteration(t * per_step, (t * per_learn if td_steps is None else 0.0) + tail,
                          0.0, need, need, 0, 0)
     copy = float(np.sum(gpu.copy_times(shape.step_bytes).wall_s))
     out_s = in_s = t * copy
     resident = need - shape.rollout_bytes + 2 * shape.step_bytes  # a step in flight each way
-    return Iteration(max(t * per_act, out_s), max(t * per_learn, in_s) + _adam(gpu, shape),
+    return Iteration(max(t * per_step, out_s), max(t * per_learn, in_s) + tail,
                      out_s + in_s, need, resident, shape.rollout_bytes, shape.rollout_bytes)
 
 
@@ -206,8 +265,8 @@ def ppo(gpu: GpuModel, shape: TempoShape, swap: bool, capacity_bytes: int) -> It
 
 
 def mc_over_td(gpu: GpuModel, shape: TempoShape, td_steps: list[int],
-               capacity_bytes: int) -> np.ndarray:
+               capacity_bytes: int, jit_dispatch_s: float = JAX_JIT_DISPATCH_S) -> np.ndarray:
     """Monte-Carlo's iteration time (with swapping) over each n-step TD variant's."""
-    mc = reinforce(gpu, shape, None, True, capacity_bytes).iter_s
-    return np.array([mc / reinforce(gpu, shape, n, True, capacity_bytes).iter_s
+    mc = reinforce(gpu, shape, None, True, capacity_bytes, jit_dispatch_s).iter_s
+    return np.array([mc / reinforce(gpu, shape, n, True, capacity_bytes, jit_dispatch_s).iter_s
                      for n in td_steps])

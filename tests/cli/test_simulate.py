@@ -30,7 +30,7 @@ def _one_line_error(argv, capsys) -> str:
     (["--timeline", "{tmp}/t.txt"], "expected a file name ending in .json"),
     (["--set", "placment.replay=am"], "--set placment.replay: placment: unknown field; "
                                       "did you mean 'placement'?"),
-    (["--set", "gpu.countt=2"], "--set gpu.countt: unknown field; did you mean 'count'?"),
+    (["--set", "gpu.countt=2"], "--set gpu.countt: unknown field; did you mean 'count'"),
     (["--set", "gpu=3"], "--set gpu: expected a mapping of fields (got 3)"),
     (["--set", "workload.actor=3"], "--set workload.actor: not a knob of dqn traces; did you "
                                     "mean 'actors'"),

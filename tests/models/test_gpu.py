@@ -1,5 +1,5 @@
 """GPU model: host dispatch vs device kernels, the GEMM curve, copies, L2-aware sum trees
-in both implementations, capacity."""
+in both implementations, capacity, occupancy-scaled power."""
 
 from __future__ import annotations
 
@@ -152,3 +152,88 @@ def test_unknown_host_link_is_rejected():
 def test_unknown_sumtree_implementation_is_rejected():
     with pytest.raises(RldseError, match=r"gpu\.sumtree"):
         load_part("gpu", "a100-40g", sumtree="magic")
+
+
+# ---- power: occupancy-scaled dynamic power (AccelWattch/GPUWattch structure) ------------
+
+def test_full_occupancy_kernel_draws_max_w(a100):
+    """A GEMM whose tiles cover every SM draws exactly the board's max_w, as before."""
+    s = a100.spec
+    nbytes = 4.0 * s.gemm_tile_elements * s.sm_count * 3  # 3× more tiles than SMs
+    t = a100.kernel_times(1, 1e12, nbytes)
+    assert float(a100.occupancy(1e12, nbytes, 1)) == 1.0
+    assert float(t.active_s) == pytest.approx(float(t.device_s))
+    assert float(a100.power_w(1.0)) == pytest.approx(s.max_w)
+
+
+def test_one_tile_kernel_draws_idle_plus_static_share(a100):
+    """One tile occupies one SM of 108: idle + (max − idle) × (c + (1 − c) / 108)."""
+    s = a100.spec
+    occ = float(a100.occupancy(1e6, 4.0 * s.gemm_tile_elements, 1))
+    assert occ == pytest.approx(1 / 108)
+    share = s.static_share + (1 - s.static_share) / 108
+    assert float(a100.power_w(occ)) == pytest.approx(s.idle_w + (s.max_w - s.idle_w) * share)
+    t = a100.kernel_times(1, 1e6, 4.0 * s.gemm_tile_elements)
+    assert float(t.active_s) == pytest.approx(float(t.device_s) * share)
+
+
+def test_elementwise_occupancy_counts_threads_per_sm():
+    """No flops: work units are threads, threads_per_sm per SM (GA102: 1536 of 84 SMs)."""
+    a6000 = make_model(load_part("gpu", "rtx-a6000"))
+    assert a6000.spec.threads_per_sm == 1536 and a6000.spec.sm_count == 84
+    occ = a6000.occupancy([0, 0, 0, 0], [4 * 1, 4 * 1536 * 10, 4 * 1536 * 10.5, 4 * 1536 * 500], 1)
+    assert occ.tolist() == pytest.approx([1 / 84, 10 / 84, 11 / 84, 1.0])
+    # an operation's K kernels share its bytes
+    assert float(a6000.occupancy(0, 4 * 1536 * 20, 2)) == pytest.approx(10 / 84)
+
+
+def test_copies_draw_only_the_static_share(a100):
+    t = a100.copy_times([1e3, 1e8])
+    assert t.active_s.tolist() == pytest.approx((t.device_s * a100.spec.static_share).tolist())
+
+
+def test_static_share_one_is_the_utilisation_model():
+    g = make_model(load_part("gpu", "v100-sxm2", static_share=1.0))
+    t = g.op_times(OpColumns.of(["learn", "act"], flops=[1e6, 1e3], bytes=[1e5, 1e3]), layers=2)
+    assert t.active_s.tolist() == t.device_s.tolist()
+
+
+def test_run_energy_is_the_sum_over_kernels():
+    """A simulated run's GPU energy: idle × wall + (max − idle) × Σ booked seconds × the
+    share of the kernels costed for each phase, here one kernel shape per phase."""
+    from rldse.sim.device import Device
+
+    g = make_model(load_part("gpu", "v100-sxm2"))
+    s = g.spec
+    small = g.op_times(OpColumns.of("act", flops=1e4, bytes=4e3))  # one tile: 1 SM
+    big = g.op_times(OpColumns.of("learn", flops=1e12, bytes=4e9))  # every SM
+    copy = g.copy_times(1e6)
+    dev = Device(name="gpu", kind="gpu", preset="v100-sxm2", lanes=1, idle_w=s.idle_w,
+                 max_w=s.max_w, dynamic_share=g.dynamic_share)
+    bookings = [("act", float(small.device_s[0]), float(small.active_s[0]))] * 5 + \
+        [("learn", float(big.device_s[0]), float(big.active_s[0]))] * 2
+    t = 0.0
+    for phase, dur, _ in bookings:
+        t = dev.book(t, dur, phase)
+    dev.book(t, float(copy.device_s), "sync")  # a phase costed only by copies
+    wall = 2 * t
+    kernels_j = sum((s.max_w - s.idle_w) * active for _, _, active in bookings)
+    copy_j = (s.max_w - s.idle_w) * float(copy.active_s)
+    assert dev.energy_j(wall) == pytest.approx(s.idle_w * wall + kernels_j + copy_j)
+    share_small = s.static_share + (1 - s.static_share) / s.sm_count
+    assert g.dynamic_share("act") == pytest.approx(share_small)
+    assert g.dynamic_share("learn") == pytest.approx(1.0)
+    assert g.dynamic_share("sync") == pytest.approx(s.static_share)  # copies: no SM
+
+
+def test_phase_share_is_device_time_weighted_over_costed_operations(a100):
+    t = a100.op_times(OpColumns.of(["act", "act"], flops=[1e4, 1e12], bytes=[4e3, 4e9]))
+    assert a100.dynamic_share("act") == pytest.approx(float(t.active_s.sum() / t.device_s.sum()))
+    assert a100.dynamic_share("learn") == 1.0  # nothing costed: the utilisation model
+
+
+def test_times_assembled_without_occupancy_draw_full_dynamic_power():
+    from rldse.models.gpu import GpuTimes
+
+    t = GpuTimes(np.array([1.0]), np.array([2.0]))
+    assert t.active_s.tolist() == [2.0]

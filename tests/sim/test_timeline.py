@@ -12,7 +12,7 @@ import pytest
 from rldse.cli import main
 from rldse.errors import RldseError
 from rldse.sim import simulate
-from rldse.sim.timeline import TimelineStream, parse_window
+from rldse.sim.timeline import COARSE_STEPS, TimelineStream, parse_window, tile_starts
 from rldse.system import load_spec, parse_spec, resolve
 from rldse.trace import load_trace
 
@@ -20,6 +20,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SPEC = ROOT / "examples" / "dgx1_like.yaml"
 DQN = ROOT / "traces" / "dqn_cartpole_per.parquet"
 ACTOR_LEARNER = ROOT / "traces" / "actor_learner_cartpole_2.parquet"
+DQN_UNIFORM = ROOT / "traces" / "dqn_cartpole_uniform.parquet"
+EVERYTHING = (0.0, 1e9)  # a window over the whole run: every operation one by one
 
 
 def _timeline(tmp_path, trace_path, sets, window=None) -> tuple[list[dict], object]:
@@ -48,7 +50,8 @@ def _worker_events(events) -> dict[str, list[dict]]:
 
 
 def test_offpolicy_has_a_named_track_per_worker_with_args_and_act(tmp_path):
-    events, _ = _timeline(tmp_path, DQN, {"workload.env_steps": 2000, "workload.actors": 2})
+    events, _ = _timeline(tmp_path, DQN, {"workload.env_steps": 2000, "workload.actors": 2},
+                          window=EVERYTHING)
     by_worker = _worker_events(events)
     assert {"actor 0", "actor 1", "learner"} <= by_worker.keys()
     assert "act" in {e["name"] for e in by_worker["actor 0"]}
@@ -75,9 +78,11 @@ def test_central_inference_books_act_batches_on_the_server_track(tmp_path):
     assert "learn" in {e["name"] for e in by_worker["learner"]}
 
 
-def test_window_keeps_only_overlapping_events_and_leaves_the_result(tmp_path):
-    sets = {"workload.env_steps": 2000}
-    full, plain = _timeline(tmp_path, DQN, sets)
+@pytest.mark.parametrize("learner", ["sync", "async"])
+def test_window_keeps_only_overlapping_events_and_leaves_the_result(tmp_path, learner):
+    """A window's events are the per-operation events of the whole run that overlap it."""
+    sets = {"workload.env_steps": 2000, "workload.learner": learner, "workload.actors": 2}
+    full, plain = _timeline(tmp_path, DQN, sets, window=EVERYTHING)
     t_end = max(e["ts"] + e["dur"] for e in full if e["ph"] == "X") / 1e6
     lo, hi = 0.25 * t_end, 0.5 * t_end
     part, windowed = _timeline(tmp_path, DQN, sets, window=(lo, hi))
@@ -85,7 +90,46 @@ def test_window_keeps_only_overlapping_events_and_leaves_the_result(tmp_path):
     expect = [e for e in full if e["ph"] == "X"
               and e["ts"] / 1e6 < hi and (e["ts"] + e["dur"]) / 1e6 >= lo]
     assert 0 < len(kept) == len(expect) < len([e for e in full if e["ph"] == "X"])
+    key = lambda e: json.dumps(e, sort_keys=True)  # noqa: E731
+    assert sorted(map(key, kept)) == sorted(map(key, expect))
     assert windowed.model_dump() == plain.model_dump()
+
+
+def _by_name(events) -> dict[str, set[str]]:
+    return {w: {e["name"] for e in evs} for w, evs in _worker_events(events).items()}
+
+
+@pytest.mark.parametrize("learner", ["sync", "async"])
+def test_merged_offpolicy_run_is_coarse_without_a_window(tmp_path, learner):
+    """Without a window each actor's rollouts cover exactly its env steps, and the busy
+    seconds and updates the coarse events carry are those of the per-operation events."""
+    sets = {"workload.env_steps": 20_000, "workload.learner": learner,
+            "workload.actors": 2}
+    coarse, result = _timeline(tmp_path, DQN_UNIFORM, sets)
+    fine, _ = _timeline(tmp_path, DQN_UNIFORM, sets, window=EVERYTHING)
+    names = _by_name(coarse)
+    assert names["actor 0"] == names["actor 1"] == {"rollout"}
+    assert names["learner"] == {"updates"}
+    assert {"env_step", "act"} <= _by_name(fine)["actor 0"]
+    detail, blocks = _worker_events(fine), _worker_events(coarse)
+    assert sum(len(v) for v in blocks.values()) * 20 < sum(len(v) for v in detail.values())
+    total = 0
+    for actor in ("actor 0", "actor 1"):
+        steps = sum(e["args"]["steps"] for e in blocks[actor])
+        assert steps == sum(e["args"]["items"] for e in detail[actor]
+                            if e["name"] == "env_step") > COARSE_STEPS
+        total += steps
+        for phase in ("env_step", "act"):
+            busy = sum(e["args"][f"{phase}_us"] for e in blocks[actor])
+            parts = [e["dur"] for e in detail[actor] if e["name"] == phase]
+            assert abs(busy - sum(parts)) <= 1e-3 * (len(parts) + len(blocks[actor]))
+        spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in blocks[actor])
+        assert all(a[1] <= b[0] + 1e-3 for a, b in zip(spans, spans[1:], strict=False))
+    assert total == result.env_steps
+    assert sum(e["args"]["updates"] for e in blocks["learner"]) == result.updates
+    learn = sum(e["args"]["learn_us"] for e in blocks["learner"])
+    parts = [e["dur"] for e in detail["learner"] if e["name"] == "learn"]
+    assert learn == pytest.approx(sum(parts), abs=1e-3 * len(parts))
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -203,8 +247,7 @@ def test_untagged_events_and_a_window_in_bulk(tmp_path):
 
 
 CASES = {
-    "offpolicy sync": (DQN_UNIFORM := ROOT / "traces" / "dqn_cartpole_uniform.parquet",
-                       {"workload.learner": "sync", "workload.env_steps": 3000}),
+    "offpolicy sync": (DQN_UNIFORM, {"workload.learner": "sync", "workload.env_steps": 3000}),
     "offpolicy async": (DQN_UNIFORM, {"workload.learner": "async",
                                       "workload.env_steps": 3000}),
     "actor-learner local": (ACTOR_LEARNER, {"workload.inference": "local",
@@ -214,13 +257,14 @@ CASES = {
 }
 
 
+@pytest.mark.parametrize("window", [None, EVERYTHING])
 @pytest.mark.parametrize("case", list(CASES))
-def test_a_timeline_leaves_the_result_bit_identical(tmp_path, case):
+def test_a_timeline_leaves_the_result_bit_identical(tmp_path, case, window):
     path, sets = CASES[case]
     trace = load_trace(path)
     system = resolve(load_spec(SPEC, sets), trace)
     plain = simulate(trace, system)
-    streamed = simulate(trace, system, timeline=tmp_path / "t.json")
+    streamed = simulate(trace, system, timeline=tmp_path / "t.json", timeline_window=window)
     assert streamed.model_dump() == plain.model_dump()
     by_worker = _worker_events(json.loads((tmp_path / "t.json").read_text())["traceEvents"])
     assert "learner" in by_worker and any(w.startswith("actor") for w in by_worker)
@@ -241,7 +285,8 @@ def test_merged_offpolicy_timeline_shows_chunks_and_updates_in_order(tmp_path):
     """The merged sync rounds (one actor, no lag): each round's chunk parts, then its
     update's sample and learn, back to back on the worker tracks."""
     events, result = _timeline(tmp_path, DQN_UNIFORM, {"workload.learner": "sync",
-                                                       "workload.env_steps": 3000})
+                                                       "workload.env_steps": 3000},
+                               window=EVERYTHING)
     by_worker = _worker_events(events)
     actor = sorted((e["ts"], e["dur"], e["name"]) for e in by_worker["actor 0"])
     assert {n for _, _, n in actor} >= {"env_step", "act"}
@@ -253,3 +298,28 @@ def test_merged_offpolicy_timeline_shows_chunks_and_updates_in_order(tmp_path):
                and e["args"]["device"] == "gpu") == result.updates
     assert max(e["ts"] + e["dur"] for es in by_worker.values() for e in es) <= \
         result.sim_time_s * 1e6 + 1e-3
+
+
+def test_tiles_hold_at_least_their_weight_and_end_at_breaks():
+    w = np.full(100, 3)
+    assert tile_starts(w, 30).tolist() == list(range(0, 100, 10))
+    starts = tile_starts(w, 30, breaks=np.arange(7, 100, 7))
+    assert starts[0] == 0 and (starts[1:] % 7 == 0).all()
+    # each tile starts at the first break past a new multiple of 30 of the weight before it
+    assert starts.tolist() == [0, 14, 21, 35, 42, 56, 63, 70, 84, 91]
+    assert (np.diff(3 * starts // 30) >= 1).all() and len(starts) <= 300 // 30 + 1
+    assert tile_starts(w, 30, breaks=np.array([], dtype=np.int64)).tolist() == [0]
+    assert tile_starts(np.array([5, 1, 1, 9]), 4).tolist() == [0, 1]
+    assert tile_starts(np.zeros(0, dtype=np.int64), 4).tolist() == []
+
+
+def test_float_args_are_seconds_written_as_microseconds(tmp_path):
+    stream = TimelineStream(tmp_path / "t.json", ["cpu"])
+    stream.extend("cpu", "rollout", 1, [0.5], [0.25], "actor 0",
+                  args={"steps": np.array([7]), "env_step_us": np.array([0.125000001])})
+    doc = json.loads(stream.close().read_text())
+    (copy,) = [e for e in doc["traceEvents"] if e["ph"] == "X" and "device" in e["args"]]
+    assert copy["args"]["steps"] == 7 and copy["args"]["env_step_us"] == 125000.001
+    with pytest.raises(TypeError, match="must be numbers"):
+        TimelineStream(tmp_path / "u.json", ["cpu"]).extend(
+            "cpu", "x", 0, [0.0], [1.0], "a", args={"bad": np.array(["s"])})

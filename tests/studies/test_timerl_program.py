@@ -8,11 +8,15 @@ import pytest
 
 from rldse.sim.machine import Machine
 from rldse.studies.timerl_program import (
+    JAX_JIT_DISPATCH_S,
+    TEMPO_ITERATION_JIT_CALLS,
+    TEMPO_STEP_CALLS,
     TempoShape,
     ppo,
     ppo_baseline_need,
     reinforce,
     step_times,
+    tempo_step,
 )
 from rldse.system import parse_spec
 from rldse.trace import load_trace
@@ -59,15 +63,33 @@ def test_ppo_baselines_hold_a_second_copy_of_the_rollout(gpu):
     assert it.resident_bytes == need - s.rollout_bytes and it.swapped_bytes == 0
 
 
-def test_td_iteration_is_its_steps_and_one_adam_step_whatever_n(gpu):
+def test_td_step_host_time_is_counted_jit_calls_times_jax_dispatch(gpu):
+    """Host: Tempo's counted jitted calls × JAX's per-call dispatch; GPU: the env step, the
+    forward and the backward; the step is the later of the two."""
+    s = TempoShape(256, 1000, 256)
+    env, act, learn = step_times(gpu, s)
+    for d in (28.9e-6, 60.7e-6, 1e-3):
+        step = tempo_step(gpu, s, 1, d)
+        assert float(step.host_s) == pytest.approx(TEMPO_STEP_CALLS["td"].jit * d)
+        assert float(step.device_s) == pytest.approx(
+            float(env.device_s + act.device_s + learn.device_s))
+        assert float(step.wall_s) == max(float(step.host_s), float(step.device_s))
+    assert float(tempo_step(gpu, s, None, 1e-3).host_s) == \
+        pytest.approx(TEMPO_STEP_CALLS["mc"].jit * 1e-3)
+
+
+def test_td_iteration_is_its_steps_and_the_iteration_tail_whatever_n(gpu):
     s, cap = TempoShape(256, 1000, 256), int(gpu.spec.mem_bytes)
     env, act, learn = step_times(gpu, s)
-    step_s = float(env.wall_s + act.wall_s) + float(learn.wall_s)
-    adam_s = float(gpu.kernel_times(2, 0, 7 * 4 * s.weights).wall_s)
+    host_s = TEMPO_STEP_CALLS["td"].jit * JAX_JIT_DISPATCH_S
+    step_s = max(host_s, float(env.device_s + act.device_s + learn.device_s))
+    adam_s = float(gpu.kernel_times(2, 0, 7 * 4 * s.weights).device_s)
+    tail_s = max(TEMPO_ITERATION_JIT_CALLS * JAX_JIT_DISPATCH_S, adam_s)
     for n in (1, 8, 64):
-        assert reinforce(gpu, s, n, True, cap).iter_s == pytest.approx(1000 * step_s + adam_s)
-
-
+        assert reinforce(gpu, s, n, True, cap).iter_s == pytest.approx(1000 * step_s + tail_s)
+    # a dispatch long enough to exceed the GPU work makes the step host-bound
+    slow = reinforce(gpu, s, 1, True, cap, 1e-3)
+    assert slow.act_s == pytest.approx(1000 * TEMPO_STEP_CALLS["td"].jit * 1e-3)
 def test_backward_is_the_roofline_of_its_passes_over_observations_and_weights(gpu):
     """One step's backward: the observations read, five weight-sized passes (weights, the
     step's gradient contribution written and read back, the accumulator read and

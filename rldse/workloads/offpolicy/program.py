@@ -46,9 +46,21 @@ real granularity). Results match the event loop to 4e-13 relative on the shipped
 (tests/workloads/offpolicy/test_program_async.py). Otherwise, events.
 
 With ``--timeline`` the merged paths stay on (a run's result is the same with or without
-one) and write their bookings as arrays (TimelineStream.extend): each actor's chunks on
-its own core, and each drive of the learner's updates (a sync round's updates merged
-into one event per drive, args ``items``: its updates) on lane 0 of its device.
+one) and write at the granularity they compute, as arrays (TimelineStream.extend).
+Without ``--timeline-window``: per actor, one "rollout" event per tile of about
+COARSE_STEPS of its env steps on its own core (sync: tiles end after a round with
+updates, so a rollout spans its chunks and its waits for the learner between them;
+async: its chunks run back to back), args ``steps`` and its busy seconds by phase
+(``env_step_us``, ``replay_add_us`` when actors insert, ``act_us`` or ``dispatch_us``
+and the kernels' ``act_us``); per learner and replay manager, one "updates" event per
+tile of updates on lane 0 of its device, args ``updates`` and its drives' seconds by
+phase (``learn_us``, ``replay_sample_us``, …, the host part as ``dispatch_us``). With a
+window, only the chunks and updates overlapping it are written, one by one as the
+event loop books them: each chunk's parts (env steps, inserts, the act or its dispatch)
+on its actor's core and its kernels on the GPU, and each drive of an update (a sync
+round's updates merged into one event per drive, args ``items``: its updates) on lane 0
+of its device, its host part on the CPU as dispatch. The event loop (unmerged cases)
+books every chunk and update whatever the window.
 """
 
 from __future__ import annotations
@@ -65,6 +77,7 @@ from rldse.models.kinds import PartTime, ReplayJob
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Machine, Outcome, SplitCycle
+from rldse.sim.timeline import COARSE_STEPS, tile_starts
 from rldse.system import HOST_KIND
 from rldse.workloads.common.mlp import F32, Work
 from rldse.workloads.offpolicy import replay_cost
@@ -154,6 +167,11 @@ class _Costs:
 _NOTHING = PartTime(0.0, 0.0, 0.0)
 _BLOCK = 1 << 16  # operations per numpy block in the merged async loop
 _FIXED_POINT_ROUNDS = 64
+
+
+def _part(x, sl: slice):
+    """x[sl] for an array, x for a number (a cost that is the same for every operation)."""
+    return x[sl] if np.ndim(x) else x
 
 
 def _eff(host_s, device_s, wall_s):
@@ -400,6 +418,91 @@ def program(m: Machine, shape: Shape) -> Outcome:
                 tl.extend(on.name, ph, 0, t[keep], part[keep], worker,
                           args={"items": updates[keep]})
 
+    def show_rollouts(a: int, cuts: np.ndarray, t0: np.ndarray, t1: np.ndarray, steps,
+                      env_s: np.ndarray, add_s, core_s: np.ndarray,
+                      kernels_s: np.ndarray) -> None:
+        """Actor a's operations in tiles starting at ``cuts``, one "rollout" event per tile
+        on its core lane, from t0 to t1 (its own waits included); args: the env steps it
+        covers and its busy seconds by phase, summed."""
+        n = len(env_s)
+        parts = [("env_step_us", env_s), ("replay_add_us", add_s) if lc.actors_insert
+                 else None, ("dispatch_us" if place.act == "gpu" else "act_us", core_s),
+                 ("act_us", kernels_s) if place.act == "gpu" else None]
+        args = {"steps": np.asarray(steps)}
+        for name, x in filter(None, parts):
+            args[name] = np.add.reduceat(np.broadcast_to(x, (n,)), cuts)
+        tl.extend(cpu.name, "rollout", a, t0, t1 - t0, actor_names[a], args=args)
+
+    def show_updates(t0: np.ndarray, t1: np.ndarray, updates: np.ndarray,
+                     sums: list[tuple]) -> None:
+        """Tiles of learner updates, from t0 (the first's start) to t1 (the last's end):
+        per worker one "updates" event per tile on lane 0 of its device; args: the
+        updates and its drives' device seconds by phase, their host part as dispatch
+        (``sums``: per drive its phase, worker and per-tile host and device seconds)."""
+        by_worker: dict[str, dict] = {}
+        for phase, worker, h, d in sums:
+            args = by_worker.setdefault(worker, {"updates": updates})
+            for name, x in ((f"{phase}_us", d), ("dispatch_us", h)):
+                if x.any():
+                    args[name] = args.get(name, 0.0) + x
+        for worker, args in by_worker.items():
+            dev = learner_dev if worker == "learner" else rm
+            tl.extend(dev.name, "updates", 0, t0, t1 - t0, worker, args=args)
+
+    def tile_sums(cuts: np.ndarray, n: int) -> list[tuple]:
+        """The drives' host and device seconds summed over tiles of operations starting
+        at ``cuts`` (a drive's arrays: one entry per operation of n, or a number each)."""
+        return [(phase, worker, *(np.add.reduceat(np.broadcast_to(x, (n,)), cuts)
+                                  for x in (h, d))) for _, phase, worker, h, d, _ in drives]
+
+    def in_window(t0: np.ndarray, t1: np.ndarray) -> slice:
+        """The operations (from t0 to t1, both nondecreasing) that overlap the window."""
+        lo, hi = tl.window_s
+        return slice(int(np.searchsorted(t1, lo, side="left")),
+                     int(np.searchsorted(t0, hi, side="left")))
+
+    def show_rounds(t0: np.ndarray, t1: np.ndarray, span: np.ndarray, L: np.ndarray,
+                    c: int, chunks: list[tuple], U: np.ndarray, r_upd) -> None:
+        """Merged sync rounds (from t0 to t1; r_upd: those with updates, or None). With a
+        window, the rounds overlapping it as the event loop books them: each actor's chunk
+        parts, then the round's drives one after another. Without, tiles of rounds ending
+        after a round with updates where one does: per actor a rollout, and the learner's
+        updates (show_updates)."""
+        R = len(t0)
+        if tl.window_s is not None:
+            sl = in_window(t0, t1)
+            for a, env_s, add_s, core_s, kernels_s, gpu_off, _ in chunks:
+                show_chunks(a, t0[sl], c, env_s[sl], _part(add_s, sl), core_s[sl],
+                            kernels_s[sl], t0[sl] + _part(gpu_off, sl))
+            if r_upd is None:
+                return
+            keep = (r_upd >= sl.start) & (r_upd < sl.stop)
+            at = r_upd[keep]
+            t = (t0 + span)[at]
+            for dev, phase, worker, h, d, w in drives:
+                h, d, w = ((x[at] if len(x) == R else x[keep]) for x in (h, d, w))
+                show_drive(dev, phase, worker, h, d, t, U[at])
+                t = t + w
+            return
+        cuts = tile_starts(np.full(R, c), COARSE_STEPS, None if r_upd is None else r_upd + 1)
+        last = np.append(cuts[1:], R) - 1
+        for a, env_s, add_s, core_s, kernels_s, _, end in chunks:
+            show_rollouts(a, cuts, t0[cuts], t0[last] + end[last], c * (last - cuts + 1),
+                          env_s, add_s, core_s, kernels_s)
+        if r_upd is None:
+            return
+        # the learner's tiles: those with updates, from the first round with updates to
+        # the last; drives' arrays are per round (0 in rounds without) or per r_upd
+        n_tile = np.add.reduceat(U, cuts)
+        has = n_tile > 0
+        first = np.searchsorted(r_upd, cuts[has])  # as indices into r_upd
+        r0 = r_upd[first]
+        r1 = r_upd[np.searchsorted(r_upd, last[has], side="right") - 1]
+        sums = [(phase, worker, *(np.add.reduceat(x, cuts)[has] if len(x) == R
+                                  else np.add.reduceat(x, first) for x in (h, d)))
+                for _, phase, worker, h, d, _ in drives]
+        show_updates(t0[r0] + span[r0], t1[r1], n_tile[has], sums)
+
     def actor_chunk(a: int, n: int) -> float:
         """Book actor a's next n steps from now: env steps, inserts and the act's host part
         (the whole act on a CPU, the dispatch and copies of a GPU act) on its core, the
@@ -523,7 +626,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
             span = np.maximum(span, end)
             if tl is not None:
                 chunks.append((a, s_env + s_reset, s_add, on_core - base, d,
-                               gpu_q - d if place.act == "gpu" and gpu.lanes == 1 else 0.0))
+                               gpu_q - d if place.act == "gpu" and gpu.lanes == 1 else 0.0,
+                               end))
         # the learner: U[r] updates after round r, each the sum of its drives' walls
         s0, u0 = state["steps"], state["updates"]
         steps = s0 + c * A * np.arange(1, R + 1, dtype=np.int64)
@@ -601,15 +705,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
         ends = np.cumsum(span + L)
         now = env.now
         if tl is not None:  # rounds from now + the previous round's end
-            t0 = now + np.concatenate(([0.0], ends[:-1]))
-            for a, env_s, add_s, core_s, kernels_s, gpu_off in chunks:
-                show_chunks(a, t0, c, env_s, add_s, core_s, kernels_s, t0 + gpu_off)
-            if n_upd:  # a round's updates, one after another after its chunks
-                t = (t0 + span)[r_upd]
-                for dev, phase, worker, h, d, w in drives:
-                    h, d, w = ((x[r_upd] if len(x) == R else x) for x in (h, d, w))
-                    show_drive(dev, phase, worker, h, d, t, U[r_upd])
-                    t = t + w
+            show_rounds(now + np.concatenate(([0.0], ends[:-1])), now + ends, span, L, c,
+                        chunks, U, r_upd if n_upd else None)
         clock.spend("actor", "wait:learner", "any", float(L.sum()) * A, 0)
         clock.spend("learner", "wait:actors", "any", float(span.sum()), 0)
         if n_upd:
@@ -637,9 +734,15 @@ def program(m: Machine, shape: Shape) -> Outcome:
             ends.append(end)
             if not account:
                 continue
-            if tl is not None:
-                show_chunks(a, end - dur, n, s_env + s_reset, s_add, on_core - base, d,
-                            end - dur)
+            if tl is not None and tl.window_s is not None:  # the chunks in it
+                sl = in_window(end - dur, end)
+                show_chunks(a, (end - dur)[sl], n[sl], (s_env + s_reset)[sl],
+                            _part(s_add, sl), (on_core - base)[sl], d[sl], (end - dur)[sl])
+            elif tl is not None:  # back to back, so one rollout per tile of steps
+                cuts = tile_starts(n, COARSE_STEPS)
+                show_rollouts(a, cuts, (end - dur)[cuts],
+                              end[np.append(cuts[1:], len(n)) - 1], np.add.reduceat(n, cuts),
+                              s_env + s_reset, s_add, on_core - base, d)
             steps = int(n.sum())
             cpu.account("env_step", float(on_core.sum()), len(n))
             clock.spend("actor", "env_step", "cpu", float(s_env.sum()), steps)
@@ -793,14 +896,21 @@ def program(m: Machine, shape: Shape) -> Outcome:
             waited += float(np.maximum(0.0, start - np.concatenate(([end_prev], end[:-1])))
                             .sum())
             starts[u0:u0 + n] = start
-            if tl is not None:  # sample, then PEARL's two branches from its end
-                t_s = start + _eff(hS, dS, wS)
+            if tl is not None and tl.window_s is not None:  # sample, then PEARL's two
+                sl = in_window(start, end)  # branches from its end, for updates in it
+                t_s = (start + _eff(hS, dS, wS))[sl]
                 at = {"learner": t_s, "replay_manager": t_s}
                 for dev, phase, worker, h, d, w in drives[1:]:
                     branch = "replay_manager" if phase.startswith("replay") else "learner"
-                    show_drive(dev, phase, worker, h, d, at[branch], ones)
+                    h, d, w = (_part(x, sl) for x in (h, d, w))
+                    show_drive(dev, phase, worker, h, d, at[branch], ones[sl])
                     at[branch] = at[branch] + _eff(h, d, w)
-                show_drive(rm, "replay_sample", rm_worker, hS, dS, start, ones)
+                show_drive(rm, "replay_sample", rm_worker, hS[sl], dS[sl], start[sl],
+                           ones[sl])
+            elif tl is not None:
+                cuts = tile_starts(np.full(n, learn_every), COARSE_STEPS)
+                show_updates(start[cuts], end[np.append(cuts[1:], n) - 1],
+                             np.add.reduceat(ones, cuts), tile_sums(cuts, n))
             end_prev, s_prev = float(end[-1]), int(s_at[-1])
             synced = s_prev // tss if tss else synced + n
         t_end = max(float(land[-1]), end_prev)
