@@ -263,10 +263,3 @@ def ppo(gpu: GpuModel, shape: TempoShape, swap: bool, capacity_bytes: int) -> It
     return Iteration(max(acting, copy_s), max(learn, copy_s), 2 * copy_s, need, resident,
                      shape.rollout_bytes, shape.rollout_bytes)
 
-
-def mc_over_td(gpu: GpuModel, shape: TempoShape, td_steps: list[int],
-               capacity_bytes: int, jit_dispatch_s: float = JAX_JIT_DISPATCH_S) -> np.ndarray:
-    """Monte-Carlo's iteration time (with swapping) over each n-step TD variant's."""
-    mc = reinforce(gpu, shape, None, True, capacity_bytes, jit_dispatch_s).iter_s
-    return np.array([mc / reinforce(gpu, shape, n, True, capacity_bytes, jit_dispatch_s).iter_s
-                     for n in td_steps])
