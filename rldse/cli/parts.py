@@ -8,21 +8,14 @@ from rldse.cli.common import presets_option
 
 
 def cmd_parts(args: argparse.Namespace) -> None:
-    from rldse.models.registry import PRESET_COLUMNS, preset_rows, show_preset
+    from rldse.models.registry import PRESET_COLUMNS, preset_rows, show_preset, text_table
 
     if args.name:
         print(show_preset(args.name))
         return
     rows = [(kind, name, description, "-" if price != price else f"{price:.2f}", file)
             for kind, name, description, price, file in preset_rows()]  # NaN: no price
-    print(_table(PRESET_COLUMNS, rows))
-
-
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    """Left-aligned columns, two spaces apart, trailing blanks stripped."""
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    return "\n".join("  ".join(f"{str(v):<{w}}" for v, w in zip(r, widths, strict=True)).rstrip()
-                     for r in [header, *rows])
+    print(text_table(PRESET_COLUMNS, rows))
 
 
 def add_parser(sub) -> None:

@@ -89,9 +89,9 @@ class RldseCallback(BaseCallback):
             self._wrap(model.policy.actor if isinstance(model, SAC) else model.q_net,
                        "forward", self._mark_ran)
             self._wrap(model, "_sample_action", self._sample_action)
-            self._wrap(model, "_store_transition", self._store_transition)
+            self._wrap(model, "_store_transition", self._around("replay_add"))
             self._wrap(model, "train", self._train)
-            self._wrap(model.replay_buffer, "sample", self._sample)
+            self._wrap(model.replay_buffer, "sample", self._around("replay_sample"))
         with self.rec.phase("env_reset", items=model.n_envs):
             pass  # the run's first reset (done by SB3 before training): starts the curve
 
@@ -148,15 +148,14 @@ class RldseCallback(BaseCallback):
 
     def _act(self, call, *args, **kwargs):
         """One act row around ``call``; flops and bytes 0 if the network did not run."""
-        if self._open is not None:
-            self._open.__exit__(None, None, None)
+        self._close()
         self._ran = False
-        p = self.rec.phase("act").__enter__()
+        p = self._enter("act")
         result = call(*args, **kwargs)  # an exception ends training: no row needed
         if not (self._ran or self._always_runs):
             p.flops, p.bytes, p.dtype = 0, 0, "none"
         p.__exit__(None, None, None)
-        self._open = self.rec.phase("env_step").__enter__()
+        self._open = self._enter("env_step")
         return result
 
     # ---- off-policy ------------------------------------------------------------------
@@ -164,11 +163,14 @@ class RldseCallback(BaseCallback):
         act = self._act
         return lambda *a, **k: act(orig, *a, **k)
 
-    def _store_transition(self, orig):
-        def wrapped(*a, **k):
-            with self.rec.phase("replay_add"):
-                return orig(*a, **k)
-        return wrapped
+    def _around(self, phase: str):
+        """A wrapper maker: each call of the wrapped method is one ``phase`` row."""
+        def make(orig):
+            def wrapped(*a, **k):
+                with self.rec.phase(phase):
+                    return orig(*a, **k)
+            return wrapped
+        return make
 
     def _train(self, orig):
         def wrapped(*a, **k):
@@ -177,12 +179,6 @@ class RldseCallback(BaseCallback):
                                 bytes=self._learn_work[1]):
                 return orig(*a, **k)
         self._learn_work = _learn_work(self.model, self.rec)
-        return wrapped
-
-    def _sample(self, orig):
-        def wrapped(*a, **k):
-            with self.rec.phase("replay_sample"):
-                return orig(*a, **k)
         return wrapped
 
     # ---- on-policy -------------------------------------------------------------------

@@ -65,7 +65,7 @@ from rldse.errors import RldseError
 from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES, ArrayLike, OpColumns, Phase, per_phase
-from rldse.models.power import UtilisationPower
+from rldse.models.power import UtilisationPower, utilisation_power_w
 from rldse.models.spec import PartSpec, idle_at_most_max, quantity
 
 KernelCounts = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
@@ -221,8 +221,8 @@ class GpuModel(UtilisationPower):
 
     def power_w(self, occupancy: ArrayLike) -> np.ndarray:
         """Board power while a kernel at this occupancy runs."""
-        return self.spec.idle_w + (self.spec.max_w - self.spec.idle_w) * self.power_share(
-            occupancy)
+        return utilisation_power_w(self.spec.idle_w, self.spec.max_w,
+                                   self.power_share(occupancy))
 
     def _times(self, kernels: np.ndarray, flops: np.ndarray, bytes_: np.ndarray,
                peak: np.ndarray | float, levels: np.ndarray | float = 0.0,

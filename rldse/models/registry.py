@@ -188,7 +188,7 @@ def show_preset(name: str, host: HostFingerprint | None = None) -> str:
     head = f"{preset.name} ({preset.kind}): {preset.description}{note}"
     if preset.origin:
         head += f"\nfrom {preset.origin}"
-    return f"{head}\n{_table(rows)}"
+    return f"{head}\n{text_table(('field', 'value', 'unit', 'sweep range', 'source'), rows, _MAX_WIDTH)}"
 
 
 # ---- loading ---------------------------------------------------------------------------
@@ -370,13 +370,13 @@ def _fmt_range(rng: tuple[float, float] | None) -> str:
 _MAX_WIDTH = 24
 
 
-def _table(rows: list[tuple[str, ...]]) -> str:
-    header = ("field", "value", "unit", "sweep range", "source")
-    widths = [max(len(r[i]) for r in [header, *rows] if len(r[i]) <= _MAX_WIDTH)
-              for i in range(4)]
-    lines = []
-    for r in [header, *rows]:
-        lines.append("  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True))
-                     + "  " + r[4])
-    return "\n".join(lines)
+def text_table(header: tuple[str, ...], rows: list[tuple[str, ...]],
+               max_width: int | None = None) -> str:
+    """Plain-text columns two spaces apart, left-aligned; the last column unpadded, and
+    cells longer than ``max_width`` overflow their column rather than widen it."""
+    widths = [max(len(r[i]) for r in [header, *rows]
+                  if max_width is None or len(r[i]) <= max_width)
+              for i in range(len(header) - 1)]
+    return "\n".join(("  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=True))
+                      + "  " + r[-1]).rstrip() for r in [header, *rows])
 

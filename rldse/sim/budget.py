@@ -210,15 +210,8 @@ def per_run_s(trace: Trace, system: ResolvedSystem) -> float:
     of two: the first fills the per-trace caches, as the first of many runs does)."""
     if not is_small(trace, system):
         return estimate(trace, system).wall_s
-    from rldse.sim.machine import Machine
-
-    wall_s = 0.0
-    for _ in range(2):
-        machine = Machine(trace, system)
-        t0 = time.perf_counter()
-        machine.result(system.workload.program(machine))
-        wall_s = time.perf_counter() - t0
-    return wall_s
+    _run(trace, system, *size(trace, system), memory=False)
+    return _run(trace, system, *size(trace, system), memory=False).wall_s
 
 
 def check_repeated(run_s: float, runs: int, limits: Limits, what: str) -> bool:

@@ -27,21 +27,25 @@ CLAIMS_COLUMNS = ("study", "claim", "kind", "published", "p5", "p50", "p95", "ve
 MISSES_NAMED = 8
 
 
+def _miss(lo: float, hi: float, low: float, high: float) -> float:
+    """How far the band [lo, hi] lies from the published [low, high], in units of
+    `band_verdict`'s "partly" margin: 0 when they overlap, else log2 of the factor it
+    misses by (positive values), or the gap over a quarter of the published magnitude."""
+    if hi >= low and lo <= high:
+        return 0.0
+    if lo > 0 and low > 0:
+        return math.log2(low / hi if hi < low else lo / high)
+    return min(abs(hi - low), abs(lo - high)) / (0.25 * max(abs(low), abs(high), 1e-300))
+
+
 def band_verdict(p5: float, p95: float, low: float, high: float | None = None) -> Verdict:
     """Reproduced when the band [p5, p95] overlaps the published value or range [low, high];
     partly reproduced when it misses by at most a factor of 2 (values of either sign: by at
     most a quarter of the published magnitude); otherwise not reproduced."""
-    high = low if high is None else high
-    lo_b, hi_b = min(p5, p95), max(p5, p95)
-    if hi_b >= low and lo_b <= high:
+    miss = _miss(min(p5, p95), max(p5, p95), low, low if high is None else high)
+    if miss == 0.0:
         return "reproduced"
-    if lo_b > 0 and low > 0:
-        near = (low / hi_b if hi_b < low else lo_b / high) <= 2.0
-    else:
-        near = min(abs(hi_b - low), abs(lo_b - high)) <= 0.25 * max(abs(low), abs(high))
-    if near:
-        return "partly reproduced"
-    return "not reproduced"
+    return "partly reproduced" if miss <= 1.0 else "not reproduced"
 
 
 def configurations_verdict(verdicts: Iterable[Verdict]) -> Verdict:
@@ -56,14 +60,6 @@ def configurations_verdict(verdicts: Iterable[Verdict]) -> Verdict:
     return "not reproduced"
 
 
-def _miss(lo: float, hi: float, low: float, high: float) -> float:
-    """How far [lo, hi] lies from [low, high]: 0 when they overlap, else the factor's log
-    (positive values) or the gap in units of the published magnitude."""
-    if hi >= low and lo <= high:
-        return 0.0
-    if lo > 0 and low > 0:
-        return math.log(low / hi if hi < low else lo / high)
-    return min(abs(hi - low), abs(lo - high)) / max(abs(low), abs(high), 1e-300)
 
 
 def _published_range(low: float, high: float, unit: str) -> str:

@@ -167,7 +167,7 @@ def _op(gpu: GpuModel, phase: str, shape: TempoShape, items: int, flops: float,
         bytes_: float) -> GpuTimes:
     t = gpu.op_times(OpColumns.of(phase, items=items, flops=flops, bytes=bytes_),
                      layers=shape.layers)
-    return GpuTimes(t.host_s.reshape(()), t.device_s.reshape(()))
+    return GpuTimes(t.host_s.reshape(()), t.device_s.reshape(()), t.active_s.reshape(()))
 
 
 def step_times(gpu: GpuModel, shape: TempoShape) -> tuple[GpuTimes, GpuTimes, GpuTimes]:
@@ -192,8 +192,9 @@ def tempo_step(gpu: GpuModel, shape: TempoShape, td_steps: int | None,
     for n-step TD the backward of the step whose loss became known."""
     env, act, learn = step_times(gpu, shape)
     calls = TEMPO_STEP_CALLS["mc" if td_steps is None else "td"]
-    device = env.device_s + act.device_s + (learn.device_s if td_steps is not None else 0.0)
-    return GpuTimes(np.asarray(calls.jit * jit_dispatch_s), np.asarray(device))
+    gpu_part = env + act if td_steps is None else env + act + learn
+    return GpuTimes(np.asarray(calls.jit * jit_dispatch_s), gpu_part.device_s,
+                    gpu_part.active_s)
 
 
 def _iteration_tail_s(gpu: GpuModel, shape: TempoShape, jit_dispatch_s: float) -> float:

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, validation_error
 
 F32 = 4  # bytes per float32
 
@@ -249,10 +249,8 @@ def from_info(info: dict[str, Any], where: str = "trace") -> NetworkWork | None:
     try:
         out = NetworkWork.model_validate({k: v for k, v in net.items() if k not in _DERIVED})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"{where}: workload_info.network.{field}: {err['msg'].lower()}") \
-            from None
+        raise validation_error(exc, f"{where}: workload_info.network",
+                               list(NetworkWork.model_fields)) from None
     if out.obs_dtype not in _DTYPE_BYTES:
         raise RldseError(f"{where}: workload_info.network.obs_dtype '{out.obs_dtype}' is not "
                          f"one of {', '.join(_DTYPE_BYTES)}")
