@@ -241,7 +241,10 @@ def _fork_workers(study_file: StudyFile, ref: StorageRef, budget: int, workers: 
     for text in killed:
         _warn(text)
     requeued = requeue_stale(study, ref)  # embedded: every worker is gone, none owns them
-    _work(study_file, ref, budget, workers + 1, None, progress)
+    # the requeued trials run even where the others overshot the budget (workers finishing
+    # trials they started as it was reached): a trial queued again is never left waiting
+    _work(study_file, ref, max(budget, _finished(study) + requeued), workers + 1, None,
+          progress)
     note = (f"{'; '.join(killed)}: {requeued} trial(s) it left running were failed and "
             "queued again, and this process ran the rest of the budget")
     return [note]

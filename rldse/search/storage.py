@@ -114,6 +114,11 @@ class _HeartbeatStorage(RDBStorage):
         return super()._get_stale_trial_ids(study_id)
 
 
+#: PostgreSQL SQLSTATEs of a table or type another process created meanwhile
+#: (duplicate_table, duplicate_object; postgresql.org/docs/current/errcodes-appendix.html)
+_CREATED_MEANWHILE = ("42P07", "42710")
+
+
 def open_storage(ref: StorageRef) -> optuna.storages.BaseStorage:
     """The Optuna storage `ref` names; RldseError naming its key when it cannot be opened."""
     if ref.embedded:
@@ -138,8 +143,13 @@ def open_storage(ref: StorageRef) -> optuna.storages.BaseStorage:
         except ImportError:
             raise RldseError(f"{ref.key} {ref.shown}: no driver for this database (for "
                              "PostgreSQL: pip install 'psycopg[binary]')") from None
-        except sqlalchemy.exc.IntegrityError:
-            # workers starting together on a new database race to create Optuna's tables
+        except sqlalchemy.exc.DBAPIError as exc:
+            # workers starting together on a new database race to create Optuna's tables:
+            # a unique violation, or (PostgreSQL) the table or its type made meanwhile
+            if not (isinstance(exc, sqlalchemy.exc.IntegrityError)
+                    or getattr(exc.orig, "sqlstate", None) in _CREATED_MEANWHILE):
+                raise RldseError(f"{ref.key} {ref.shown}: cannot open the study storage "
+                                 f"({_first_line(exc, ref)})") from None
             time.sleep(0.5 * (attempt + 1))
         except Exception as exc:  # sqlalchemy's errors: bad URL, refused, auth, unknown db
             raise RldseError(f"{ref.key} {ref.shown}: cannot open the study storage "
