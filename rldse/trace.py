@@ -183,8 +183,14 @@ def _categorical_column(s: pd.Series, col: str, where: str) -> pd.Categorical:
     if not (isinstance(s.dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(s)
             or s.dtype == object):
         raise RldseError(f"{where}: column '{col}' must hold strings, found {s.dtype}")
-    values = s.astype(str)
     vocab = PHASES if col == "phase" else DTYPES if col == "dtype" else None
+    if isinstance(s.dtype, pd.CategoricalDtype) and all(
+            isinstance(c, str) for c in s.cat.categories):  # the work is on the categories
+        s = s.cat.remove_unused_categories()
+        known = set(vocab) if vocab is not None else set(s.cat.categories)
+        if known.issuperset(s.cat.categories):
+            return s.cat.reorder_categories(sorted(s.cat.categories)).array
+    values = s.astype(str)
     if vocab is not None:
         bad = ~values.isin(list(vocab))
         if bad.any():

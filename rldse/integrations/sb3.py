@@ -3,7 +3,10 @@ run as a Trace (rldse.recording), with no other change to the user's code.
 
 At ``_on_training_start`` the callback wraps a few of the model's methods (instance
 attributes, restored at ``_on_training_end``) and tiles the loop's time into phases, so
-that the trace holds the whole loop, SB3's own bookkeeping included:
+that the trace holds the whole loop, SB3's own bookkeeping included. Each boundary
+between tiles is one cut (rldse.recording.cuts: one clock read, two array appends), so the
+wrappers cost a few microseconds per step on CartPole (``benchmarks/sb3_recorder_overhead.py``):
+
 
 - off-policy (DQN, SAC; ``dqn`` or ``ddpg`` program): ``act`` is ``_sample_action``
   (flops 0 when the network did not run: warm-up and epsilon-greedy random actions);
@@ -43,6 +46,7 @@ except ImportError as exc:  # the extra is absent
     raise RldseError(f"rldse.integrations.sb3 needs stable-baselines3 and torch ({exc.name} "
                      "is missing): pip install 'rldse[sb3]'") from None
 
+from rldse.recording.cuts import GAP
 from rldse.recording.session import Recording
 
 #: Algorithms whose loops the callback knows, by class.
@@ -61,7 +65,6 @@ class RldseCallback(BaseCallback):
         self.seed = seed
         self.rec: Recording | None = None
         self._restore: list[tuple[Any, str]] = []
-        self._open = None  # the tile in progress (a phase entered, not yet closed)
         self._ran = False  # the acting network ran during the current act
 
     # ---- SB3 hooks -----------------------------------------------------------------
@@ -74,25 +77,29 @@ class RldseCallback(BaseCallback):
         on_policy = isinstance(model, OnPolicyAlgorithm)
         network, hyper = _on_policy(model) if on_policy else _off_policy(model)
         seed = self.seed if self.seed is not None else int(model.seed or 0)
-        self.rec = Recording(self.path, loop="on_policy" if on_policy else "off_policy",
-                             env_id=_env_id(model), network=network, seed=seed,
-                             algorithm=type(model).__name__.lower(), **hyper)
+        self.rec = rec = Recording(self.path, loop="on_policy" if on_policy else "off_policy",
+                                   env_id=_env_id(model), network=network, seed=seed,
+                                   algorithm=type(model).__name__.lower(), **hyper)
+        self.cuts = rec.cuts
+        self._reset_code = rec.kind("env_reset", items=1)
         self._rollout_steps = 0
-        self._always_runs = on_policy  # PPO and A2C sample from the policy at every step
+        env_step = rec.kind("env_step")
         if on_policy:
-            self._wrap(model.policy, "forward", self._act_on_policy)
+            self._wrap(model.policy, "forward", self._act_on_policy(
+                rec.kind("act"), env_step, rec.kind("learn"), rec.kind("sync", items=1)))
             self._wrap(model.policy, "predict_values", self._predict_values)
             self._wrap(model.policy, "evaluate_actions", self._evaluate_actions)
             self._wrap(model.policy.optimizer, "step", self._optimizer_step)
-            self._open = self._enter("sync", items=1)
+            self.cuts.cut(rec.kind("sync", items=1))
         else:  # whether the acting network ran (not a random warm-up or epsilon action)
             self._wrap(model.policy.actor if isinstance(model, SAC) else model.q_net,
                        "forward", self._mark_ran)
-            self._wrap(model, "_sample_action", self._sample_action)
-            self._wrap(model, "_store_transition", self._around("replay_add"))
+            self._wrap(model, "_sample_action", self._sample_action(
+                rec.kind("act"), rec.kind("act", flops=0, bytes=0, dtype="none"), env_step))
+            self._wrap(model, "_store_transition", self._nested(rec.kind("replay_add")))
             self._wrap(model, "train", self._train)
-            self._wrap(model.replay_buffer, "sample", self._around("replay_sample"))
-        with self.rec.phase("env_reset", items=model.n_envs):
+            self._wrap(model.replay_buffer, "sample", self._nested(rec.kind("replay_sample")))
+        with rec.phase("env_reset", items=model.n_envs):
             pass  # the run's first reset (done by SB3 before training): starts the curve
 
     def _on_rollout_start(self) -> None:
@@ -102,27 +109,28 @@ class RldseCallback(BaseCallback):
         self._rollout_steps += 1
         for info in self.locals.get("infos", ()):
             episode = info.get("episode")
-            if episode is not None:
-                with self.rec.phase("env_reset", items=1):
-                    pass
+            if episode is not None:  # an empty env_reset row inside the step ends it
+                parent = self.cuts.open
+                self.cuts.cut(self._reset_code)
+                self.cuts.resume(parent)
                 self.rec.episode(float(episode["r"]))
         return True
 
     def _on_rollout_end(self) -> None:
-        if isinstance(self.model, OffPolicyAlgorithm):
-            self._close()
+        if isinstance(self.model, OffPolicyAlgorithm) and self.cuts.open is not None:
+            self.cuts.gap()
 
     def _on_training_end(self) -> None:
+        if self.cuts.open is not None:  # after the last update: nothing the program replays
+            self.cuts.relabel(self.cuts.open, GAP)
+            self.cuts.gap()
         self.rec.stop()
-        if self._open is not None:  # after the last update: nothing the program replays
-            self.rec.drop(self._open)
-            self._open = None
         for obj, name in reversed(self._restore):
             delattr(obj, name)
         self._restore.clear()
         self.rec.save()
 
-    # ---- tiles -----------------------------------------------------------------------
+    # ---- tiles: one cut per boundary (rldse.recording.cuts) ---------------------------
     def _wrap(self, obj: Any, name: str, make) -> None:
         if name in vars(obj):
             raise RldseError(f"{type(obj).__name__}.{name} is already replaced on this "
@@ -130,101 +138,109 @@ class RldseCallback(BaseCallback):
         setattr(obj, name, make(getattr(obj, name)))
         self._restore.append((obj, name))
 
-    def _enter(self, phase: str, **kw):
-        p = self.rec.phase(phase, **kw)
-        p.__enter__()
-        return p
-
-    def _close(self) -> None:
-        if self._open is not None:
-            self._open.__exit__(None, None, None)
-            self._open = None
-
     def _mark_ran(self, orig):
         def wrapped(*a, **k):
             self._ran = True
             return orig(*a, **k)
         return wrapped
 
-    def _act(self, call, *args, **kwargs):
-        """One act row around ``call``; flops and bytes 0 if the network did not run."""
-        self._close()
-        self._ran = False
-        p = self._enter("act")
-        result = call(*args, **kwargs)  # an exception ends training: no row needed
-        if not (self._ran or self._always_runs):
-            p.flops, p.bytes, p.dtype = 0, 0, "none"
-        p.__exit__(None, None, None)
-        self._open = self._enter("env_step")
-        return result
+    def _nested(self, code: int):
+        """A wrapper maker: each call is a row of kind ``code`` inside the open one."""
+        cuts = self.cuts
 
-    # ---- off-policy ------------------------------------------------------------------
-    def _sample_action(self, orig):
-        act = self._act
-        return lambda *a, **k: act(orig, *a, **k)
-
-    def _around(self, phase: str):
-        """A wrapper maker: each call of the wrapped method is one ``phase`` row."""
         def make(orig):
             def wrapped(*a, **k):
-                with self.rec.phase(phase):
-                    return orig(*a, **k)
+                parent = cuts.open
+                cuts.cut(code)
+                result = orig(*a, **k)  # an exception ends training: no row needed
+                if parent is None:
+                    cuts.gap()
+                else:
+                    cuts.resume(parent)
+                return result
+            return wrapped
+        return make
+
+    # ---- off-policy ------------------------------------------------------------------
+    def _sample_action(self, act: int, act_random: int, env_step: int):
+        """An act row around the action (flops and bytes 0 if the network did not run),
+        then the env step's."""
+        cuts = self.cuts
+
+        def make(orig):
+            def wrapped(*a, **k):
+                self._ran = False
+                row = cuts.cut(act)
+                result = orig(*a, **k)
+                if not self._ran:
+                    cuts.relabel(row, act_random)
+                cuts.cut(env_step)
+                return result
             return wrapped
         return make
 
     def _train(self, orig):
+        flops, nbytes = _learn_work(self.model, self.rec)
+        cuts, code = self.cuts, self.rec.kind("learn", flops=flops, bytes=nbytes)
+
         def wrapped(*a, **k):
-            self._close()
-            with self.rec.phase("learn", flops=self._learn_work[0],
-                                bytes=self._learn_work[1]):
-                return orig(*a, **k)
-        self._learn_work = _learn_work(self.model, self.rec)
+            cuts.cut(code)
+            result = orig(*a, **k)
+            cuts.gap()
+            return result
         return wrapped
 
     # ---- on-policy -------------------------------------------------------------------
-    def _act_on_policy(self, orig):
-        def wrapped(*a, **k):
-            if self._open is not None and self._open.name == "learn":  # the next rollout
-                self._relabel_sync()
-            return self._act(orig, *a, **k)
-        return wrapped
+    def _act_on_policy(self, act: int, env_step: int, learn: int, sync: int):
+        """PPO and A2C sample from the policy at every step. The tile after an iteration's
+        last optimizer step, open when the next rollout acts, was the hand-back: a sync."""
+        cuts = self.cuts
 
-    def _relabel_sync(self) -> None:
-        """The tile after an iteration's last optimizer step was the hand-back: a sync."""
-        p = self._open
-        p.name, p.worker, p.items = "sync", self.rec.learner, 1
-        p.flops, p.bytes, p.dtype = 0, 0, "none"
-        p.iter = self.rec.count("sync")
+        def make(orig):
+            def wrapped(*a, **k):
+                if cuts.open is not None and cuts.codes[cuts.open] == learn:
+                    cuts.relabel(cuts.open, sync)
+                cuts.cut(act)
+                result = orig(*a, **k)
+                cuts.cut(env_step)
+                return result
+            return wrapped
+        return make
 
     def _predict_values(self, orig):
+        n_steps, cuts = self.model.n_steps, self.cuts
+        work = self.rec.net_work("value", self.model.n_envs, backward=False)
+        value = self.rec.kind("act", flops=work[0], bytes=work[1])
+        rollout_add = self.rec.kind("rollout_add", items=n_steps * self.model.n_envs,
+                                    dtype="none")
+
         def wrapped(*a, **k):
-            if self._rollout_steps < self.model.n_steps:  # a truncated episode's value,
+            if self._rollout_steps < n_steps:  # a truncated episode's value,
                 return orig(*a, **k)  # inside the step's bookkeeping
-            self._close()
-            work = self.rec.net_work("value", self.model.n_envs, backward=False)
-            try:
-                with self.rec.phase("act", flops=work[0], bytes=work[1]):
-                    return orig(*a, **k)
-            finally:
-                self._open = self._enter("rollout_add", items=self.model.n_steps
-                                         * self.model.n_envs, dtype="none")
+            cuts.cut(value)
+            result = orig(*a, **k)
+            cuts.cut(rollout_add)
+            return result
         return wrapped
 
     def _evaluate_actions(self, orig):
+        cuts, learn = self.cuts, self.rec.kind("learn")
+        rollout_add = self.rec.kind("rollout_add", items=self.model.n_steps * self.model.n_envs,
+                                    dtype="none")
+
         def wrapped(*a, **k):
-            if self._open is not None and self._open.name == "rollout_add":
-                self._close()
-                self._open = self._enter("learn")
+            if cuts.open is not None and cuts.codes[cuts.open] == rollout_add:
+                cuts.cut(learn)
             return orig(*a, **k)
         return wrapped
 
     def _optimizer_step(self, orig):
+        cuts, learn = self.cuts, self.rec.kind("learn")
+
         def wrapped(*a, **k):
-            try:
-                return orig(*a, **k)
-            finally:
-                self._close()
-                self._open = self._enter("learn")
+            result = orig(*a, **k)
+            cuts.cut(learn)
+            return result
         return wrapped
 
 

@@ -36,6 +36,9 @@ from typing import Any
 
 from rldse.errors import RldseError
 
+#: Work counts by (network structure, batch, backward), for the whole process.
+_COUNTS: dict[tuple, tuple[int, int, int]] = {}
+
 #: Adam per parameter: reads gradient, parameter, m, v; writes parameter, m, v.
 ADAM_TOUCHES_PER_PARAM = 7
 #: Backward, per parameter: read again and its gradient written.
@@ -59,7 +62,6 @@ class Network:
     def __init__(self, network: Any, obs_shape: tuple[int, ...] | None = None,
                  where: str = "recording: network") -> None:
         self.where = where
-        self._cache: dict[tuple[int, bool], tuple[int, int, int]] = {}
         self._meta = None
         self._network_work = None
         self._outputs = 0
@@ -107,10 +109,20 @@ class Network:
         return int(flops), int(nbytes)
 
     def _counted(self, batch: int, backward: bool) -> tuple[int, int, int]:
-        key = (batch, backward)
-        if key not in self._cache:
-            self._cache[key] = _count(self, batch, backward)
-        return self._cache[key]
+        key = (self._structure(), batch, backward)
+        if key not in _COUNTS:
+            _COUNTS[key] = _count(self, batch, backward)
+        return _COUNTS[key]
+
+    def _structure(self) -> tuple:
+        """What the count depends on: the input shape, every submodule's class and settings
+        (their repr) and the parameters' shapes and dtypes. Equal structures count alike,
+        so a process counts each once (FlopCounterMode: about 4 ms per shape)."""
+        if self.module is None:
+            return (tuple(self.sizes), self.obs_shape)
+        return (self.obs_shape, repr(self.module),
+                tuple(type(m) for m in self.module.modules()),
+                tuple((tuple(p.shape), p.dtype) for p in self.module.parameters()))
 
     def network_work(self):
         """The per-layer description the simulated programs rescale with (module

@@ -1,15 +1,20 @@
 """`rldse.recording`: record a user's own training loop, phase by phase, as a Trace.
 
 The loop marks its operations with ``rec.phase(name, ...)``; the trace vocabulary
-(rldse.trace.PHASES) is the only allowed set. Timing is the built-in recorder's
-(rldse.workloads.common.recorder): ``perf_counter_ns`` on entry and exit, and the median
-cost of an empty phase, calibrated when the recording starts, removed from every row
-(RL-Scope's calibration, Gleeson et al., MLSys 2021). A phase inside another is
-exclusive: the outer row loses the inner one's time and whole recording cost. The whole
-cost of a phase (its row's bias and the calls around it) is calibrated too; it and the time
-spent counting work are the recorder's own time, taken off the trace's wall time
-(``Recording.stop``) and off every later row's start, so the gaps between rows (which the
-actor-learner program reads as IPC handoffs) are the loop's, not the recorder's.
+(rldse.trace.PHASES) is the only allowed set. Time is kept as a log of cuts
+(rldse.recording.cuts): entering a phase cuts once, leaving it cuts once more (back to
+the enclosing phase, or to no phase), so a phase inside another is exclusive: the outer
+row loses the inner one's time and recording cost. Integrations that tile a loop into
+back-to-back operations (rldse.integrations.sb3) cut directly, one clock read per
+boundary, with kinds registered by ``Recording.kind``.
+
+The recorder's own time is calibrated when the recording starts (RL-Scope's calibration,
+Gleeson et al., MLSys 2021) and removed: the cost of a bare cut, and a phase's extra cost
+(building its context manager, entering and leaving it), which falls before its first
+cut. Each row loses the part of its cuts' cost inside it; the trace's wall time
+(``Recording.stop``) and every row's start lose the recorder's whole time before them, and
+the time spent counting work, so the gaps between rows (which the actor-learner program
+reads as IPC handoffs) are the loop's, not the recorder's.
 
 Defaults, each overridable per phase: ``iter`` is the vector env step for env-side phases
 (``env_step``, ``act``, ...), the learner update for ``learn`` and the iteration for
@@ -18,8 +23,8 @@ Defaults, each overridable per phase: ``iter`` is the vector env step for env-si
 network (rldse.recording.network), the others' is 0 unless given. An ``act`` that chose at
 random passes ``flops=0, bytes=0`` (the programs keep such acts on the CPU).
 
-On a CUDA network, each phase also records a pair of CUDA events: dispatch time stays in
-``dur_s`` (host) and the kernels' device time is summed per phase into
+On a CUDA network, each cut also records a CUDA event: dispatch time stays in ``dur_s``
+(host) and the kernels' device time between a row's cuts is summed per phase into
 ``workload_info["cuda"]`` (events are resolved at the end, never synchronising inside).
 """
 
@@ -28,17 +33,23 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 from time import perf_counter_ns
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
 
 from rldse.errors import RldseError
+from rldse.recording.cuts import Cuts, Rows, closed_before, rows
 from rldse.recording.info import NETWORKS, workload_info
 from rldse.recording.loops import loop_kind
 from rldse.recording.network import Network, is_module
 from rldse.trace import PHASES, Trace
 
-#: Empty phases timed to calibrate the per-row bias.
-_CALIBRATION_PHASES = 2000
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: Calibration: blocks of bare cuts and of empty phases, timed; the medians are the costs.
 _CALIBRATION_BLOCKS = 20
+_CALIBRATION_PER_BLOCK = 100
 #: Phases the environment side runs (items = envs, iter = vector step); others: learner.
 _ENV_PHASES = frozenset({"env_reset", "env_step", "act", "replay_add"})
 #: Phases that carry the network's work by default, and whether they run a backward.
@@ -48,29 +59,41 @@ _COUNTED = frozenset({"learn", "sync", "rollout_add"})
 _DTYPE = {"env_reset": "fp64", "env_step": "fp64", "sync": "none", "rollout_add": "none"}
 
 
-class _Phase:
-    __slots__ = ("rec", "name", "worker", "iter", "items", "flops", "bytes", "touches",
-                 "dtype", "t0", "shift_ns", "child_ns", "events")
+class Kind(NamedTuple):
+    """A row's phase and defaults; ``phase_api``: its rows are opened by ``phase`` (whose
+    extra cost the calibration knows) rather than by a bare cut."""
 
-    def __init__(self, rec: Recording, name: str, worker: str, iter: int, items: int,
-                 flops: int, bytes_: int, touches: int, dtype: str) -> None:
-        self.rec, self.name, self.worker, self.iter, self.items = rec, name, worker, iter, items
-        self.flops, self.bytes, self.touches, self.dtype = flops, bytes_, touches, dtype
-        self.child_ns = 0
-        self.events = None
+    name: str
+    worker: str
+    items: int
+    flops: int
+    bytes: int
+    touches: int
+    dtype: str
+    phase_api: bool
+
+
+class _Phase:
+    """``with rec.phase(...)``: a cut into its row on entry, back out on exit."""
+
+    __slots__ = ("cuts", "code", "iter", "parent")
+
+    def __init__(self, cuts: Cuts, code: int, iter: int | None) -> None:
+        self.cuts, self.code, self.iter = cuts, code, iter
 
     def __enter__(self) -> _Phase:
-        rec = self.rec
-        rec._stack.append(self)
-        if rec._cuda is not None:
-            self.events = rec._cuda.start()
-        self.shift_ns = rec._shift_ns
-        rec._shift_ns += rec._phase_cost_int
-        self.t0 = perf_counter_ns()
+        cuts = self.cuts
+        self.parent = cuts.open
+        row = cuts.cut(self.code)
+        if self.iter is not None:
+            cuts.iters[row] = self.iter
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self.rec._close(self, perf_counter_ns())
+        if self.parent is None:
+            self.cuts.gap()
+        else:
+            self.cuts.resume(self.parent)
 
 
 class Recording:
@@ -109,24 +132,14 @@ class Recording:
         self._roles = {p: (p in _ENV_PHASES, self.learner if p in self.loop.learner_phases
                            else self.actor) for p in PHASES}
         self._work: dict[tuple[str, int], tuple[int, int]] = {}
-        #: (name, items) -> the row's defaults (worker, items, flops, bytes, dtype)
-        self._templates: dict[tuple[str, int | None], tuple[str, int, int, int, str]] = {}
-        self._shift_ns = 0  # the recorder's own time so far: phases' whole cost, counting
-        self._phase_cost_int = self._nested_cost_ns = 0
-        self._stack: list[_Phase] = []
-        self._counts = dict.fromkeys(PHASES, 0)
-        self._steps = 0
-        self._cuda = _CudaTimer() if any(n.device == "cuda" for n in nets.values()) else None
-        from rldse.workloads.common.recorder import Recorder
-
-        self._rec = Recorder(self.actor, overhead_ns=0.0)
-        self._rec.overhead_ns, self.phase_cost_ns = self._calibrate()
-        self._phase_cost_int = round(self.phase_cost_ns)
-        # a nested phase's cost inside its parent's row, beyond its own row's bias
-        self._nested_cost_ns = max(self._phase_cost_int - round(self._rec.overhead_ns), 0)
-        self._shift_ns = 0
+        self.kinds: list[Kind | None] = [None]  # code -> Kind (code 0: GAP)
+        self._codes: dict[tuple, int] = {}
+        self._counted: list[tuple[int, int]] = []  # (cuts so far, ns spent counting work)
+        self.cuts = _cuts(nets)
+        self.cut_cost_ns, self.phase_cost_ns = self._calibrate()
+        self._counted.clear()
         self._t0 = perf_counter_ns()
-        self._rec.origin_ns = self._t0
+        self._end_ns: int | None = None
         self._wall_s: float | None = None
 
     # ---- marking -----------------------------------------------------------------
@@ -134,21 +147,25 @@ class Recording:
               bytes: int | None = None, touches: int = 0, dtype: str | None = None,
               iter: int | None = None, worker: str | None = None) -> _Phase:
         """A context manager timing one operation of phase ``name``."""
-        if flops is None and bytes is None and dtype is None and worker is None \
-                and not touches:
-            t = self._templates.get((name, items))
-            if t is None:
-                t = self._templates[(name, items)] = self._template(name, items, None, None,
-                                                                      None, None)
-        else:
-            t = self._template(name, items, flops, bytes, dtype, worker)
-        return _Phase(self, name, t[0], self._default_iter(name) if iter is None
-                      else int(iter), t[1], t[2], t[3], int(touches), t[4])
+        code = self._codes.get((name, items, flops, bytes, touches, dtype, worker, True))
+        if code is None:
+            code = self._register(name, items, flops, bytes, touches, dtype, worker, True)
+        return _Phase(self.cuts, code, None if iter is None else int(iter))
 
-    def _template(self, name: str, items: int | None, flops: int | None,
-                  bytes: int | None, dtype: str | None,
-                  worker: str | None) -> tuple[str, int, int, int, str]:
-        """A row's (worker, items, flops, bytes, dtype), defaults filled in."""
+    def kind(self, name: str, *, items: int | None = None, flops: int | None = None,
+             bytes: int | None = None, touches: int = 0, dtype: str | None = None,
+             worker: str | None = None) -> int:
+        """The code of a row kind for ``cuts.cut`` (defaults as ``phase`` fills them)."""
+        code = self._codes.get((name, items, flops, bytes, touches, dtype, worker, False))
+        if code is None:
+            code = self._register(name, items, flops, bytes, touches, dtype, worker, False)
+        return code
+
+    def _register(self, name: str, items: int | None, flops: int | None, bytes: int | None,
+                  touches: int, dtype: str | None, worker: str | None,
+                  phase_api: bool) -> int:
+        """A new kind's code, its defaults filled in."""
+        key = (name, items, flops, bytes, touches, dtype, worker, phase_api)
         if name not in self._roles:
             raise RldseError(f"unknown phase {name!r} (allowed: {', '.join(PHASES)})",
                              where="recording")
@@ -156,28 +173,22 @@ class Recording:
         if items is None:
             items = self.n_envs if env_side else self.batch
         if (flops is None or bytes is None) and name in _NETWORK_PHASES and self.nets:
-            key = (name, items)
-            work = self._work.get(key)
+            work = self._work.get((name, items))
             if work is None:
-                work = self._work[key] = self.work(name, items)
+                work = self._work[(name, items)] = self.work(name, items)
             flops = work[0] if flops is None else flops
             bytes = work[1] if bytes is None else bytes
         flops, bytes = flops or 0, bytes or 0
         if dtype is None:
             dtype = _DTYPE.get(name, "fp32" if flops or bytes else "none")
-        return worker or role, int(items), int(flops), int(bytes), dtype
+        self.kinds.append(Kind(name, worker or role, int(items), int(flops), int(bytes),
+                               int(touches), dtype, phase_api))
+        code = self._codes[key] = len(self.kinds) - 1
+        return code
 
     def episode(self, return_: float) -> None:
         """One finished episode's return (the learning curve; its end is an env_reset)."""
         self.returns.append(float(return_))
-
-    def count(self, phase: str) -> int:
-        """Rows of ``phase`` recorded so far."""
-        return self._counts[phase]
-
-    def drop(self, p: _Phase) -> None:
-        """Abandon a phase entered but not exited (its time goes unrecorded)."""
-        self._stack.remove(p)
 
     def work(self, phase: str, items: int) -> tuple[int, int]:
         """(flops, bytes) of ``phase`` (act: the acting networks' forward; learn: every
@@ -192,97 +203,131 @@ class Recording:
         per shape) is the recorder's, not the loop's (``stop``)."""
         t0 = perf_counter_ns()
         work = self.nets[name].work(items, backward)
-        self._shift_ns += perf_counter_ns() - t0
+        self._counted.append((len(self.cuts), perf_counter_ns() - t0))
         return work
 
-    def _default_iter(self, name: str) -> int:
-        if name in _COUNTED:
-            return self._counts[name]
-        if name == "act" and self.rollout_len:  # a bootstrap act belongs to its rollout
-            return min(self._steps, (self._counts["rollout_add"] + 1) * self.rollout_len - 1)
-        return self._steps
-
-    def _close(self, p: _Phase, t1: int) -> None:
-        stack = self._stack
-        stack.pop()
-        raw = t1 - p.t0
-        if stack:  # the outer phase loses this one's time and its whole recording cost
-            stack[-1].child_ns += raw + self._nested_cost_ns
-        self._rec.rows.append((p.worker, p.name, p.iter, p.t0 - p.shift_ns, raw - p.child_ns,
-                               p.items, p.flops, p.bytes, p.touches, p.dtype))
-        self._counts[p.name] += 1
-        if p.name == "env_step":
-            self._steps += 1
-        if p.events is not None:
-            self._cuda.done(p.name, p.events)
-
     def _calibrate(self) -> tuple[float, float]:
-        """(median raw duration of an empty phase: the bias inside each row; the median
-        whole cost of one, inside and outside its row), in ns, over blocks of phases."""
-        per_phase = []
+        """(median cost of a bare cut; median whole cost of an empty phase), in ns, over
+        blocks of each, timed in a tight loop."""
+        cuts, code = self.cuts, self.kind("env_step")
+        bare, phase = [], []
         for _ in range(_CALIBRATION_BLOCKS):
             t0 = perf_counter_ns()
-            for _ in range(_CALIBRATION_PHASES // _CALIBRATION_BLOCKS):
+            for _ in range(_CALIBRATION_PER_BLOCK):
+                cuts.cut(code)
+                cuts.gap()
+            bare.append((perf_counter_ns() - t0) / (2 * _CALIBRATION_PER_BLOCK))
+            t0 = perf_counter_ns()
+            for _ in range(_CALIBRATION_PER_BLOCK):
                 with self.phase("env_step"):
                     pass
-            per_phase.append((perf_counter_ns() - t0) / (_CALIBRATION_PHASES
-                                                          // _CALIBRATION_BLOCKS))
-        raw = [row[4] for row in self._rec.rows]
-        self._rec.rows.clear()
-        self._counts = dict.fromkeys(PHASES, 0)
-        self._steps = 0
-        if self._cuda is not None:
-            self._cuda.clear()
-        return float(statistics.median(raw)), float(statistics.median(per_phase))
+            phase.append((perf_counter_ns() - t0) / _CALIBRATION_PER_BLOCK)
+        cuts.clear()
+        return float(statistics.median(bare)), float(statistics.median(phase))
 
     # ---- the trace ---------------------------------------------------------------
     def stop(self) -> None:
         """End the timed span; called by ``trace`` if not before. The trace's wall time is
-        the span less the recorder's own time (the calibrated whole cost of each phase
-        entered, RL-Scope's correction, and the time spent counting work): what the loop
-        would have taken unrecorded. The span as measured is kept in workload_info as
-        ``recorded_wall_s``."""
-        if self._wall_s is None:
-            self._recorded_wall_s = (perf_counter_ns() - self._t0) / 1e9
-            self._wall_s = max(self._recorded_wall_s - self._shift_ns / 1e9, 0.0)
+        the span less the recorder's own time (every cut's calibrated cost, RL-Scope's
+        correction, and the time spent counting work): what the loop would have taken
+        unrecorded. The span as measured is kept in workload_info as ``recorded_wall_s``."""
+        if self._end_ns is None:
+            self._end_ns = perf_counter_ns()
+            self._recorded_wall_s = (self._end_ns - self._t0) / 1e9
+            before, after, counted = self._costs()
+            own_ns = float(before.sum() + after.sum()) + sum(ns for _, ns in self._counted)
+            self._wall_s = max(self._recorded_wall_s - own_ns / 1e9, 0.0)
+
+    def _costs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per cut: the recorder's time before its clock read, after it, and the time spent
+        counting work before it (cumulative)."""
+        codes = np.frombuffer(self.cuts.codes, dtype=np.int64)
+        extra = max(self.phase_cost_ns - 2 * self.cut_cost_ns, 0.0)
+        api = np.array([k is not None and k.phase_api for k in self.kinds])
+        before = np.full(len(codes), self.cut_cost_ns / 2)
+        before[api[np.maximum(codes, 0)]] += extra  # a phase's build and entry precede its cut
+        after = np.full(len(codes), self.cut_cost_ns / 2)
+        counted = np.zeros(len(codes) + 1)
+        for at, ns in self._counted:
+            counted[at] += ns
+        return before, after, np.cumsum(counted)[:len(codes)]
+
+    def rows(self) -> Rows:
+        self.stop()
+        return rows(self.cuts, self._end_ns, *self._costs())
+
+    def frame(self, r: Rows) -> pd.DataFrame:
+        """The rows as an ops table (rldse.trace.OPS_COLUMNS), built by column."""
+        import pandas as pd
+
+        kinds = [k or Kind("", "", 0, 0, 0, 0, "", False) for k in self.kinds]
+
+        def column(field: str) -> np.ndarray:
+            return np.array([getattr(k, field) for k in kinds])[r.kind]
+
+        def categorical(field: str) -> pd.Categorical:
+            labels, codes = np.unique([getattr(k, field) for k in kinds], return_inverse=True)
+            return pd.Categorical.from_codes(codes[r.kind], categories=labels.tolist())
+
+        phase = categorical("name")
+        return pd.DataFrame({
+            "worker": categorical("worker"), "phase": phase,
+            "iter": self._iters(r, column("name")),
+            "start_s": (r.start_ns - self._t0) / 1e9, "dur_s": r.dur_ns / 1e9,
+            **{f: column(f).astype(np.int64) for f in ("items", "flops", "bytes", "touches")},
+            "dtype": categorical("dtype")})
+
+    def _iters(self, r: Rows, names: np.ndarray) -> np.ndarray:
+        """Each row's iter: given, or its default (the module docstring)."""
+        steps = closed_before(r, names == "env_step")
+        it = steps.copy()
+        for phase in _COUNTED:
+            mask = names == phase
+            it[mask] = closed_before(r, mask)[mask]
+        if self.rollout_len:  # a bootstrap act belongs to its rollout
+            acts = names == "act"
+            rollouts = closed_before(r, names == "rollout_add")
+            it[acts] = np.minimum(steps, (rollouts + 1) * self.rollout_len - 1)[acts]
+        if self.cuts.iters:
+            at = np.searchsorted(r.cut, list(self.cuts.iters))
+            it[at] = list(self.cuts.iters.values())
+        return it.astype(np.int64)
 
     def trace(self) -> Trace:
         """The Trace of what was recorded, checked against what its program needs."""
         from rldse.workloads.common.base import build_trace
 
         self.stop()
-        if self._stack:
-            raise RldseError(f"phase '{self._stack[-1].name}' is still open",
-                             where="recording")
-        missing = [p for p in self.loop.required if not self._counts[p]]
+        if self.cuts.open is not None:
+            name = self.kinds[self.cuts.codes[self.cuts.open]].name
+            raise RldseError(f"phase '{name}' is still open", where="recording")
+        r = self.rows()
+        ops = self.frame(r)
+        recorded = {self.kinds[k].name for k in np.unique(r.kind)}
+        missing = [p for p in self.loop.required if p not in recorded]
         if missing:
             raise RldseError(f"the {self.loop.name} loop recorded no '{missing[0]}' phase; "
                              f"its program ({self.workload}) needs "
                              f"{', '.join(self.loop.required)}", where="recording")
-        self._check_episodes()
+        self._check_episodes(ops)
         info = dict(self.info, recorded_wall_s=self._recorded_wall_s)
-        if self._cuda is not None:
-            info["cuda"] = self._cuda.summary()
+        if isinstance(self.cuts, CudaCuts):
+            info["cuda"] = self.cuts.summary(self.kinds)
         return build_trace(workload=self.workload, algorithm=self.algorithm,
                            env_id=self.env_id, seed=self.seed,
                            hyperparameters=self.hyperparameters, workload_info=info,
                            episode_returns=self.returns, wall_time_s=self._wall_s,
-                           recorders=[self._rec])
+                           frames=[ops], overhead_ns=self.cut_cost_ns)
 
-    def _check_episodes(self) -> None:
+    def _check_episodes(self, ops: pd.DataFrame) -> None:
         """Returns are placed on env steps by the env_reset rows that end their episodes
         (rldse.sim.target): each worker's first reset starts the run, the others end one
         episode per env reset."""
         if not self.returns:
             return
-        firsts: dict[str, int] = {}
-        ends = 0
-        for row in self._rec.rows:
-            if row[1] == "env_reset":
-                if row[0] in firsts:
-                    ends += row[5]
-                else:
-                    firsts[row[0]] = row[5]
+        resets = ops[ops["phase"] == "env_reset"]
+        firsts = resets.groupby("worker", sort=False)["items"].first()
+        ends = int(resets["items"].sum() - firsts.sum())
         if ends != len(self.returns):
             raise RldseError(f"{len(self.returns)} episode returns, but {ends} episode ends "
                              "(env_reset phases after the first): record an env_reset for "
@@ -292,47 +337,57 @@ class Recording:
         return self.trace().save(self.path)
 
 
-class _CudaTimer:
-    """CUDA event pairs per phase, summed once they complete (no synchronisation in the
-    loop: completed pairs are folded in as new ones arrive, the rest at the end)."""
+def _cuts(nets: dict[str, Network]) -> Cuts:
+    return CudaCuts() if any(n.device == "cuda" for n in nets.values()) else Cuts()
+
+
+class CudaCuts(Cuts):
+    """Cuts that also record a CUDA event each (no synchronisation in the loop): a row's
+    device time is the kernels' time between its cuts and the next ones."""
+
+    __slots__ = ("events", "event")
 
     def __init__(self) -> None:
+        super().__init__()
         import torch
 
-        self.torch = torch
-        self.pending: list[tuple[str, Any, Any]] = []
-        self.device_s: dict[str, float] = {}
+        self.events: list[Any] = []
+        self.event = lambda: torch.cuda.Event(enable_timing=True)
 
-    def start(self):
-        start = self.torch.cuda.Event(enable_timing=True)
-        start.record()
-        return start
+    def _record(self) -> None:
+        e = self.event()
+        e.record()
+        self.events.append(e)
 
-    def done(self, phase: str, start) -> None:
-        end = self.torch.cuda.Event(enable_timing=True)
-        end.record()
-        self.pending.append((phase, start, end))
-        if len(self.pending) >= 1024:
-            self._fold(block=False)
+    def cut(self, code: int) -> int:
+        self._record()
+        return super().cut(code)
 
-    def _fold(self, block: bool) -> None:
-        keep = []
-        for phase, start, end in self.pending:
-            if block or end.query():
-                self.device_s[phase] = self.device_s.get(phase, 0.0) + \
-                    start.elapsed_time(end) / 1e3
-            else:
-                keep.append((phase, start, end))
-        self.pending = keep
+    def resume(self, row: int) -> None:
+        self._record()
+        super().resume(row)
+
+    def gap(self) -> None:
+        self._record()
+        super().gap()
 
     def clear(self) -> None:
-        self.torch.cuda.synchronize()
-        self.pending, self.device_s = [], {}
+        super().clear()
+        self.events.clear()
 
-    def summary(self) -> dict[str, Any]:
-        self.torch.cuda.synchronize()
-        self._fold(block=True)
-        return {"device": self.torch.cuda.get_device_name(), "device_s": self.device_s}
+    def summary(self, kinds: list[Kind | None]) -> dict[str, Any]:
+        """Device seconds per phase (synchronises once, at the end)."""
+        import torch
+
+        self._record()  # the last tile's end
+        torch.cuda.synchronize()
+        device_s: dict[str, float] = {}
+        for i, code in enumerate(self.codes):
+            kind = kinds[code if code >= 0 else self.codes[-code - 1]]
+            if kind is not None:  # a row's tile (not a gap, nor a dropped row's)
+                s = self.events[i].elapsed_time(self.events[i + 1]) / 1e3
+                device_s[kind.name] = device_s.get(kind.name, 0.0) + s
+        return {"device": torch.cuda.get_device_name(), "device_s": device_s}
 
 
 def _networks(network: Any, obs_shape: tuple[int, ...] | None) -> dict[str, Network]:

@@ -155,6 +155,12 @@ def host_fingerprint() -> HostFingerprint:
 
 
 def library_versions() -> dict[str, str]:
+    return dict(_library_versions())
+
+
+@lru_cache(maxsize=1)
+def _library_versions() -> dict[str, str]:
+    """Read once per process (importlib.metadata takes ms per package)."""
     versions = {"python": platform.python_version()}
     for name in ("rldse", "numpy", "pandas", "pyarrow", "gymnasium"):
         try:
