@@ -9,15 +9,20 @@ feed ``rldse.studies.timerl_program.TEMPO_STEP_CALLS``.
 
 swap_bytes_min and min_block_store_tensor_point_size are scaled by (this run's / the full
 run's) per-step bytes, so that Tempo's size-dependent storage decisions are those of the
-full 256 × 3×256×256 run. Two shims stand in for bugs of Tempo's lazy-slice path at commit
+full 256 × 3×256×256 run; with ``--scale-inc`` incrementalize_mem_threshold is scaled by
+the rollout's (steps × step bytes) ratio too, so that Tempo incrementalizes the backward
+as the full run does (one-step blocks inside the acting loop; without it, small runs keep
+the rollout and run one batched backward after the loop). TEMPO_STEP_CALLS is counted
+with ``--scale-inc``. Two shims stand in for bugs of Tempo's lazy-slice path at commit
 a16e081f under jax 0.6.2 (``lax.squeeze(axis=)``, a 1-tuple start index); they change no count.
 
 Needs: a Python with jax==0.6.2 (Tempo's docker pin), islpy==2025.2.5, gymnasium==0.26.3,
 torch, optree, networkx, sympy, pulp, graphviz, psutil, and a Tempo checkout. Not run by the
-tests. Example (MC, 8 envs, 20 steps, 3×16×16 observations, 3 iterations):
+tests (gym==0.26.2 too: tempo/api/rl/env/space_utils.py imports it). Example (TD 1-step,
+256 envs, 100 steps, 3×16×16 observations, 3 iterations, as TEMPO_STEP_CALLS was counted):
 
-    python benchmarks/tempo_call_count.py --tempo /tmp/tempo --objective mc \\
-        --envs 8 --steps 20 --side 16 --iterations 3
+    python benchmarks/tempo_call_count.py --tempo /tmp/tempo --objective 1 \\
+        --envs 256 --steps 100 --side 16 --iterations 3 --scale-inc
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import sys
 from pathlib import Path
 
 FULL_STEP_ELEMENTS = 256 * 3 * 256 * 256  # repro: 256 envs × 3×256×256 fp32
+FULL_STEPS = 1000  # repro: ep_len
 
 
 def main() -> None:
@@ -42,6 +48,8 @@ def main() -> None:
     ap.add_argument("--side", type=int, default=8)
     ap.add_argument("--iterations", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path("/tmp/tempo_call_count"))
+    ap.add_argument("--scale-inc", action="store_true",
+                    help="also scale incrementalize_mem_threshold by the rollout's size ratio")
     a = ap.parse_args()
     missing = [m for m in ("jax", "islpy", "torch", "gymnasium")
                if importlib.util.find_spec(m) is None]
@@ -54,7 +62,12 @@ def main() -> None:
             f"{k} {v / trips:.2f}" for k, v in sorted(c.items())))
 
 
-def run(a: argparse.Namespace) -> dict[str, tuple[int, collections.Counter]]:
+def run(a: argparse.Namespace, on_jit=None, on_log=None
+        ) -> dict[str, tuple[int, collections.Counter]]:
+    """Run Tempo's REINFORCE and count per loop trip. ``on_jit(jitted, args, kw, counter)``,
+    if given, is called before every counted (untraced) jitted call, with the Counter the
+    call is counted in (benchmarks/tempo_xla_cost.py adds XLA's cost analysis there);
+    ``on_log(record)`` at each of Tempo's per-iteration stats records."""
     sys.path.insert(0, str(a.tempo))
     import jax
     from jax._src import core as jcore
@@ -70,6 +83,8 @@ def run(a: argparse.Namespace) -> dict[str, tuple[int, collections.Counter]]:
             if cur[0] is not None and not any(isinstance(x, jcore.Tracer)
                                               for x in jax.tree_util.tree_leaves((args, kw))):
                 cur[0]["jit"] += 1
+                if on_jit is not None:
+                    on_jit(self._f, args, kw, cur[0])
             return self._f(*args, **kw)
 
         def __getattr__(self, name):
@@ -108,6 +123,10 @@ def run(a: argparse.Namespace) -> dict[str, tuple[int, collections.Counter]]:
         c.swap_bytes_min = int(c.swap_bytes_min * step_ratio)
         c.min_block_store_tensor_point_size = int(c.min_block_store_tensor_point_size
                                                   * step_ratio)
+        if getattr(a, "scale_inc", False):
+            # incrementalization is decided on whole-op sizes (the rollout: steps x step)
+            c.incrementalize_mem_threshold = int(c.incrementalize_mem_threshold * step_ratio
+                                                 * a.steps / FULL_STEPS)
         return c
 
     tr.get_tempo_rl_train_config = cfg
@@ -115,7 +134,8 @@ def run(a: argparse.Namespace) -> dict[str, tuple[int, collections.Counter]]:
 
     class Log:
         def log(self, d):
-            pass
+            if on_log is not None:
+                on_log(d)
 
     a.out.mkdir(parents=True, exist_ok=True)
     exe = tr.get_tempo_reinforce_executor(
@@ -156,7 +176,9 @@ def run(a: argparse.Namespace) -> dict[str, tuple[int, collections.Counter]]:
     real_for = ng.dispatch_map[es.InstructionType.FOR_LOOP]
 
     def counted_for(item, counters, backend):
-        name = f"loop {sum(k.startswith('loop') for k in loops)} ({item.cond})"
+        seq[0] += 1
+        outer = ", ".join(f"{k}={v}" for k, v in counters.items())
+        name = f"loop {seq[0]} depth {len(stack)} ({item.cond}) at ({outer})"
         ops, trips = collections.Counter(), [0]
         kind = item.inner.instr_type
         real_inner = ng.dispatch_map[kind]
@@ -174,6 +196,7 @@ def run(a: argparse.Namespace) -> dict[str, tuple[int, collections.Counter]]:
             ng.dispatch_map[kind] = real_inner
         loops[name] = (trips[0], ops)
 
+    seq = [0]
     ng.dispatch_map[es.InstructionType.FOR_LOOP] = counted_for
     exe.execute()
     return loops

@@ -30,11 +30,13 @@ from rldse.studies.report import Claim, Report, markdown_table, pct
 from rldse.studies.timerl_program import (
     JAX_JIT_DISPATCH_RANGE_S,
     JAX_JIT_DISPATCH_S,
-    TEMPO_STEP_CALLS,
+    TEMPO_STEP_XLA,
     TempoShape,
     ppo,
     ppo_baseline_need,
     reinforce,
+    step_calls,
+    step_costs,
     step_times,
     tempo_step,
 )
@@ -214,18 +216,31 @@ def _td_step_table(gpu, shape: TempoShape, rf: Reinforce) -> pd.DataFrame:
     """One n-step TD time step: the GPU time of each operation, the host time of Tempo's
     counted jitted calls, and the step (the later of the two), in ms, set against Tempo's
     measured TD iteration over its steps (comparison)."""
-    names = ("env step (writes the observations)", "forward (reads them)",
-             "backward (reads them again, the gradient passes)")
-    rows = [{"operation": n, "host_ms": "", "gpu_ms": 1e3 * float(t.device_s), "wall_ms": ""}
-            for n, t in zip(names, step_times(gpu, shape), strict=True)]
-    step = tempo_step(gpu, shape, rf.td_steps[0])
-    calls = TEMPO_STEP_CALLS["td"].jit
+    names = ("env step (writes the observations)", "forward and stores (XLA's count)",
+             "backward (XLA's count, per-sample products fused into their reductions)")
+    n = rf.td_steps[0]
+    costs = step_costs(shape, n)
+    rows = [{"operation": name, "xla_mb": costs[ph][1] / 1e6, "host_ms": "",
+             "gpu_ms": 1e3 * float(t.device_s), "wall_ms": ""}
+            for name, ph, t in zip(names, ("env_step", "act", "learn"),
+                                   step_times(gpu, shape, n), strict=True)]
+    step = tempo_step(gpu, shape, n)
+    calls = step_calls(n).jit
     rows.append({"operation": f"step (rldse: {calls} jitted calls × "
                               f"{JAX_JIT_DISPATCH_S * 1e6:.1f} µs on the host)",
+                 "xla_mb": sum(c[1] for c in costs.values()) / 1e6,
                  "host_ms": 1e3 * float(step.host_s), "gpu_ms": 1e3 * float(step.device_s),
                  "wall_ms": 1e3 * float(step.wall_s)})
+    unfused = step_times(gpu, shape, n, fuse_reductions=False)
+    rows.append({"operation": "step with the backward as XLA:CPU compiles it (per-sample "
+                              "products written and read back; not charged)",
+                 "xla_mb": TEMPO_STEP_XLA["td"].bytes.at(shape) / 1e6,
+                 "host_ms": 1e3 * float(step.host_s),
+                 "gpu_ms": 1e3 * float(sum(t.device_s for t in unfused)),
+                 "wall_ms": 1e3 * max(float(step.host_s),
+                                      float(sum(t.device_s for t in unfused)))})
     rows.append({"operation": f"step (Tempo measured: {rf.published.td_s:g} s / {shape.steps})",
-                 "host_ms": "not published", "gpu_ms": "not published",
+                 "xla_mb": "", "host_ms": "not published", "gpu_ms": "not published",
                  "wall_ms": 1e3 * rf.published.td_s / shape.steps})
     return pd.DataFrame(rows)
 
@@ -291,7 +306,7 @@ def _reinforce_claims(report: Report, rl: pd.DataFrame, band: pd.DataFrame, tds:
     pub = rf.published
     step = tempo_step(gpu, rsh, rf.td_steps[0])
     step_ms, host_ms = 1e3 * float(step.wall_s), 1e3 * float(step.host_s)
-    calls = TEMPO_STEP_CALLS["td"].jit
+    calls = step_calls(rf.td_steps[0]).jit
     gap_ms = pub.td_s * 1e3 / rsh.steps - step_ms  # comparison only: what the models lack
     td_mean = band[tds].mean(axis=1).to_numpy()
     ratio = percentiles(band["Monte-Carlo"].to_numpy() / td_mean)
@@ -306,14 +321,18 @@ def _reinforce_claims(report: Report, rl: pd.DataFrame, band: pd.DataFrame, tds:
              "benchmarks/tempo_call_count.py): at jax-ml/jax PR #4128's "
              f"{JAX_JIT_DISPATCH_RANGE_S[0] * 1e6:.0f}-{JAX_JIT_DISPATCH_RANGE_S[1] * 1e6:.0f}"
              f" µs per call that is {host_ms:.2f} ms of host time at most, under the step's "
-             f"GPU time ({1e3 * float(step.device_s):.2f} ms: the env writing "
-             f"{rsh.step_bytes / 1e6:.0f} MB of observations, the forward and the backward "
-             "reading them, the backward's passes over the 196608×64 encoder gradient), so "
+             f"GPU time ({1e3 * float(step.device_s):.2f} ms: "
+             f"{sum(c[1] for c in step_costs(rsh, rf.td_steps[0]).values()) / 1e6:.0f} MB, "
+             "XLA's own count of Tempo's compiled step, benchmarks/tempo_xla_cost.py), so "
              f"dispatch does not explain Tempo's {pub.td_s * 1e3 / rsh.steps:.1f} ms per step; "
-             f"{gap_ms:.1f} ms stays unexplained. Unmodelled candidates: the skinny forward "
-             f"GEMM (M={rsh.envs}, K={rsh.features}, N={rsh.hidden[0]}: split-K decides how "
-             "many of the 84 SMs work), Tempo's per-instruction interpreter work beyond the "
-             "jitted calls (tensor-store reads and writes), neither measured on the A6000"))
+             f"{gap_ms:.1f} ms stays unexplained. Tempo's backward forms each weight gradient "
+             f"as a per-sample product reduced over the batch ({rsh.envs}×{rsh.features}×"
+             f"{rsh.hidden[0]} for the encoder, not a GEMM); XLA:CPU writes those products "
+             f"({TEMPO_STEP_XLA['td'].reduction_bytes.at(rsh) / 1e9:.0f} GB a step), the "
+             "model assumes XLA:GPU fuses them into the reduction. Unmodelled candidates: "
+             "that fused reduction's speed on CUDA cores, Tempo's per-instruction "
+             "interpreter work beyond the jitted calls (tensor-store reads and writes), "
+             "neither measured on the A6000"))
     gap = percentiles(band["Monte-Carlo"].to_numpy() - td_mean)
     report.claims.append(Claim.banded(
         "Monte-Carlo's extra time per iteration (the rollout out to host memory and back)",

@@ -10,10 +10,9 @@ in device memory; tempo/api/rl/networks/model_builder.py builds Linear(F→64)+t
 Linear(64→64)+tanh and a Linear(64→1) decoder, plus a value head for PPO). The REINFORCE
 runs are Tempo-JAX only (repro/sec7_4_algo_specific_sched/run_algo_specific_sched.py:
 "This experiment uses only Tempo-JAX"), fp32 (tempo/core/dtype.py: ``default_float =
-float32``). A parameter's gradient is the explicit sum of per-step contributions over
-the ``0:T`` slice (tempo/api/backprop.py, ``_sum_over_extra_dims``): each step's
-contribution to the 196608×64 encoder gradient is a tensor of its own, written by the
-backward and read again by the sum. It is a
+float32``). At the full size Tempo incrementalizes the backward to one time step
+(tempo/transformations/incrementalization: an op over 16 GB is split, here into 1000
+blocks of 1 step), so a step's backward runs inside the acting loop. It is a
 schedule of one GPU stream and its copy engine, costed by the GPU part model
 (``GpuModel.op_times``: dispatch on the host core, kernels by the preset's counts, the
 roofline of the work; ``copy_times`` for the host link); nothing here is a measured time.
@@ -25,12 +24,27 @@ own jitted function inside its UDF). How many was counted by running Tempo itsel
 per-call dispatch (``JAX_JIT_DISPATCH_S``). A step takes the later of that host time and its
 GPU time, since the host issues asynchronously.
 
+What a time step moves and computes is not hand-counted: it is XLA's own cost analysis of
+the executables Tempo-JAX compiles for the step (``TEMPO_STEP_XLA``: 'bytes accessed' and
+'flops' of every jitted call of the step, counted by ``benchmarks/tempo_xla_cost.py`` at
+256 envs × 3×side² for side 8-48 and fitted as linear in envs × features, then
+extrapolated 28× beyond the largest measured size to 3×256×256). Tempo's backward of a
+time step computes each weight gradient as a broadcast multiply of the step's inputs and
+output gradients, reduced over the batch (the encoder's is a B×F×64 per-sample product
+summed over B, not a GEMM). XLA:CPU, the only backend measured, writes those per-sample
+products to memory and reads them back (528 bytes per env × feature, ``reduction_bytes``
+of the law); XLA:GPU fuses an elementwise producer into its reduction, so the model
+charges the step without them (``FUSE_REDUCTIONS``) and reports the step as XLA:CPU
+compiles it beside. With them removed XLA's count agrees with the hand count the model
+used before (env write, forward read, backward read of the observations, 6 weight-sized
+passes): 885 MB against 907 MB per TD step at 3×256×256.
+
 Per time step t of an iteration (B envs, T steps, an observation of o bytes):
 
-- the env step writes B·o bytes (``env_step``); the policy's forward reads them (``act``);
+- the env step writes B·o bytes (``env_step``; XLA's count of Tempo's ``_step`` call,
+  B·o and the state); the policy's forward reads them (``act``);
 - n-step TD: the loss at t is known at t + n − 1, so step t's backward (``learn`` on B
-  samples: its observations and the weights read, its gradient contribution written and
-  read back by the sum, the accumulator read and written) runs then and its observation
+  samples: XLA's count of the TD step less the acting step) runs then and its observation
   is freed: n + 1 steps stay resident;
 - Monte-Carlo: the return at t needs every reward to T, so all T·B·o bytes are kept to
   the end. With swapping each step's observations leave for host memory as they are
@@ -57,11 +71,70 @@ from rldse.models.gpu import GpuModel, GpuTimes
 from rldse.models.ops import OpColumns
 
 F32 = 4
-#: Passes over a weight-sized tensor in one step's backward: the weights read, the step's
-#: gradient contribution written and read back, the accumulator read and written
-#: (tempo/api/backprop.py: a parameter's gradient is a sum over the 0:T slice of
-#: per-step contributions, each a tensor of its own).
-LEARN_WEIGHT_PASSES = 5
+
+
+@dataclass(frozen=True)
+class Linear:
+    """const + per_element × (envs × features of one step's observations)."""
+
+    const: float
+    per_element: float
+
+    def at(self, shape: TempoShape) -> float:
+        return self.const + self.per_element * shape.envs * shape.features
+
+
+@dataclass(frozen=True)
+class XlaCost:
+    """XLA's cost analysis of one time step's jitted calls: ``bytes`` is 'bytes accessed'
+    as XLA:CPU compiles them, ``reduction_bytes`` the part that is per-sample products
+    written only to be reduced (``benchmarks/tempo_xla_cost.py: reduction_bytes``)."""
+
+    flops: Linear
+    bytes: Linear
+    reduction_bytes: Linear
+
+    def bytes_at(self, shape: TempoShape, fuse_reductions: bool) -> float:
+        b = self.bytes.at(shape)
+        return b - self.reduction_bytes.at(shape) if fuse_reductions else b
+
+
+#: Counted, not estimated: XLA's cost analysis (``jitted.lower(*args).compile()
+#: .cost_analysis()``, jax/jaxlib 0.6.2, XLA:CPU) of every jitted call Tempo-JAX makes per
+#: time step of its REINFORCE, github.com/lsds/Tempo at commit
+#: a16e081f4c9da7f14dcdf296590486df337f5643 (tempo-jax, enable_swap, 2 × 64 hidden, trivial
+#: env), 256 envs × 100 steps × 3×side×side for side 8, 16, 32, 48, 3 iterations, the
+#: storage and incrementalization thresholds scaled by the full run's sizes (so the
+#: backward is incrementalized per step, as at 256 × 1000 × 3×256×256). Per time step of a
+#: steady iteration, least-squares fits over the four sides; largest residual relative to
+#: the value, bytes as compiled: act 0.5 %, TD step 0.07 %, MC act 3.2 %, MC learn 0.5 %,
+#: reduction intermediates 0.12 %; bytes less those intermediates (what the model charges):
+#: TD step 2.3 %, MC learn 12 % (both at side 8, where they are a few MB); flops ≤ 0.2 %.
+#: Reproduce with
+#: ``python benchmarks/tempo_xla_cost.py --tempo <Tempo checkout> --sweep --objectives
+#: 1,8,mc --points 256x8,256x16,256x32,256x48 --steps 100 --iterations 3`` in a Python
+#: with jax==0.6.2 (benchmarks/tempo_call_count.py lists the rest).
+#: - "act": the env step, the forward and the step's stores (TD 8-step's acting-only loop);
+#: - "td": a whole TD time step (env, forward, the backward of the step whose loss is
+#:   known, stores), the same for n = 1 and n = 8 to 1e-5 (the iteration's other work,
+#:   spread over its 100 steps, included: ≤ 0.1 % of the bytes);
+#: - "mc_act": Monte-Carlo's acting step (its forward and store writes take a 2-step
+#:   block buffer whole as an operand at 100 steps; 1000 steps use blocks of 5);
+#: - "mc_learn": Monte-Carlo's backward, per time step.
+TEMPO_STEP_XLA = {
+    "act": XlaCost(flops=Linear(4.60591e6, 128.010), bytes=Linear(1.22358e6, 9.03835),
+                   reduction_bytes=Linear(0.0, 0.0)),
+    "td": XlaCost(flops=Linear(1.37907e7, 256.084), bytes=Linear(2.07010e7, 545.296),
+                  reduction_bytes=Linear(1.79115e7, 527.761)),
+    "mc_act": XlaCost(flops=Linear(4.74764e6, 128.982), bytes=Linear(1.78829e6, 28.9277),
+                      reduction_bytes=Linear(0.0, 0.0)),
+    "mc_learn": XlaCost(flops=Linear(9.18988e6, 128.049), bytes=Linear(1.94335e7, 526.525),
+                        reduction_bytes=Linear(1.75824e7, 519.995)),
+}
+#: XLA:GPU fuses an elementwise producer (the per-sample gradient products) into the
+#: reduction that consumes it, so on the A6000 those products are not written to memory;
+#: False charges the step as XLA:CPU compiled it.
+FUSE_REDUCTIONS = True
 
 #: Host seconds per call of a jitted JAX function: jax-ml/jax PR #4128's dispatch
 #: benchmarks, jit_simple_dispatch 60.7 µs (nominal: Tempo's calls pass several arrays) and
@@ -83,19 +156,29 @@ class StepCalls:
 #: Counted, not estimated: github.com/lsds/Tempo at commit a16e081f4c9da7f14dcdf296590486df337f5643
 #: (2025-10-21), its repro/sec7_4_algo_specific_sched REINFORCE (tempo-jax, enable_swap, 2 × 64
 #: hidden, trivial env) run on this repository's CPU host with jax 0.6.2 (Tempo's docker pin)
-#: by ``benchmarks/tempo_call_count.py``, which wraps every schedule instruction's thunk, every
-#: ``jax.jit`` callable and every runtime tensor's read/write, and counts inside each time
-#: loop's body. Shapes 4 envs × 20 steps × 3×8×8 and 8 envs × 20 steps × 3×16×16, 3
-#: iterations, with swap_bytes_min and min_block_store_tensor_point_size scaled by the
-#: full run's per-step bytes so the storage decisions are the full run's: the jitted calls
-#: per step are the same at both sizes and for TD n = 1 and n = 8 (8; MC 6 at the larger size,
-#: 7 at the smaller, one of the store's own jitted copies); store writes differ with size, the
-#: numbers below are the larger size's. No eager (non-jitted) JAX op runs in a step.
-TEMPO_STEP_CALLS = {"td": StepCalls(jit=8, store_reads=17, store_writes=12, deallocs=1),
+#: by ``benchmarks/tempo_call_count.py --scale-inc``, which wraps every schedule
+#: instruction's thunk, every ``jax.jit`` callable and every runtime tensor's read/write, and
+#: counts inside each time loop's body. 256 envs × 100 steps × 3×16×16, 3 iterations, with
+#: swap_bytes_min, min_block_store_tensor_point_size and incrementalize_mem_threshold scaled
+#: by the full run's sizes, so the storage and incrementalization decisions are the full
+#: run's: the backward is incrementalized to one time step (Tempo's "Inc round 0 ... 1000
+#: blocks of size 1" at 1000 steps) and runs inside the acting loop. Per step of a steady
+#: iteration: TD 1-step 15 jitted calls, TD 8-step 18; Monte-Carlo's acting loop 6 (its
+#: backward runs in loops of its own, about 6 calls per step, under the swap-in). An earlier
+#: count without the incrementalization threshold scaled (8 calls per TD step) saw the
+#: small run's schedule, a batched backward after the loop, not the full run's. n = 64
+#: was not run: it takes n = 8's count. No eager (non-jitted) JAX op runs in a step.
+TEMPO_STEP_CALLS = {"td": StepCalls(jit=15, store_reads=51, store_writes=36, deallocs=30),
+                    "td_n": StepCalls(jit=18, store_reads=55, store_writes=39, deallocs=33),
                     "mc": StepCalls(jit=6, store_reads=15, store_writes=10, deallocs=1)}
-#: Jitted calls per iteration outside the time loops (the batched backward, Adam, returns),
-#: counted by the same runs: 128 (TD 1-step) and 124 (Monte-Carlo) over 3 iterations.
-TEMPO_ITERATION_JIT_CALLS = 42
+#: Jitted calls per iteration outside the time loops (Adam, returns, the loss), counted by
+#: the same runs: 172 (TD 1-step) over 3 iterations, the first iteration's set-up included.
+TEMPO_ITERATION_JIT_CALLS = 57
+
+
+def step_calls(td_steps: int | None) -> StepCalls:
+    """Tempo's counted host operations per acting step: Monte-Carlo, TD 1-step, TD n > 1."""
+    return TEMPO_STEP_CALLS["mc" if td_steps is None else "td" if td_steps == 1 else "td_n"]
 
 
 @dataclass(frozen=True)
@@ -170,18 +253,34 @@ def _op(gpu: GpuModel, phase: str, shape: TempoShape, items: int, flops: float,
     return GpuTimes(t.host_s.reshape(()), t.device_s.reshape(()), t.active_s.reshape(()))
 
 
-def step_times(gpu: GpuModel, shape: TempoShape) -> tuple[GpuTimes, GpuTimes, GpuTimes]:
-    """One time step's env step, forward pass, and backward pass (B samples)."""
-    b, w = shape.envs, shape.weights
-    env = _op(gpu, "env_step", shape, b, 0.0, shape.step_bytes)
-    act = _op(gpu, "act", shape, b, 2.0 * b * w,
-              shape.step_bytes + F32 * w + F32 * b * shape.width)
-    # backward: dW of every layer and dX of all but the encoder (2·B·W flops each, about);
-    # reads the step's observations again and the weights, writes the step's gradient
-    # contribution and reads it back into the accumulator, which it reads and writes
-    learn = _op(gpu, "learn", shape, b, 4.0 * b * w,
-                shape.step_bytes + LEARN_WEIGHT_PASSES * F32 * w
-                + 2 * F32 * b * shape.width)
+def step_costs(shape: TempoShape, td_steps: int | None = 1,
+               fuse_reductions: bool = FUSE_REDUCTIONS) -> dict[str, tuple[float, float]]:
+    """(flops, bytes) of one time step's env step, forward and backward, from XLA's counted
+    law (``TEMPO_STEP_XLA``): the env step is its observations written (B·o, XLA's count of
+    Tempo's ``_step``), the forward the rest of the acting step, the backward the TD step
+    less the acting step (n-step TD), or Monte-Carlo's backward per step."""
+    mc = td_steps is None
+    acting = TEMPO_STEP_XLA["mc_act" if mc else "act"]
+    env_b = float(shape.step_bytes)
+    act = (acting.flops.at(shape), acting.bytes_at(shape, fuse_reductions) - env_b)
+    if mc:
+        lc = TEMPO_STEP_XLA["mc_learn"]
+        learn = (lc.flops.at(shape), lc.bytes_at(shape, fuse_reductions))
+    else:
+        td = TEMPO_STEP_XLA["td"]
+        learn = (td.flops.at(shape) - act[0],
+                 td.bytes_at(shape, fuse_reductions) - acting.bytes_at(shape, fuse_reductions))
+    return {"env_step": (0.0, env_b), "act": act, "learn": learn}
+
+
+def step_times(gpu: GpuModel, shape: TempoShape, td_steps: int | None = 1,
+               fuse_reductions: bool = FUSE_REDUCTIONS
+               ) -> tuple[GpuTimes, GpuTimes, GpuTimes]:
+    """One time step's env step, forward pass, and backward pass (B samples), costed from
+    XLA's counted flops and bytes (``step_costs``) on the GPU model."""
+    c = step_costs(shape, td_steps, fuse_reductions)
+    env, act, learn = (_op(gpu, ph, shape, shape.envs, *c[ph])
+                       for ph in ("env_step", "act", "learn"))
     return env, act, learn
 
 
@@ -190,8 +289,8 @@ def tempo_step(gpu: GpuModel, shape: TempoShape, td_steps: int | None,
     """One time step of the acting loop as Tempo-JAX runs it: on the host, the counted
     jitted calls × JAX's dispatch per call; on the GPU, the env step and the forward, and
     for n-step TD the backward of the step whose loss became known."""
-    env, act, learn = step_times(gpu, shape)
-    calls = TEMPO_STEP_CALLS["mc" if td_steps is None else "td"]
+    env, act, learn = step_times(gpu, shape, td_steps)
+    calls = step_calls(td_steps)
     gpu_part = env + act if td_steps is None else env + act + learn
     return GpuTimes(np.asarray(calls.jit * jit_dispatch_s), gpu_part.device_s,
                     gpu_part.active_s)
@@ -220,7 +319,7 @@ def reinforce(gpu: GpuModel, shape: TempoShape, td_steps: int | None, swap: bool
     Tempo-JAX issues it (``tempo_step``)."""
     t = shape.steps
     per_step = float(tempo_step(gpu, shape, td_steps, jit_dispatch_s).wall_s)
-    per_learn = float(step_times(gpu, shape)[2].device_s)
+    per_learn = float(step_times(gpu, shape, td_steps)[2].device_s)
     tail = _iteration_tail_s(gpu, shape, jit_dispatch_s)
     resident_steps = t if td_steps is None else min(t, td_steps + 1)
     need = resident_steps * (shape.step_bytes + F32 * shape.envs * shape.width) \

@@ -8,13 +8,17 @@ import pytest
 
 from rldse.sim.machine import Machine
 from rldse.studies.timerl_program import (
+    F32,
     JAX_JIT_DISPATCH_S,
     TEMPO_ITERATION_JIT_CALLS,
     TEMPO_STEP_CALLS,
+    TEMPO_STEP_XLA,
     TempoShape,
     ppo,
     ppo_baseline_need,
     reinforce,
+    step_calls,
+    step_costs,
     step_times,
     tempo_step,
 )
@@ -81,24 +85,49 @@ def test_td_step_host_time_is_counted_jit_calls_times_jax_dispatch(gpu):
 def test_td_iteration_is_its_steps_and_the_iteration_tail_whatever_n(gpu):
     s, cap = TempoShape(256, 1000, 256), int(gpu.spec.mem_bytes)
     env, act, learn = step_times(gpu, s)
-    host_s = TEMPO_STEP_CALLS["td"].jit * JAX_JIT_DISPATCH_S
-    step_s = max(host_s, float(env.device_s + act.device_s + learn.device_s))
     adam_s = float(gpu.kernel_times(2, 0, 7 * 4 * s.weights).device_s)
     tail_s = max(TEMPO_ITERATION_JIT_CALLS * JAX_JIT_DISPATCH_S, adam_s)
     for n in (1, 8, 64):
+        host_s = step_calls(n).jit * JAX_JIT_DISPATCH_S
+        step_s = max(host_s, float(env.device_s + act.device_s + learn.device_s))
         assert reinforce(gpu, s, n, True, cap).iter_s == pytest.approx(1000 * step_s + tail_s)
     # a dispatch long enough to exceed the GPU work makes the step host-bound
     slow = reinforce(gpu, s, 1, True, cap, 1e-3)
     assert slow.act_s == pytest.approx(1000 * TEMPO_STEP_CALLS["td"].jit * 1e-3)
-def test_backward_is_the_roofline_of_its_passes_over_observations_and_weights(gpu):
-    """One step's backward: the observations read, five weight-sized passes (weights, the
-    step's gradient contribution written and read back, the accumulator read and
-    written), activations and their gradients; 4·B·W flops."""
+def test_step_calls_are_tempos_counts_by_objective():
+    assert step_calls(None) == TEMPO_STEP_CALLS["mc"]
+    assert step_calls(1) == TEMPO_STEP_CALLS["td"] and step_calls(1).jit == 15
+    assert step_calls(8) == step_calls(64) == TEMPO_STEP_CALLS["td_n"]
+
+
+def test_backward_is_the_roofline_of_xlas_counted_bytes_and_flops(gpu):
+    """One step's backward: XLA's counted TD step less its acting step (per-sample gradient
+    products fused into their reductions), on the GPU roofline with the preset's kernels."""
     g, s = gpu.spec, TempoShape(256, 1000, 256)
+    td, act = TEMPO_STEP_XLA["td"], TEMPO_STEP_XLA["act"]
+    x = 256 * s.features
+    nbytes = (td.bytes.const - td.reduction_bytes.const - act.bytes.const
+              + (td.bytes.per_element - td.reduction_bytes.per_element
+                 - act.bytes.per_element) * x)
+    flops = td.flops.const - act.flops.const + (td.flops.per_element
+                                                - act.flops.per_element) * x
+    assert step_costs(s)["learn"] == (pytest.approx(flops), pytest.approx(nbytes))
     kernels = g.kernels_fixed["learn"] + g.kernels_per_layer["learn"] * s.layers
-    nbytes = s.step_bytes + 5 * 4 * s.weights + 2 * 4 * 256 * s.width
-    flops = 4.0 * 256 * s.weights
     compute_s = (flops + kernels * g.gemm_half_flops) / (g.fp32_tflops * 1e12 * g.gemm_efficiency)
     expect = kernels * g.kernel_overhead_s + max(compute_s, nbytes / (g.mem_bw_gbs * 1e9))
     assert float(step_times(gpu, s)[2].device_s) == pytest.approx(expect)
     assert float(step_times(gpu, s)[2].host_s) == pytest.approx(kernels * g.dispatch_s)
+
+
+def test_xla_count_agrees_with_the_hand_count_once_reductions_are_fused():
+    """At 3×256×256 XLA's TD step, per-sample products fused, is within 5 % of the former hand
+    count (observations written, read by the forward and the backward; six weight-sized
+    passes); as XLA:CPU compiles it, the products add 2 × 64 × 4 B per env × feature."""
+    s = TempoShape(256, 1000, 256)
+    hand = 3 * s.step_bytes + 6 * F32 * s.weights + 3 * F32 * 256 * s.width
+    xla = sum(b for _, b in step_costs(s, 1).values())
+    assert abs(xla / hand - 1) < 0.05
+    unfused = sum(b for _, b in step_costs(s, 1, fuse_reductions=False).values())
+    assert unfused - xla == pytest.approx(TEMPO_STEP_XLA["td"].reduction_bytes.at(s))
+    assert TEMPO_STEP_XLA["td"].reduction_bytes.per_element == pytest.approx(
+        2 * 64 * F32 + 2 * 64 * F32 / 32, rel=0.01)  # written, read; and the 32-wide partials
