@@ -119,6 +119,25 @@ def test_hand_written_dqn_trace_is_complete(dqn_trace):
     assert ops["dur_s"].sum() <= meta.wall_time_s
 
 
+def test_iters_count_env_steps_and_updates_and_can_be_given(tmp_path):
+    """Env-side rows take the env steps closed before them (a replay_add inside its env
+    step takes that step's), learn and sync their own count; ``iter=`` overrides."""
+    with _recording(tmp_path) as rec:
+        for _ in range(3):
+            with rec.phase("act"):
+                pass
+            with rec.phase("env_step"), rec.phase("replay_add"):
+                pass
+            with rec.phase("learn"), rec.phase("replay_sample"):
+                pass
+        with rec.phase("sync", items=1, iter=41):
+            pass
+    ops = load_trace(tmp_path / "run.parquet").ops.sort_values("start_s")
+    by = {p: ops.loc[ops["phase"] == p, "iter"].tolist() for p in set(ops["phase"])}
+    assert by["act"] == by["env_step"] == by["replay_add"] == [0, 1, 2]
+    assert by["learn"] == [0, 1, 2] and by["sync"] == [41]
+
+
 def _open_episode(ops) -> int:
     """Env steps after the last episode end (CartPole pays 1 per step)."""
     resets = ops[ops["phase"] == "env_reset"]["start_s"].to_numpy()
