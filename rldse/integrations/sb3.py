@@ -85,10 +85,12 @@ class RldseCallback(BaseCallback):
         self._rollout_steps = 0
         env_step = rec.kind("env_step")
         if on_policy:
+            rollout_add = rec.kind("rollout_add", items=model.n_steps * model.n_envs,
+                                   dtype="none")
             self._wrap(model.policy, "forward", self._act_on_policy(
                 rec.kind("act"), env_step, rec.kind("learn"), rec.kind("sync", items=1)))
-            self._wrap(model.policy, "predict_values", self._predict_values)
-            self._wrap(model.policy, "evaluate_actions", self._evaluate_actions)
+            self._wrap(model.policy, "predict_values", self._predict_values(rollout_add))
+            self._wrap(model.policy, "evaluate_actions", self._evaluate_actions(rollout_add))
             self._wrap(model.policy.optimizer, "step", self._optimizer_step)
             self.cuts.cut(rec.kind("sync", items=1))
         else:  # whether the acting network ran (not a random warm-up or epsilon action)
@@ -112,7 +114,7 @@ class RldseCallback(BaseCallback):
             if episode is not None:  # an empty env_reset row inside the step ends it
                 parent = self.cuts.open
                 self.cuts.cut(self._reset_code)
-                self.cuts.resume(parent)
+                self.cuts.back(parent)
                 self.rec.episode(float(episode["r"]))
         return True
 
@@ -153,10 +155,7 @@ class RldseCallback(BaseCallback):
                 parent = cuts.open
                 cuts.cut(code)
                 result = orig(*a, **k)  # an exception ends training: no row needed
-                if parent is None:
-                    cuts.gap()
-                else:
-                    cuts.resume(parent)
+                cuts.back(parent)
                 return result
             return wrapped
         return make
@@ -207,32 +206,34 @@ class RldseCallback(BaseCallback):
             return wrapped
         return make
 
-    def _predict_values(self, orig):
+    def _predict_values(self, rollout_add: int):
+        """The bootstrap value at a rollout's end is an act row; the handoff follows."""
         n_steps, cuts = self.model.n_steps, self.cuts
         work = self.rec.net_work("value", self.model.n_envs, backward=False)
         value = self.rec.kind("act", flops=work[0], bytes=work[1])
-        rollout_add = self.rec.kind("rollout_add", items=n_steps * self.model.n_envs,
-                                    dtype="none")
 
-        def wrapped(*a, **k):
-            if self._rollout_steps < n_steps:  # a truncated episode's value,
-                return orig(*a, **k)  # inside the step's bookkeeping
-            cuts.cut(value)
-            result = orig(*a, **k)
-            cuts.cut(rollout_add)
-            return result
-        return wrapped
+        def make(orig):
+            def wrapped(*a, **k):
+                if self._rollout_steps < n_steps:  # a truncated episode's value,
+                    return orig(*a, **k)  # inside the step's bookkeeping
+                cuts.cut(value)
+                result = orig(*a, **k)
+                cuts.cut(rollout_add)
+                return result
+            return wrapped
+        return make
 
-    def _evaluate_actions(self, orig):
+    def _evaluate_actions(self, rollout_add: int):
+        """The first minibatch's evaluation ends the handoff: learning starts."""
         cuts, learn = self.cuts, self.rec.kind("learn")
-        rollout_add = self.rec.kind("rollout_add", items=self.model.n_steps * self.model.n_envs,
-                                    dtype="none")
 
-        def wrapped(*a, **k):
-            if cuts.open is not None and cuts.codes[cuts.open] == rollout_add:
-                cuts.cut(learn)
-            return orig(*a, **k)
-        return wrapped
+        def make(orig):
+            def wrapped(*a, **k):
+                if cuts.open is not None and cuts.codes[cuts.open] == rollout_add:
+                    cuts.cut(learn)
+                return orig(*a, **k)
+            return wrapped
+        return make
 
     def _optimizer_step(self, orig):
         cuts, learn = self.cuts, self.rec.kind("learn")

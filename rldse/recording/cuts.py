@@ -32,8 +32,8 @@ GAP = 0
 
 
 class Cuts:
-    """The log. ``cut`` opens a row, ``resume`` returns to one, ``gap`` leaves every row;
-    ``open`` is the row the time now belongs to (None in a gap)."""
+    """The log. ``cut`` opens a row, ``back`` returns to one (or to none), ``gap`` leaves
+    every row; ``open`` is the row the time now belongs to (None in a gap)."""
 
     __slots__ = ("times", "codes", "open", "iters")
 
@@ -50,15 +50,15 @@ class Cuts:
         self.codes.append(code)
         return row
 
-    def resume(self, row: int) -> None:
+    def back(self, row: int | None) -> None:
+        """End the open tile here and return to row ``row`` (the one open when a nested
+        row was cut), or to no row (None)."""
         self.open = row
         self.times.append(perf_counter_ns())
-        self.codes.append(-row - 1)
+        self.codes.append(GAP if row is None else -row - 1)
 
     def gap(self) -> None:
-        self.open = None
-        self.times.append(perf_counter_ns())
-        self.codes.append(GAP)
+        self.back(None)
 
     def relabel(self, row: int, code: int) -> None:
         """Give row ``row`` another kind (``GAP``: drop it and every tile of it)."""

@@ -90,10 +90,7 @@ class _Phase:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        if self.parent is None:
-            self.cuts.gap()
-        else:
-            self.cuts.resume(self.parent)
+        self.cuts.back(self.parent)
 
 
 class Recording:
@@ -234,7 +231,7 @@ class Recording:
         if self._end_ns is None:
             self._end_ns = perf_counter_ns()
             self._recorded_wall_s = (self._end_ns - self._t0) / 1e9
-            before, after, counted = self._costs()
+            self._own = before, after, _ = self._costs()
             own_ns = float(before.sum() + after.sum()) + sum(ns for _, ns in self._counted)
             self._wall_s = max(self._recorded_wall_s - own_ns / 1e9, 0.0)
 
@@ -254,7 +251,7 @@ class Recording:
 
     def rows(self) -> Rows:
         self.stop()
-        return rows(self.cuts, self._end_ns, *self._costs())
+        return rows(self.cuts, self._end_ns, *self._own)
 
     def frame(self, r: Rows) -> pd.DataFrame:
         """The rows as an ops table (rldse.trace.OPS_COLUMNS), built by column."""
@@ -363,13 +360,9 @@ class CudaCuts(Cuts):
         self._record()
         return super().cut(code)
 
-    def resume(self, row: int) -> None:
+    def back(self, row: int | None) -> None:  # gap() too
         self._record()
-        super().resume(row)
-
-    def gap(self) -> None:
-        self._record()
-        super().gap()
+        super().back(row)
 
     def clear(self) -> None:
         super().clear()

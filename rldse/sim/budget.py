@@ -210,8 +210,9 @@ def per_run_s(trace: Trace, system: ResolvedSystem) -> float:
     of two: the first fills the per-trace caches, as the first of many runs does)."""
     if not is_small(trace, system):
         return estimate(trace, system).wall_s
-    _run(trace, system, *size(trace, system), memory=False)
-    return _run(trace, system, *size(trace, system), memory=False).wall_s
+    dims = size(trace, system)
+    _run(trace, system, *dims, memory=False)
+    return _run(trace, system, *dims, memory=False).wall_s
 
 
 def check_repeated(run_s: float, runs: int, limits: Limits, what: str) -> bool:

@@ -60,8 +60,6 @@ def configurations_verdict(verdicts: Iterable[Verdict]) -> Verdict:
     return "not reproduced"
 
 
-
-
 def _published_range(low: float, high: float, unit: str) -> str:
     if math.isinf(high):
         return f"≥ {low:g}{unit}"

@@ -63,13 +63,13 @@ def test_closed_before_counts_rows_closed_when_one_opens():
     assert closed_before(r, r.kind == ENV).tolist() == [0, 0, 1, 2]
 
 
-def test_cut_resume_gap_track_the_open_row():
+def test_cut_back_gap_track_the_open_row():
     c = Cuts()
     row = c.cut(ENV)
     assert c.open == row == 0
     c.cut(ADD)
     assert c.open == 1
-    c.resume(row)
+    c.back(row)
     assert c.open == 0 and c.codes[-1] == -1
     c.gap()
     assert c.open is None and list(c.codes) == [ENV, ADD, -1, GAP]
@@ -101,7 +101,7 @@ def test_cuda_cuts_sum_device_time_per_phase_between_events(monkeypatch):
     c.event = Event
     row = c.cut(ENV)   # event 0 ms
     c.cut(ADD)         # 10
-    c.resume(row)      # 20
+    c.back(row)        # 20
     c.gap()            # 30
     c.cut(LEARN)       # 40; summary adds the end at 50
     kinds = [None] + [Kind(n, "host", 1, 0, 0, 0, "none", False)
