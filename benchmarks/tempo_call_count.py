@@ -51,15 +51,21 @@ def main() -> None:
     ap.add_argument("--scale-inc", action="store_true",
                     help="also scale incrementalize_mem_threshold by the rollout's size ratio")
     a = ap.parse_args()
-    missing = [m for m in ("jax", "islpy", "torch", "gymnasium")
-               if importlib.util.find_spec(m) is None]
-    if missing or not (a.tempo / "tempo" / "runtime" / "executor").is_dir():
-        sys.exit("tempo_call_count: needs " + (", ".join(missing) + " installed" if missing
-                 else f"a Tempo checkout at --tempo (got {a.tempo})"))
+    check_setup("tempo_call_count", a.tempo)
     counts = run(a)
     for loop, (trips, c) in counts.items():
         print(f"{loop}: {trips} trips; per trip " + ", ".join(
             f"{k} {v / trips:.2f}" for k, v in sorted(c.items())))
+
+
+def check_setup(tool: str, tempo: Path) -> None:
+    """Exit with one line unless this Python has Tempo's dependencies and ``tempo`` is a
+    Tempo checkout."""
+    missing = [m for m in ("jax", "islpy", "torch", "gymnasium")
+               if importlib.util.find_spec(m) is None]
+    if missing or not (tempo / "tempo" / "runtime" / "executor").is_dir():
+        sys.exit(f"{tool}: needs " + (", ".join(missing) + " installed" if missing
+                 else f"a Tempo checkout at --tempo (got {tempo})"))
 
 
 def run(a: argparse.Namespace, on_jit=None, on_log=None

@@ -29,7 +29,11 @@ on 2 cores; run objectives in two processes to halve it):
     python benchmarks/tempo_xla_cost.py --tempo /tmp/tempo --sweep --objectives 1,8,mc \\
         --points 256x8,256x16,256x32,256x48 --steps 100 --iterations 3 \\
         --csv /tmp/tempo_xla_cost.csv
-    python benchmarks/tempo_xla_cost.py --tempo /tmp/tempo --fit-only --csv /tmp/tempo_xla_cost.csv
+    python benchmarks/tempo_xla_cost.py --fit-only --csv /tmp/tempo_xla_cost.csv
+
+A flag of another mode (one run, ``--sweep``, ``--fit-only``) is refused. Rollouts much
+shorter than 100 steps fail inside Tempo's incrementalization at a16e081 ("already inced"
+at 20 steps, with the thresholds scaled).
 """
 
 from __future__ import annotations
@@ -261,47 +265,67 @@ def report_fits(rows: list[dict]) -> None:
                   f"{c0 + c1 * FULL_STEP_FEATURES:.6g}")
 
 
+#: Flags of one mode each (``refuse`` names any given outside its mode), and the single
+#: run's defaults.
+SINGLE = {"objective": "1", "envs": 256, "side": 8}
+SWEEP = {"objectives": "1,8,mc", "points": "256x8,256x16,256x32,256x48"}
+RUN = ("tempo", "steps", "iterations", "out", "dump_hlo")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tempo", required=True, type=Path)
-    ap.add_argument("--objective", default="1", help="'mc' or the TD n (without --sweep)")
-    ap.add_argument("--envs", type=int, default=256)
-    ap.add_argument("--side", type=int, default=8)
-    ap.add_argument("--steps", type=int, default=100)
-    ap.add_argument("--iterations", type=int, default=3)
+    ap.add_argument("--tempo", type=Path, help="a Tempo source checkout (not with --fit-only)")
+    ap.add_argument("--objective", help="'mc' or the TD n (one run; default 1)")
+    ap.add_argument("--envs", type=int, help="one run (default 256)")
+    ap.add_argument("--side", type=int, help="one run (default 8)")
+    ap.add_argument("--steps", type=int)
+    ap.add_argument("--iterations", type=int)
     ap.add_argument("--sweep", action="store_true")
-    ap.add_argument("--objectives", default="1,8,mc")
-    ap.add_argument("--points", default="256x8,256x16,256x32,256x48",
-                    help="envs x side, comma separated")
+    ap.add_argument("--objectives", help="with --sweep (default 1,8,mc)")
+    ap.add_argument("--points", help="with --sweep: envs x side, comma separated "
+                    "(default 256x8,256x16,256x32,256x48)")
     ap.add_argument("--csv", type=Path, default=Path("/tmp/tempo_xla_cost.csv"))
     ap.add_argument("--fit-only", action="store_true", help="refit an existing --csv")
-    ap.add_argument("--out", type=Path, default=Path("/tmp/tempo_xla_cost"))
+    ap.add_argument("--out", type=Path)
     ap.add_argument("--dump-hlo", type=Path, default=None)
     a = ap.parse_args()
-    global DUMP_DIR
-    DUMP_DIR = a.dump_hlo
+    mode = "--fit-only" if a.fit_only else "--sweep" if a.sweep else "one run"
+    refuse(a, mode, [*SINGLE, *SWEEP, *RUN, "sweep"] if a.fit_only
+           else [*SINGLE] if a.sweep else [*SWEEP])
     if a.fit_only:
+        if not a.csv.is_file():
+            sys.exit(f"tempo_xla_cost: --csv {a.csv}: no such file (write it with --sweep)")
         with a.csv.open() as fh:
             rows = [with_fused({k: (v if k == "objective" else float(v))
                                 for k, v in r.items()}) for r in csv.DictReader(fh)]
         report_fits(rows)
         return
+    if a.tempo is None:
+        sys.exit(f"tempo_xla_cost: {mode} needs --tempo (a Tempo checkout)")
+    tempo_call_count.check_setup("tempo_xla_cost", a.tempo)
+    steps, iterations = a.steps or 100, a.iterations or 3
+    out = a.out or Path("/tmp/tempo_xla_cost")
+    global DUMP_DIR
+    DUMP_DIR = a.dump_hlo
     if not a.sweep:
-        r = measure(a.tempo, a.objective, a.envs, a.side, a.steps, a.iterations, a.out)
+        single = {k: SINGLE[k] if getattr(a, k) is None else getattr(a, k) for k in SINGLE}
+        r = measure(a.tempo, single["objective"], single["envs"], single["side"], steps,
+                    iterations, out)
         for name, (trips, c) in r["loops"].items():
             print(f"{name}: {trips} trips; per trip " + ", ".join(
                 f"{k} {c.get(k, 0):.4g}" for k in KEYS))
             for k, v in sorted(c.items()):
                 if k.startswith("bytes|") and v:
                     print(f"    {k}: {v:.4g} (reduction-only {c['red_' + k]:.4g})")
-        print("per time step:", row_of(a.objective, a.envs, a.side, a.steps, r))
+        print("per time step:", row_of(single["objective"], single["envs"], single["side"],
+                                       steps, r))
         return
     rows = []
-    for pt in a.points.split(","):
+    for pt in (a.points or SWEEP["points"]).split(","):
         envs, side = (int(v) for v in pt.split("x"))
-        for obj in a.objectives.split(","):
-            r = measure_isolated(a.tempo, obj, envs, side, a.steps, a.iterations, a.out)
-            rows.append(row_of(obj, envs, side, a.steps, r))
+        for obj in (a.objectives or SWEEP["objectives"]).split(","):
+            r = measure_isolated(a.tempo, obj, envs, side, steps, iterations, out)
+            rows.append(row_of(obj, envs, side, steps, r))
             print(rows[-1], flush=True)
             a.csv.parent.mkdir(parents=True, exist_ok=True)
             with a.csv.open("w", newline="") as fh:
@@ -309,6 +333,13 @@ def main() -> None:
                 w.writeheader()
                 w.writerows(rows)
     report_fits(rows)
+
+
+def refuse(a: argparse.Namespace, mode: str, names: list[str]) -> None:
+    """Exit with one line if a flag of another mode was given."""
+    given = [n for n in names if getattr(a, n) not in (None, False)]
+    if given:
+        sys.exit(f"tempo_xla_cost: --{given[0].replace('_', '-')} does not apply to {mode}")
 
 
 if __name__ == "__main__":
