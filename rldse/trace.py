@@ -150,7 +150,9 @@ class Trace:
         if self.transitions is not None:
             md[_TRANSITIONS_KEY] = _encode_frame(self.transitions)
         table = table.replace_schema_metadata(md)
-        return atomic_write(path, lambda tmp: pq.write_table(table, tmp, compression="zstd"))
+        categorical = [c for c, (kind, _) in OPS_COLUMNS.items() if kind == "category"]
+        return atomic_write(path, lambda tmp: pq.write_table(  # dictionaries pay only there
+            table, tmp, compression="zstd", use_dictionary=categorical))
 
 
 def normalize_ops(ops: pd.DataFrame, where: str) -> pd.DataFrame:
@@ -186,6 +188,11 @@ def _categorical_column(s: pd.Series, col: str, where: str) -> pd.Categorical:
     vocab = PHASES if col == "phase" else DTYPES if col == "dtype" else None
     if isinstance(s.dtype, pd.CategoricalDtype) and all(
             isinstance(c, str) for c in s.cat.categories):  # the work is on the categories
+        cats, codes = list(s.cat.categories), s.cat.codes.to_numpy()
+        if (cats == sorted(cats) and (vocab is None or set(vocab).issuperset(cats))
+                and codes.min(initial=0) >= 0
+                and np.bincount(codes, minlength=len(cats)).all()):
+            return s.array  # already canonical: every category used, sorted, known
         s = s.cat.remove_unused_categories()
         known = set(vocab) if vocab is not None else set(s.cat.categories)
         if known.issuperset(s.cat.categories):

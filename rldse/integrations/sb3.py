@@ -101,8 +101,8 @@ class RldseCallback(BaseCallback):
             self._wrap(model, "_store_transition", self._nested(rec.kind("replay_add")))
             self._wrap(model, "train", self._train)
             self._wrap(model.replay_buffer, "sample", self._nested(rec.kind("replay_sample")))
-        with rec.phase("env_reset", items=model.n_envs):
-            pass  # the run's first reset (done by SB3 before training): starts the curve
+        self._empty_row(rec.kind("env_reset", items=model.n_envs))  # the run's first reset
+        # (done by SB3 before training): starts the curve
 
     def _on_rollout_start(self) -> None:
         self._rollout_steps = 0
@@ -112,9 +112,7 @@ class RldseCallback(BaseCallback):
         for info in self.locals.get("infos", ()):
             episode = info.get("episode")
             if episode is not None:  # an empty env_reset row inside the step ends it
-                parent = self.cuts.open
-                self.cuts.cut(self._reset_code)
-                self.cuts.back(parent)
+                self._empty_row(self._reset_code)
                 self.rec.episode(float(episode["r"]))
         return True
 
@@ -133,6 +131,12 @@ class RldseCallback(BaseCallback):
         self.rec.save()
 
     # ---- tiles: one cut per boundary (rldse.recording.cuts) ---------------------------
+    def _empty_row(self, code: int) -> None:
+        """A row of kind ``code`` with no time, inside the open one."""
+        parent = self.cuts.open
+        self.cuts.cut(code)
+        self.cuts.back(parent)
+
     def _wrap(self, obj: Any, name: str, make) -> None:
         if name in vars(obj):
             raise RldseError(f"{type(obj).__name__}.{name} is already replaced on this "
@@ -197,7 +201,7 @@ class RldseCallback(BaseCallback):
 
         def make(orig):
             def wrapped(*a, **k):
-                if cuts.open is not None and cuts.codes[cuts.open] == learn:
+                if cuts.open is not None and cuts.code(cuts.open) == learn:
                     cuts.relabel(cuts.open, sync)
                 cuts.cut(act)
                 result = orig(*a, **k)
@@ -229,7 +233,7 @@ class RldseCallback(BaseCallback):
 
         def make(orig):
             def wrapped(*a, **k):
-                if cuts.open is not None and cuts.codes[cuts.open] == rollout_add:
+                if cuts.open is not None and cuts.code(cuts.open) == rollout_add:
                     cuts.cut(learn)
                 return orig(*a, **k)
             return wrapped

@@ -8,10 +8,11 @@ row loses the inner one's time and recording cost. Integrations that tile a loop
 back-to-back operations (rldse.integrations.sb3) cut directly, one clock read per
 boundary, with kinds registered by ``Recording.kind``.
 
-The recorder's own time is calibrated when the recording starts (RL-Scope's calibration,
-Gleeson et al., MLSys 2021) and removed: the cost of a bare cut, and a phase's extra cost
-(building its context manager, entering and leaving it), which falls before its first
-cut. Each row loses the part of its cuts' cost inside it; the trace's wall time
+The recorder's own time is calibrated in tight loops on a scratch log (RL-Scope's
+calibration, Gleeson et al., MLSys 2021) and removed: the cost of a bare cut (when the
+recording starts), and a phase's extra cost (building its context manager, entering and
+leaving it), which falls before its first cut (calibrated when first needed: a loop cut
+only by an integration never pays it). Each row loses the part of its cuts' cost inside it; the trace's wall time
 (``Recording.stop``) and every row's start lose the recorder's whole time before them, and
 the time spent counting work, so the gaps between rows (which the actor-learner program
 reads as IPC handoffs) are the loop's, not the recorder's.
@@ -47,8 +48,8 @@ from rldse.trace import PHASES, Trace
 if TYPE_CHECKING:
     import pandas as pd
 
-#: Calibration: blocks of bare cuts and of empty phases, timed; the medians are the costs.
-_CALIBRATION_BLOCKS = 20
+#: Calibration: blocks of bare cuts (or of empty phases), timed; the median is the cost.
+_CALIBRATION_BLOCKS = 15
 _CALIBRATION_PER_BLOCK = 100
 #: Phases the environment side runs (items = envs, iter = vector step); others: learner.
 _ENV_PHASES = frozenset({"env_reset", "env_step", "act", "replay_add"})
@@ -133,8 +134,8 @@ class Recording:
         self._codes: dict[tuple, int] = {}
         self._counted: list[tuple[int, int]] = []  # (cuts so far, ns spent counting work)
         self.cuts = _cuts(nets)
-        self.cut_cost_ns, self.phase_cost_ns = self._calibrate()
-        self._counted.clear()
+        self.cut_cost_ns = self._calibrate_cut()
+        self._phase_cost_ns: float | None = None
         self._t0 = perf_counter_ns()
         self._end_ns: int | None = None
         self._wall_s: float | None = None
@@ -203,24 +204,31 @@ class Recording:
         self._counted.append((len(self.cuts), perf_counter_ns() - t0))
         return work
 
-    def _calibrate(self) -> tuple[float, float]:
-        """(median cost of a bare cut; median whole cost of an empty phase), in ns, over
-        blocks of each, timed in a tight loop."""
-        cuts, code = self.cuts, self.kind("env_step")
-        bare, phase = [], []
-        for _ in range(_CALIBRATION_BLOCKS):
-            t0 = perf_counter_ns()
+    def _calibrate_cut(self) -> float:
+        """Median cost of a bare cut (ns), over blocks of cut-and-gap pairs on a scratch log."""
+        scratch, code = type(self.cuts)(), self.kind("env_step")
+
+        def block() -> None:
             for _ in range(_CALIBRATION_PER_BLOCK):
-                cuts.cut(code)
-                cuts.gap()
-            bare.append((perf_counter_ns() - t0) / (2 * _CALIBRATION_PER_BLOCK))
-            t0 = perf_counter_ns()
-            for _ in range(_CALIBRATION_PER_BLOCK):
-                with self.phase("env_step"):
-                    pass
-            phase.append((perf_counter_ns() - t0) / _CALIBRATION_PER_BLOCK)
-        cuts.clear()
-        return float(statistics.median(bare)), float(statistics.median(phase))
+                scratch.cut(code)
+                scratch.gap()
+        return _median_block_ns(block, 2 * _CALIBRATION_PER_BLOCK)
+
+    @property
+    def phase_cost_ns(self) -> float:
+        """Median whole cost of an empty ``with rec.phase(...)`` (ns), calibrated once, on
+        first need, on a scratch log (swapped in for the recording's own)."""
+        if self._phase_cost_ns is None:
+            def block() -> None:
+                for _ in range(_CALIBRATION_PER_BLOCK):
+                    with self.phase("env_step"):
+                        pass
+            cuts, self.cuts = self.cuts, type(self.cuts)()
+            try:
+                self._phase_cost_ns = _median_block_ns(block, _CALIBRATION_PER_BLOCK)
+            finally:
+                self.cuts = cuts
+        return self._phase_cost_ns
 
     # ---- the trace ---------------------------------------------------------------
     def stop(self) -> None:
@@ -231,18 +239,19 @@ class Recording:
         if self._end_ns is None:
             self._end_ns = perf_counter_ns()
             self._recorded_wall_s = (self._end_ns - self._t0) / 1e9
-            self._own = before, after, _ = self._costs()
+            self._log = self.cuts.arrays()
+            self._own = before, after, _ = self._costs(self._log[1])
             own_ns = float(before.sum() + after.sum()) + sum(ns for _, ns in self._counted)
             self._wall_s = max(self._recorded_wall_s - own_ns / 1e9, 0.0)
 
-    def _costs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per cut: the recorder's time before its clock read, after it, and the time spent
-        counting work before it (cumulative)."""
-        codes = np.frombuffer(self.cuts.codes, dtype=np.int64)
-        extra = max(self.phase_cost_ns - 2 * self.cut_cost_ns, 0.0)
+    def _costs(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per cut (of kind ``codes``): the recorder's time before its clock read, after it,
+        and the time spent counting work before it (cumulative)."""
         api = np.array([k is not None and k.phase_api for k in self.kinds])
         before = np.full(len(codes), self.cut_cost_ns / 2)
-        before[api[np.maximum(codes, 0)]] += extra  # a phase's build and entry precede its cut
+        if api.any():  # a phase's build and entry precede its cut
+            before[api[np.maximum(codes, 0)]] += max(self.phase_cost_ns - 2 * self.cut_cost_ns,
+                                                     0.0)
         after = np.full(len(codes), self.cut_cost_ns / 2)
         counted = np.zeros(len(codes) + 1)
         for at, ns in self._counted:
@@ -251,7 +260,7 @@ class Recording:
 
     def rows(self) -> Rows:
         self.stop()
-        return rows(self.cuts, self._end_ns, *self._own)
+        return rows(*self._log, self._end_ns, *self._own)
 
     def frame(self, r: Rows) -> pd.DataFrame:
         """The rows as an ops table (rldse.trace.OPS_COLUMNS), built by column."""
@@ -262,9 +271,15 @@ class Recording:
         def column(field: str) -> np.ndarray:
             return np.array([getattr(k, field) for k in kinds])[r.kind]
 
-        def categorical(field: str) -> pd.Categorical:
-            labels, codes = np.unique([getattr(k, field) for k in kinds], return_inverse=True)
-            return pd.Categorical.from_codes(codes[r.kind], categories=labels.tolist())
+        present = np.zeros(len(kinds), dtype=bool)
+        present[r.kind] = True
+
+        def categorical(field: str) -> pd.Categorical:  # canonical: used categories, sorted
+            values = [getattr(k, field) for k in kinds]
+            labels = sorted({v for v, p in zip(values, present, strict=True) if p})
+            code = {label: i for i, label in enumerate(labels)}
+            lookup = np.array([code.get(v, -1) for v in values])
+            return pd.Categorical.from_codes(lookup[r.kind], categories=labels)
 
         phase = categorical("name")
         return pd.DataFrame({
@@ -296,7 +311,7 @@ class Recording:
 
         self.stop()
         if self.cuts.open is not None:
-            name = self.kinds[self.cuts.codes[self.cuts.open]].name
+            name = self.kinds[self.cuts.code(self.cuts.open)].name
             raise RldseError(f"phase '{name}' is still open", where="recording")
         r = self.rows()
         ops = self.frame(r)
@@ -306,7 +321,7 @@ class Recording:
             raise RldseError(f"the {self.loop.name} loop recorded no '{missing[0]}' phase; "
                              f"its program ({self.workload}) needs "
                              f"{', '.join(self.loop.required)}", where="recording")
-        self._check_episodes(ops)
+        self._check_episodes(r)
         info = dict(self.info, recorded_wall_s=self._recorded_wall_s)
         if isinstance(self.cuts, CudaCuts):
             info["cuda"] = self.cuts.summary(self.kinds)
@@ -316,15 +331,18 @@ class Recording:
                            episode_returns=self.returns, wall_time_s=self._wall_s,
                            frames=[ops], overhead_ns=self.cut_cost_ns)
 
-    def _check_episodes(self, ops: pd.DataFrame) -> None:
+    def _check_episodes(self, r: Rows) -> None:
         """Returns are placed on env steps by the env_reset rows that end their episodes
         (rldse.sim.target): each worker's first reset starts the run, the others end one
         episode per env reset."""
         if not self.returns:
             return
-        resets = ops[ops["phase"] == "env_reset"]
-        firsts = resets.groupby("worker", sort=False)["items"].first()
-        ends = int(resets["items"].sum() - firsts.sum())
+        resets = [k.name == "env_reset" for k in self.kinds[1:]]
+        codes = r.kind[np.isin(r.kind, 1 + np.flatnonzero(resets))]
+        items = np.array([k.items if k else 0 for k in self.kinds])[codes]
+        workers = np.array([k.worker if k else "" for k in self.kinds])[codes]
+        _, first = np.unique(workers, return_index=True)
+        ends = int(items.sum() - items[first].sum())
         if ends != len(self.returns):
             raise RldseError(f"{len(self.returns)} episode returns, but {ends} episode ends "
                              "(env_reset phases after the first): record an env_reset for "
@@ -332,6 +350,17 @@ class Recording:
 
     def save(self) -> Path:
         return self.trace().save(self.path)
+
+
+def _median_block_ns(block, per_block: int) -> float:
+    """Median over timed calls of ``block()`` of the time per one of its ``per_block``
+    operations (ns)."""
+    costs = []
+    for _ in range(_CALIBRATION_BLOCKS):
+        t0 = perf_counter_ns()
+        block()
+        costs.append((perf_counter_ns() - t0) / per_block)
+    return float(statistics.median(costs))
 
 
 def _cuts(nets: dict[str, Network]) -> Cuts:
@@ -375,8 +404,9 @@ class CudaCuts(Cuts):
         self._record()  # the last tile's end
         torch.cuda.synchronize()
         device_s: dict[str, float] = {}
-        for i, code in enumerate(self.codes):
-            kind = kinds[code if code >= 0 else self.codes[-code - 1]]
+        codes = self.arrays()[1].tolist()
+        for i, code in enumerate(codes):
+            kind = kinds[code if code >= 0 else codes[-code - 1]]
             if kind is not None:  # a row's tile (not a gap, nor a dropped row's)
                 s = self.events[i].elapsed_time(self.events[i + 1]) / 1e3
                 device_s[kind.name] = device_s.get(kind.name, 0.0) + s
