@@ -73,7 +73,12 @@ class Cuts:
         self.codes.append(GAP if row is None else -row - 1)
 
     def gap(self) -> None:
-        self.back(None)
+        """End the open tile here and leave every row (``back(None)``, one call less)."""
+        self.open = None
+        if len(self.codes) == SPILL:
+            self._spill()
+        self.times.append(perf_counter_ns())
+        self.codes.append(GAP)
 
     def code(self, row: int) -> int:
         """The kind of row ``row``."""

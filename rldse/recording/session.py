@@ -389,9 +389,13 @@ class CudaCuts(Cuts):
         self._record()
         return super().cut(code)
 
-    def back(self, row: int | None) -> None:  # gap() too
+    def back(self, row: int | None) -> None:
         self._record()
         super().back(row)
+
+    def gap(self) -> None:
+        self._record()
+        super().gap()
 
     def clear(self) -> None:
         super().clear()
