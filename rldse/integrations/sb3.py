@@ -10,7 +10,8 @@ them, the wrappers cost about 2 µs per step on PPO and 7 µs on DQN, CartPole
 (``benchmarks/sb3_recorder_overhead.py``):
 
 - off-policy (DQN, SAC; ``dqn`` or ``ddpg`` program): ``act`` is ``_sample_action``
-  (flops 0 when the network did not run: warm-up and epsilon-greedy random actions);
+  (flops 0 when it sampled the action space instead of running the network: warm-up and
+  epsilon-greedy random actions);
   ``env_step`` runs from its end to the next action or the rollout's end: the vector
   env's step (episode resets included: SB3 resets inside it) and the loop's bookkeeping
   (callbacks, info buffer, exploration schedule, DQN's target copy, logging), less
@@ -65,7 +66,7 @@ class RldseCallback(BaseCallback):
         self.seed = seed
         self.rec: Recording | None = None
         self._restore: list[tuple[Any, str]] = []
-        self._ran = False  # the acting network ran during the current act
+        self._random = False  # the current act sampled the action space (no network)
 
     # ---- SB3 hooks -----------------------------------------------------------------
     def _on_training_start(self) -> None:
@@ -93,9 +94,8 @@ class RldseCallback(BaseCallback):
             self._wrap(model.policy, "evaluate_actions", self._evaluate_actions(rollout_add))
             self._wrap(model.policy.optimizer, "step", self._optimizer_step)
             self.cuts.cut(rec.kind("sync", items=1))
-        else:  # whether the acting network ran (not a random warm-up or epsilon action)
-            self._wrap(model.policy.actor if isinstance(model, SAC) else model.q_net,
-                       "forward", self._mark_ran)
+        else:  # a random act (warm-up, epsilon-greedy) samples the action space: no network
+            self._wrap(model.action_space, "sample", self._mark_random)
             self._wrap(model, "_sample_action", self._sample_action(
                 rec.kind("act"), rec.kind("act", flops=0, bytes=0, dtype="none"), env_step))
             self._wrap(model, "_store_transition", self._nested(rec.kind("replay_add")))
@@ -140,9 +140,9 @@ class RldseCallback(BaseCallback):
         setattr(obj, name, make(getattr(obj, name)))
         self._restore.append((obj, name))
 
-    def _mark_ran(self, orig):
+    def _mark_random(self, orig):
         def wrapped(*a, **k):
-            self._ran = True
+            self._random = True
             return orig(*a, **k)
         return wrapped
 
@@ -162,16 +162,16 @@ class RldseCallback(BaseCallback):
 
     # ---- off-policy ------------------------------------------------------------------
     def _sample_action(self, act: int, act_random: int, env_step: int):
-        """An act row around the action (flops and bytes 0 if the network did not run),
+        """An act row around the action (flops and bytes 0 if it sampled the action space),
         then the env step's."""
         cuts = self.cuts
 
         def make(orig):
             def wrapped(*a, **k):
-                self._ran = False
+                self._random = False
                 row = cuts.cut(act)
                 result = orig(*a, **k)
-                if not self._ran:
+                if self._random:
                     cuts.relabel(row, act_random)
                 cuts.cut(env_step)
                 return result

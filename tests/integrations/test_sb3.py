@@ -76,8 +76,10 @@ def test_other_algorithms_record_and_simulate(tmp_path, capsys, algo, env_id, st
     ops = trace.ops
     if workload != "actor_learner":
         acts = ops[ops["phase"] == "act"]
-        # warm-up actions are random: no network ran; afterwards (SAC) it does
+        # warm-up actions are random: no network ran; afterwards it does (DQN: but for its
+        # 5 % epsilon-greedy random actions)
         assert (acts["flops"].iloc[:100] == 0).all()
+        assert (acts["flops"].iloc[100:] > 0).mean() > 0.8
         assert (ops["phase"] == "replay_sample").sum() == (ops["phase"] == "learn").sum() > 0
     assert main(["simulate", str(path), "--system", "examples/dgx1_like.yaml"]) == 0
     capsys.readouterr()
