@@ -43,8 +43,21 @@ from tests.search import stand_in
 stand_in.register()
 from rldse.search import run_study
 barrier = Path({barrier!r})
-(barrier / str({k})).touch()
-while len(list(barrier.iterdir())) < 2:
+simulate_one = stand_in.program
+
+
+def program(machine):  # the first trial waits until the other process has one running:
+    if not (barrier / "trial{k}").exists():  # both take part, however fast either starts
+        (barrier / "trial{k}").touch()
+        deadline = time.monotonic() + 60
+        while len(list(barrier.glob("trial*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+    return simulate_one(machine)
+
+
+stand_in.program = program
+(barrier / "start{k}").touch()
+while len(list(barrier.glob("start*"))) < 2:
     time.sleep(0.01)
 report = run_study({path!r}, storage={url!r}, resume=True, progress=False)
 print(report.finished_now)
