@@ -14,11 +14,12 @@ medians of the paired differences (CPU and wall), the recorder time the trace it
 removes (the tight-loop calibrated cost of its cuts and the work counting; in situ a step
 costs several times more, as the loop evicts the recorder from the caches), the trace's
 wall time over the untraced loop's (what the trace keeps of the recorder: its error as a
-record of the unrecorded loop, within wall-time noise), the host load, and PASS/FAIL of the whole's CPU-time median against 5 %. Once-per-process costs (the host
-fingerprint, importing pandas and pyarrow to write the trace), which every capture in a
-process shares, are measured first and printed apart; counting the network's work (cached
-per process by the network's structure, about 12 ms for SB3's CartPole nets) is paid by
-the warm-up capture.
+record of the unrecorded loop, within wall-time noise), the host load, and PASS/FAIL of the
+whole's CPU-time median against 5 %. Once-per-process costs (the host fingerprint,
+importing pandas and pyarrow to write the trace), which every capture in a process shares,
+are measured first and printed apart; counting the network's work (cached per process by
+the network's structure, about 12 ms for SB3's CartPole nets) is paid by the warm-up
+capture.
 
     python benchmarks/sb3_recorder_overhead.py [--algos PPO DQN] [--steps 4096] [--rounds 25]
 """

@@ -101,8 +101,8 @@ class RldseCallback(BaseCallback):
             self._wrap(model, "_store_transition", self._nested(rec.kind("replay_add")))
             self._wrap(model, "train", self._train)
             self._wrap(model.replay_buffer, "sample", self._nested(rec.kind("replay_sample")))
-        self._empty_row(rec.kind("env_reset", items=model.n_envs))  # the run's first reset
-        # (done by SB3 before training): starts the curve
+        # the run's first reset (done by SB3 before training): starts the curve
+        self._empty_row(rec.kind("env_reset", items=model.n_envs))
 
     def _on_step(self) -> bool:
         for info in self.locals.get("infos", ()):
@@ -197,7 +197,7 @@ class RldseCallback(BaseCallback):
 
         def make(orig):
             def wrapped(*a, **k):
-                if cuts.open is not None and cuts.code(cuts.open) == learn:
+                if cuts.open_code() == learn:
                     cuts.relabel(cuts.open, sync)
                 cuts.cut(act)
                 result = orig(*a, **k)
@@ -229,7 +229,7 @@ class RldseCallback(BaseCallback):
 
         def make(orig):
             def wrapped(*a, **k):
-                if cuts.open is not None and cuts.code(cuts.open) == rollout_add:
+                if cuts.open_code() == rollout_add:
                     cuts.cut(learn)
                 return orig(*a, **k)
             return wrapped

@@ -73,17 +73,16 @@ class Cuts:
         self.codes.append(GAP if row is None else -row - 1)
 
     def gap(self) -> None:
-        """End the open tile here and leave every row (``back(None)``, one call less)."""
-        self.open = None
-        if len(self.codes) == SPILL:
-            self._spill()
-        self.times.append(perf_counter_ns())
-        self.codes.append(GAP)
+        self.back(None)
 
     def code(self, row: int) -> int:
         """The kind of row ``row``."""
         at = row - len(self._blocks) * SPILL
         return self.codes[at] if at >= 0 else int(self._blocks[row // SPILL][1][row % SPILL])
+
+    def open_code(self) -> int:
+        """The kind of the open row (``GAP`` in a gap)."""
+        return GAP if self.open is None else self.code(self.open)
 
     def relabel(self, row: int, code: int) -> None:
         """Give row ``row`` another kind (``GAP``: drop it and every tile of it)."""

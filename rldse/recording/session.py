@@ -12,10 +12,10 @@ The recorder's own time is calibrated in tight loops on a scratch log (RL-Scope'
 calibration, Gleeson et al., MLSys 2021) and removed: the cost of a bare cut (when the
 recording starts), and a phase's extra cost (building its context manager, entering and
 leaving it), which falls before its first cut (calibrated when first needed: a loop cut
-only by an integration never pays it). Each row loses the part of its cuts' cost inside it; the trace's wall time
-(``Recording.stop``) and every row's start lose the recorder's whole time before them, and
-the time spent counting work, so the gaps between rows (which the actor-learner program
-reads as IPC handoffs) are the loop's, not the recorder's.
+only by an integration never pays it). Each row loses the part of its cuts' cost inside
+it; the trace's wall time (``Recording.stop``) and every row's start lose the recorder's
+whole time before them, and the time spent counting work, so the gaps between rows (which
+the actor-learner program reads as IPC handoffs) are the loop's, not the recorder's.
 
 Defaults, each overridable per phase: ``iter`` is the vector env step for env-side phases
 (``env_step``, ``act``, ...), the learner update for ``learn`` and the iteration for
@@ -311,7 +311,7 @@ class Recording:
 
         self.stop()
         if self.cuts.open is not None:
-            name = self.kinds[self.cuts.code(self.cuts.open)].name
+            name = self.kinds[self.cuts.open_code()].name
             raise RldseError(f"phase '{name}' is still open", where="recording")
         r = self.rows()
         ops = self.frame(r)
@@ -337,8 +337,8 @@ class Recording:
         episode per env reset."""
         if not self.returns:
             return
-        resets = [k.name == "env_reset" for k in self.kinds[1:]]
-        codes = r.kind[np.isin(r.kind, 1 + np.flatnonzero(resets))]
+        reset = np.array([k is not None and k.name == "env_reset" for k in self.kinds])
+        codes = r.kind[reset[r.kind]]
         items = np.array([k.items if k else 0 for k in self.kinds])[codes]
         workers = np.array([k.worker if k else "" for k in self.kinds])[codes]
         _, first = np.unique(workers, return_index=True)
@@ -389,13 +389,9 @@ class CudaCuts(Cuts):
         self._record()
         return super().cut(code)
 
-    def back(self, row: int | None) -> None:
+    def back(self, row: int | None) -> None:  # gap() too
         self._record()
         super().back(row)
-
-    def gap(self) -> None:
-        self._record()
-        super().gap()
 
     def clear(self) -> None:
         super().clear()

@@ -67,13 +67,13 @@ def test_closed_before_counts_rows_closed_when_one_opens():
 def test_cut_back_gap_track_the_open_row():
     c = Cuts()
     row = c.cut(ENV)
-    assert c.open == row == 0
+    assert c.open == row == 0 and c.open_code() == ENV
     c.cut(ADD)
     assert c.open == 1
     c.back(row)
     assert c.open == 0 and c.codes[-1] == -1
     c.gap()
-    assert c.open is None and list(c.codes) == [ENV, ADD, -1, GAP]
+    assert c.open is None and c.open_code() == GAP and list(c.codes) == [ENV, ADD, -1, GAP]
     assert list(c.times) == sorted(c.times)
     c.clear()
     assert len(c) == 0 and c.open is None
