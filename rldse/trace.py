@@ -144,7 +144,7 @@ class Trace:
         import pyarrow.parquet as pq
 
         path = Path(path)
-        table = pa.Table.from_pandas(self.ops, preserve_index=False)
+        table = pa.Table.from_pandas(self.ops, preserve_index=False, nthreads=1)
         md = dict(table.schema.metadata or {})
         md[_META_KEY] = self.meta.model_dump_json().encode()
         if self.transitions is not None:

@@ -4,10 +4,10 @@ run as a Trace (rldse.recording), with no other change to the user's code.
 At ``_on_training_start`` the callback wraps a few of the model's methods (instance
 attributes, restored at ``_on_training_end``) and tiles the loop's time into phases, so
 that the trace holds the whole loop, SB3's own bookkeeping included. Each boundary
-between tiles is one cut (rldse.recording.cuts: one clock read, two list appends); in situ,
-where the loop's own work leaves the interpreter's caches and branch predictors cold for
-them, the wrappers cost about 2 µs per step on PPO and 7 µs on DQN, CartPole
-(``benchmarks/sb3_recorder_overhead.py``):
+between tiles is one cut (rldse.recording.cuts: one clock read, two list appends), made
+inline in the wrappers that run every step: in situ, where the loop's own work leaves the
+interpreter's caches and branch predictors cold, a method call costs as much as the cut
+itself (``benchmarks/sb3_recorder_overhead.py``):
 
 - off-policy (DQN, SAC; ``dqn`` or ``ddpg`` program): ``act`` is ``_sample_action``
   (flops 0 when it sampled the action space instead of running the network: warm-up and
@@ -34,6 +34,7 @@ marks each (the reset's own time is inside ``env_step``) and the return goes to 
 from __future__ import annotations
 
 from pathlib import Path
+from time import perf_counter_ns
 from typing import Any
 
 from rldse.errors import RldseError
@@ -66,7 +67,6 @@ class RldseCallback(BaseCallback):
         self.seed = seed
         self.rec: Recording | None = None
         self._restore: list[tuple[Any, str]] = []
-        self._random = False  # the current act sampled the action space (no network)
 
     # ---- SB3 hooks -----------------------------------------------------------------
     def _on_training_start(self) -> None:
@@ -88,21 +88,27 @@ class RldseCallback(BaseCallback):
         if on_policy:
             rollout_add = rec.kind("rollout_add", items=model.n_steps * model.n_envs,
                                    dtype="none")
-            self._wrap(model.policy, "forward", self._act_on_policy(
-                rec.kind("act"), env_step, rec.kind("learn"), rec.kind("sync", items=1)))
+            self._wrap(model.policy, "forward", self._act_on_policy(rec.kind("act"), env_step))
             self._wrap(model.policy, "predict_values", self._predict_values(rollout_add))
             self._wrap(model.policy, "evaluate_actions", self._evaluate_actions(rollout_add))
             self._wrap(model.policy.optimizer, "step", self._optimizer_step)
             self.cuts.cut(rec.kind("sync", items=1))
         else:  # a random act (warm-up, epsilon-greedy) samples the action space: no network
-            self._wrap(model.action_space, "sample", self._mark_random)
-            self._wrap(model, "_sample_action", self._sample_action(
-                rec.kind("act"), rec.kind("act", flops=0, bytes=0, dtype="none"), env_step))
+            act = rec.kind("act")
+            self._wrap(model.action_space, "sample", self._mark_random(
+                act, rec.kind("act", flops=0, bytes=0, dtype="none")))
+            self._wrap(model, "_sample_action", self._sample_action(act, env_step))
             self._wrap(model, "_store_transition", self._nested(rec.kind("replay_add")))
             self._wrap(model, "train", self._train)
             self._wrap(model.replay_buffer, "sample", self._nested(rec.kind("replay_sample")))
         # the run's first reset (done by SB3 before training): starts the curve
         self._empty_row(rec.kind("env_reset", items=model.n_envs))
+
+    def _on_rollout_start(self) -> None:
+        """On-policy: the tile open since the last optimizer step (logging, mode switches,
+        the buffer's reset; until the first act) was the parameter hand-back, a sync."""
+        if not self._off_policy and self.cuts.open_code() == self.rec.kind("learn"):
+            self.cuts.relabel(self.cuts.open, self.rec.kind("sync", items=1))
 
     def _on_step(self) -> bool:
         for info in self.locals.get("infos", ()):
@@ -140,68 +146,95 @@ class RldseCallback(BaseCallback):
         setattr(obj, name, make(getattr(obj, name)))
         self._restore.append((obj, name))
 
-    def _mark_random(self, orig):
-        def wrapped(*a, **k):
-            self._random = True
-            return orig(*a, **k)
-        return wrapped
-
-    def _nested(self, code: int):
-        """A wrapper maker: each call is a row of kind ``code`` inside the open one."""
+    def _mark_random(self, act: int, act_random: int):
+        """A sampled action inside an act makes it a random one (flops and bytes 0)."""
         cuts = self.cuts
 
         def make(orig):
             def wrapped(*a, **k):
+                if cuts.open_code() == act:
+                    cuts.relabel(cuts.open, act_random)
+                return orig(*a, **k)
+            return wrapped
+        return make
+
+    def _nested(self, code: int):
+        """A wrapper maker: each call is a row of kind ``code`` inside the open one (cut
+        inline, Cuts' docstring)."""
+        cuts = self.cuts
+        codes, clock, log = cuts.codes, cuts.times.append, cuts.codes.append
+
+        def make(orig):
+            def wrapped(*a, **k):
                 parent = cuts.open
-                cuts.cut(code)
+                cuts.open = cuts.base + len(codes)
+                clock(perf_counter_ns())
+                log(code)
                 result = orig(*a, **k)  # an exception ends training: no row needed
-                cuts.back(parent)
+                cuts.open = parent
+                clock(perf_counter_ns())
+                log(GAP if parent is None else -parent - 1)
                 return result
             return wrapped
         return make
 
     # ---- off-policy ------------------------------------------------------------------
-    def _sample_action(self, act: int, act_random: int, env_step: int):
-        """An act row around the action (flops and bytes 0 if it sampled the action space),
-        then the env step's."""
+    def _sample_action(self, act: int, env_step: int):
+        """An act row around the action, then the env step's (cut inline, spilling first:
+        once a step bounds the lists; Cuts' docstring)."""
         cuts = self.cuts
+        codes, clock, log = cuts.codes, cuts.times.append, cuts.codes.append
 
         def make(orig):
             def wrapped(*a, **k):
-                self._random = False
-                row = cuts.cut(act)
+                if len(codes) >= cuts.spill_at:
+                    cuts.spill()
+                cuts.open = cuts.base + len(codes)  # _mark_random relabels it
+                clock(perf_counter_ns())
+                log(act)
                 result = orig(*a, **k)
-                if self._random:
-                    cuts.relabel(row, act_random)
-                cuts.cut(env_step)
+                cuts.open = cuts.base + len(codes)  # the store nests in it
+                clock(perf_counter_ns())
+                log(env_step)
                 return result
             return wrapped
         return make
 
     def _train(self, orig):
+        """A learn row around the update (cut inline; replay_sample nests in it)."""
         flops, nbytes = _learn_work(self.model, self.rec)
         cuts, code = self.cuts, self.rec.kind("learn", flops=flops, bytes=nbytes)
+        codes, clock, log = cuts.codes, cuts.times.append, cuts.codes.append
 
         def wrapped(*a, **k):
-            cuts.cut(code)
+            cuts.open = cuts.base + len(codes)
+            clock(perf_counter_ns())
+            log(code)
             result = orig(*a, **k)
-            cuts.gap()
+            cuts.open = None
+            clock(perf_counter_ns())
+            log(GAP)
             return result
         return wrapped
 
     # ---- on-policy -------------------------------------------------------------------
-    def _act_on_policy(self, act: int, env_step: int, learn: int, sync: int):
-        """PPO and A2C sample from the policy at every step. The tile after an iteration's
-        last optimizer step, open when the next rollout acts, was the hand-back: a sync."""
+    def _act_on_policy(self, act: int, env_step: int):
+        """PPO and A2C sample from the policy at every step: an act row, then the env
+        step's (cut inline, spilling first, as ``_sample_action``)."""
         cuts = self.cuts
+        codes, clock, log = cuts.codes, cuts.times.append, cuts.codes.append
 
         def make(orig):
             def wrapped(*a, **k):
-                if cuts.open_code() == learn:
-                    cuts.relabel(cuts.open, sync)
-                cuts.cut(act)
+                if len(codes) >= cuts.spill_at:
+                    cuts.spill()
+                cuts.open = cuts.base + len(codes)
+                clock(perf_counter_ns())
+                log(act)
                 result = orig(*a, **k)
-                cuts.cut(env_step)
+                cuts.open = cuts.base + len(codes)
+                clock(perf_counter_ns())
+                log(env_step)
                 return result
             return wrapped
         return make

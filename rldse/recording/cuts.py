@@ -41,24 +41,30 @@ class Cuts:
     """The log. ``cut`` opens a row, ``back`` returns to one (or to none), ``gap`` leaves
     every row; ``open`` is the row the time now belongs to (None in a gap). Rows are
     numbered by the cut that opened them, over the whole log; every block holds exactly
-    ``SPILL`` cuts, so a row's block is its number // SPILL."""
+    ``spill_at`` cuts (``SPILL`` when the log was made), so a row's block is its number //
+    ``spill_at`` and the lists' first cut is row ``base``.
 
-    __slots__ = ("times", "codes", "open", "iters", "_blocks")
+    Hot paths may make a cut inline, as ``cut`` does it less the call: ``if len(codes) >=
+    spill_at: spill()``, ``open = base + len(codes)`` (where something reads ``open``),
+    ``times.append(perf_counter_ns())``, ``codes.append(code)``. In SB3's DQN loop the call
+    is about half of what a cut costs in situ (``benchmarks/sb3_recorder_overhead.py``)."""
+
+    __slots__ = ("times", "codes", "open", "iters", "base", "spill_at", "_blocks")
 
     def __init__(self) -> None:
         self.times: list[int] = []  # the cuts since the last spill
         self.codes: list[int] = []
         self.open: int | None = None
         self.iters: dict[int, int] = {}  # row -> iter given explicitly
-        self._blocks: list[tuple[np.ndarray, np.ndarray]] = []  # (times, codes), SPILL each
+        self.base = 0  # the row number of the lists' first cut
+        self.spill_at = SPILL
+        self._blocks: list[tuple[np.ndarray, np.ndarray]] = []  # (times, codes), spill_at each
 
     def cut(self, code: int) -> int:
         """End the open tile here and open a row of kind ``code``; returns the row."""
-        n = len(self.codes)
-        if n == SPILL:
-            self._spill()
-            n = 0
-        row = self.open = len(self._blocks) * SPILL + n
+        if len(self.codes) >= self.spill_at:
+            self.spill()
+        row = self.open = self.base + len(self.codes)
         self.times.append(perf_counter_ns())
         self.codes.append(code)
         return row
@@ -67,8 +73,8 @@ class Cuts:
         """End the open tile here and return to row ``row`` (the one open when a nested
         row was cut), or to no row (None)."""
         self.open = row
-        if len(self.codes) == SPILL:
-            self._spill()
+        if len(self.codes) >= self.spill_at:
+            self.spill()
         self.times.append(perf_counter_ns())
         self.codes.append(GAP if row is None else -row - 1)
 
@@ -77,8 +83,9 @@ class Cuts:
 
     def code(self, row: int) -> int:
         """The kind of row ``row``."""
-        at = row - len(self._blocks) * SPILL
-        return self.codes[at] if at >= 0 else int(self._blocks[row // SPILL][1][row % SPILL])
+        at = row - self.base
+        return self.codes[at] if at >= 0 else int(self._blocks[row // self.spill_at][1][
+            row % self.spill_at])
 
     def open_code(self) -> int:
         """The kind of the open row (``GAP`` in a gap)."""
@@ -86,11 +93,11 @@ class Cuts:
 
     def relabel(self, row: int, code: int) -> None:
         """Give row ``row`` another kind (``GAP``: drop it and every tile of it)."""
-        at = row - len(self._blocks) * SPILL
+        at = row - self.base
         if at >= 0:
             self.codes[at] = code
         else:
-            self._blocks[row // SPILL][1][row % SPILL] = code
+            self._blocks[row // self.spill_at][1][row % self.spill_at] = code
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(times in ns, codes) of the whole log, as int64 arrays."""
@@ -102,16 +109,19 @@ class Cuts:
         self.codes.clear()
         self._blocks.clear()
         self.open = None
+        self.base = 0
         self.iters.clear()
 
     def __len__(self) -> int:
-        return len(self._blocks) * SPILL + len(self.codes)
+        return self.base + len(self.codes)
 
-    def _spill(self) -> None:
-        """Move the lists into a numpy block (cleared in place: callers may hold them)."""
-        self._blocks.append(_block(self.times, self.codes))
-        self.times.clear()
-        self.codes.clear()
+    def spill(self) -> None:
+        """Move the lists' first ``spill_at`` cuts into a numpy block (in place: inline
+        cutters hold the lists)."""
+        n = self.spill_at
+        self._blocks.append(_block(self.times[:n], self.codes[:n]))
+        del self.times[:n], self.codes[:n]
+        self.base += n
 
 
 def _block(times: list[int], codes: list[int]) -> tuple[np.ndarray, np.ndarray]:

@@ -110,3 +110,24 @@ def test_counting_work_is_not_an_ipc_handoff(tmp_path):
     send = ops.loc[ops["phase"] == "rollout_add", "dur_s"].to_numpy()
     assert len(deliver) == len(sync) == len(handoff) == len(send) == 20
     assert deliver[0] - sync[0] < 1e-3 and handoff[0] - send[0] < 1e-3
+
+
+@pytest.mark.parametrize("algo, kwargs", [
+    ("DQN", {"learning_starts": 50, "batch_size": 16}),
+    ("PPO", {"n_steps": 64, "batch_size": 32, "n_epochs": 2}),
+])
+def test_a_spilled_log_records_the_same_rows(tmp_path, monkeypatch, algo, kwargs):
+    """The per-step wrappers cut inline and spill once a step: with blocks of 7 cuts (the
+    lists overrun them between spills) the trace holds the same rows as unspilled."""
+    from rldse.recording import cuts
+
+    columns = ["worker", "phase", "iter", "items", "flops", "bytes", "dtype"]
+    learn(algo, "CartPole-v1", 256, tmp_path / "whole.parquet", **kwargs)
+    monkeypatch.setattr(cuts, "SPILL", 7)
+    model = getattr(sb3, algo)("MlpPolicy", "CartPole-v1", seed=0, device="cpu", **kwargs)
+    callback = RldseCallback(tmp_path / "spilled.parquet")
+    model.learn(256, callback=callback)
+    assert len(callback.cuts._blocks) > 50
+    whole, spilled = (load_trace(tmp_path / f"{n}.parquet").ops[columns]
+                      for n in ("whole", "spilled"))
+    assert whole.equals(spilled) and len(whole) > 500
