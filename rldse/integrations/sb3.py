@@ -88,7 +88,7 @@ class RldseCallback(BaseCallback):
         if on_policy:
             rollout_add = rec.kind("rollout_add", items=model.n_steps * model.n_envs,
                                    dtype="none")
-            self._wrap(model.policy, "forward", self._act_on_policy(rec.kind("act"), env_step))
+            self._wrap(model.policy, "forward", self._act(rec.kind("act"), env_step))
             self._wrap(model.policy, "predict_values", self._predict_values(rollout_add))
             self._wrap(model.policy, "evaluate_actions", self._evaluate_actions(rollout_add))
             self._wrap(model.policy.optimizer, "step", self._optimizer_step)
@@ -97,7 +97,7 @@ class RldseCallback(BaseCallback):
             act = rec.kind("act")
             self._wrap(model.action_space, "sample", self._mark_random(
                 act, rec.kind("act", flops=0, bytes=0, dtype="none")))
-            self._wrap(model, "_sample_action", self._sample_action(act, env_step))
+            self._wrap(model, "_sample_action", self._act(act, env_step))
             self._wrap(model, "_store_transition", self._nested(rec.kind("replay_add")))
             self._wrap(model, "train", self._train)
             self._wrap(model.replay_buffer, "sample", self._nested(rec.kind("replay_sample")))
@@ -178,10 +178,10 @@ class RldseCallback(BaseCallback):
             return wrapped
         return make
 
-    # ---- off-policy ------------------------------------------------------------------
-    def _sample_action(self, act: int, env_step: int):
-        """An act row around the action, then the env step's (cut inline, spilling first:
-        once a step bounds the lists; Cuts' docstring)."""
+    def _act(self, act: int, env_step: int):
+        """A wrapper maker for the step's action (off-policy: ``_sample_action``,
+        on-policy: the policy's forward): an act row around it, then the env step's (cut
+        inline, spilling first: once a step bounds the lists; Cuts' docstring)."""
         cuts = self.cuts
         codes, clock, log = cuts.codes, cuts.times.append, cuts.codes.append
 
@@ -189,17 +189,18 @@ class RldseCallback(BaseCallback):
             def wrapped(*a, **k):
                 if len(codes) >= cuts.spill_at:
                     cuts.spill()
-                cuts.open = cuts.base + len(codes)  # _mark_random relabels it
+                cuts.open = cuts.base + len(codes)  # (off-policy) _mark_random relabels it
                 clock(perf_counter_ns())
                 log(act)
                 result = orig(*a, **k)
-                cuts.open = cuts.base + len(codes)  # the store nests in it
+                cuts.open = cuts.base + len(codes)  # (off-policy) the store nests in it
                 clock(perf_counter_ns())
                 log(env_step)
                 return result
             return wrapped
         return make
 
+    # ---- off-policy ------------------------------------------------------------------
     def _train(self, orig):
         """A learn row around the update (cut inline; replay_sample nests in it)."""
         flops, nbytes = _learn_work(self.model, self.rec)
@@ -218,27 +219,6 @@ class RldseCallback(BaseCallback):
         return wrapped
 
     # ---- on-policy -------------------------------------------------------------------
-    def _act_on_policy(self, act: int, env_step: int):
-        """PPO and A2C sample from the policy at every step: an act row, then the env
-        step's (cut inline, spilling first, as ``_sample_action``)."""
-        cuts = self.cuts
-        codes, clock, log = cuts.codes, cuts.times.append, cuts.codes.append
-
-        def make(orig):
-            def wrapped(*a, **k):
-                if len(codes) >= cuts.spill_at:
-                    cuts.spill()
-                cuts.open = cuts.base + len(codes)
-                clock(perf_counter_ns())
-                log(act)
-                result = orig(*a, **k)
-                cuts.open = cuts.base + len(codes)
-                clock(perf_counter_ns())
-                log(env_step)
-                return result
-            return wrapped
-        return make
-
     def _predict_values(self, rollout_add: int):
         """The bootstrap value at a rollout's end is an act row; the handoff follows."""
         buffer, cuts = self.model.rollout_buffer, self.cuts
