@@ -15,7 +15,8 @@ removes (the tight-loop calibrated cost of its cuts and the work counting; in si
 costs several times more, as the loop evicts the recorder from the caches), the trace's
 wall time over the untraced loop's (what the trace keeps of the recorder: its error as a
 record of the unrecorded loop, within wall-time noise), the host load, and PASS/FAIL of the
-whole's CPU-time median against 5 %. Once-per-process costs (the host fingerprint,
+whole's CPU-time median against 5 % by its band: PASS only if the 95 % bootstrap interval
+of the median is at or under the target. Once-per-process costs (the host fingerprint,
 importing pandas and pyarrow to write the trace), which every capture in a process shares,
 are measured first and printed apart; counting the network's work (cached per process by
 the network's structure, about 12 ms for SB3's CartPole nets) is paid by the warm-up
@@ -168,13 +169,13 @@ def main() -> None:
                       f"load {load()}", flush=True)
             w = statistics.median(whole)
             lo, hi = median_ci(whole)
-            ok = w <= TARGET
+            ok = hi <= TARGET  # the band, not the point, decides
             verdicts.append(ok)
             per_step_us = statistics.median(in_loop) * plain_s / args.steps * 1e6  # CPU
             print(f"{algo} CartPole-v1, {args.steps} steps, {args.rounds} rounds (medians of "
                   f"paired differences): CPU time whole {pct(w)} (95 % CI of the median "
                   f"{pct(lo)} to {pct(hi)}) "
-                  f"[{'PASS' if ok else 'FAIL'} <= {TARGET:.0%}]; in-loop "
+                  f"[{'PASS' if ok else 'FAIL'}: the interval <= {TARGET:.0%}]; in-loop "
                   f"{pct(statistics.median(in_loop))} (~{per_step_us:.1f} us per step); fixed "
                   f"{pct(statistics.median(fixed))}; recorder time the trace removes "
                   f"{pct(statistics.median(removed))} (tight-loop calibration); the trace's "
