@@ -16,12 +16,9 @@ traced run's loop and its end, building and writing the trace, separately). Take
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from callgrind_common import control, run_child
 
 EVENTS = {"Ir": "instructions", "I1mr": "L1i misses", "D1mr": "L1d read misses",
           "Bcm": "mispredicted branches", "Bim": "mispredicted indirect jumps"}
@@ -37,10 +34,6 @@ def child(steps: int, out: Path) -> None:
 
     torch.set_num_threads(1)
     host_fingerprint()  # once-per-process costs, outside the counts
-
-    def control(*args: str) -> None:
-        subprocess.run(["callgrind_control", *args, str(os.getpid())], check=True,
-                       stdout=subprocess.DEVNULL)
 
     class Dumping(RldseCallback):
         def _on_training_end(self) -> None:
@@ -66,20 +59,6 @@ def child(steps: int, out: Path) -> None:
     control("--dump=traced_end")
 
 
-def totals(folder: Path) -> dict[str, dict[str, int]]:
-    """Per dump (by its description), the event totals."""
-    out = {}
-    for f in sorted(folder.glob("cg.out.*")):
-        text = f.read_text(errors="replace").splitlines()
-        desc = next((ln.split("dump ", 1)[1] for ln in text if ln.startswith("desc: Trigger")
-                     and "dump " in ln), None)
-        events = next((ln.split()[1:] for ln in text if ln.startswith("events:")), [])
-        summary = next((ln.split()[1:] for ln in text if ln.startswith("summary:")), [])
-        if desc:
-            out[desc] = dict(zip(events, map(int, summary), strict=True))
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=2048)
@@ -90,20 +69,7 @@ def main() -> None:
     if args.child:
         child(args.steps, args.child)
         return
-    if shutil.which("valgrind") is None:
-        sys.exit("sb3_recorder_instructions: valgrind is not on the PATH")
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        sim = ["--cache-sim=yes", "--branch-sim=yes"] if args.cache_sim else []
-        run = subprocess.run(
-            ["valgrind", "--tool=callgrind", "--instr-atstart=no", *sim,
-             f"--callgrind-out-file={folder / 'cg.out'}", sys.executable, __file__,
-             "--steps", str(args.steps), "--child", str(folder)],
-            capture_output=True, text=True)
-        if run.returncode:
-            sys.exit(f"sb3_recorder_instructions: the run under valgrind failed:\n"
-                     f"{run.stderr[-2000:]}")
-        dumps = totals(folder)
+    dumps = run_child(__file__, ["--steps", str(args.steps)], cache_sim=args.cache_sim)
     plain, loop, end = dumps["untraced"], dumps["traced_loop"], dumps["traced_end"]
     print(f"SB3 DQN CartPole-v1, {args.steps} steps, callgrind counts (untraced run; what "
           "the recorder adds in the loop, and building and writing the trace):")

@@ -24,12 +24,9 @@ specializations guard on). Takes about 12 minutes at 2,048 steps; needs valgrind
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
 from pathlib import Path
+
+from callgrind_common import control, run_child
 
 VARIANTS = ("plain", "passthrough", "rldse-no-cuts", "rldse-no-episodes", "rldse", "plain")
 
@@ -45,10 +42,6 @@ def child(steps: int, out: Path) -> None:
 
     torch.set_num_threads(1)
     host_fingerprint()
-
-    def control(*args: str) -> None:
-        subprocess.run(["callgrind_control", *args, str(os.getpid())], check=True,
-                       stdout=subprocess.DEVNULL)
 
     def passthrough(orig):
         def wrapped(*a, **k):
@@ -135,19 +128,6 @@ def child(steps: int, out: Path) -> None:
         learn(variant, f"{i}-{variant}")
 
 
-def totals(folder: Path) -> dict[str, int]:
-    """Instructions per dump (by its description)."""
-    out = {}
-    for f in sorted(folder.glob("cg.out.*")):
-        text = f.read_text(errors="replace").splitlines()
-        desc = next((ln.split("dump ", 1)[1] for ln in text if ln.startswith("desc: Trigger")
-                     and "dump " in ln), None)
-        summary = next((ln.split()[1:] for ln in text if ln.startswith("summary:")), [])
-        if desc and summary:
-            out[desc] = int(summary[0])
-    return out
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=2048)
@@ -156,19 +136,8 @@ def main() -> None:
     if args.child:
         child(args.steps, args.child)
         return
-    if shutil.which("valgrind") is None:
-        sys.exit("sb3_wrapper_instructions: valgrind is not on the PATH")
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp)
-        run = subprocess.run(
-            ["valgrind", "--tool=callgrind", "--instr-atstart=no",
-             f"--callgrind-out-file={folder / 'cg.out'}", sys.executable, __file__,
-             "--steps", str(args.steps), "--child", str(folder)],
-            capture_output=True, text=True)
-        if run.returncode:
-            sys.exit(f"sb3_wrapper_instructions: the run under valgrind failed:\n"
-                     f"{run.stderr[-2000:]}")
-        counts = totals(folder)
+    counts = {desc: events["Ir"] for desc, events in
+              run_child(__file__, ["--steps", str(args.steps)]).items()}
     base = counts[f"0-{VARIANTS[0]}"]
     print(f"SB3 DQN CartPole-v1, {args.steps} steps, callgrind instructions in the loop "
           f"(over the first plain run, per step):")
