@@ -142,11 +142,11 @@ class Rows:
 
 def rows(t: np.ndarray, c: np.ndarray, end_ns: int, before_ns: np.ndarray,
          after_ns: np.ndarray, counted_ns: np.ndarray) -> Rows:
-    """The rows of the log whose times and codes are ``t`` and ``c`` (``Cuts.arrays``). Cut i costs the recorder ``before_ns[i]`` before its clock read and
-    ``after_ns[i]`` after it: a tile's bias is its first cut's after and its last cut's
-    before. A row's start has the recorder's own time before it removed: every earlier
-    cut's whole cost, this cut's before, and ``counted_ns[i]`` (time spent counting work
-    before cut i)."""
+    """The rows of the log whose times and codes are ``t`` and ``c`` (``Cuts.arrays``).
+    Cut i costs the recorder ``before_ns[i]`` before its clock read and ``after_ns[i]``
+    after it: a tile's bias is its first cut's after and its last cut's before. A row's
+    start has the recorder's own time before it removed: every earlier cut's whole cost,
+    this cut's before, and ``counted_ns[i]`` (time spent counting work before cut i)."""
     n = len(t)
     index = np.arange(n)
     ends = np.append(t[1:], end_ns)

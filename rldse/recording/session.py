@@ -74,6 +74,10 @@ class Kind(NamedTuple):
     phase_api: bool
 
 
+#: What code 0 (GAP) reads as, where every code needs a kind's fields.
+_NO_KIND = Kind("", "", 0, 0, 0, 0, "", False)
+
+
 class _Phase:
     """``with rec.phase(...)``: a cut into its row on entry, back out on exit."""
 
@@ -247,7 +251,7 @@ class Recording:
     def _costs(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Per cut (of kind ``codes``): the recorder's time before its clock read, after it,
         and the time spent counting work before it (cumulative)."""
-        api = np.array([k is not None and k.phase_api for k in self.kinds])
+        api = self._per_kind("phase_api")
         before = np.full(len(codes), self.cut_cost_ns / 2)
         if api.any():  # a phase's build and entry precede its cut
             before[api[np.maximum(codes, 0)]] += max(self.phase_cost_ns - 2 * self.cut_cost_ns,
@@ -266,19 +270,17 @@ class Recording:
         """The rows as an ops table (rldse.trace.OPS_COLUMNS), built by column."""
         import pandas as pd
 
-        kinds = [k or Kind("", "", 0, 0, 0, 0, "", False) for k in self.kinds]
-
         def column(field: str) -> np.ndarray:
-            return np.array([getattr(k, field) for k in kinds])[r.kind]
+            return self._per_kind(field)[r.kind]
 
-        present = np.zeros(len(kinds), dtype=bool)
+        present = np.zeros(len(self.kinds), dtype=bool)
         present[r.kind] = True
 
         def categorical(field: str) -> pd.Categorical:  # canonical: used categories, sorted
-            values = [getattr(k, field) for k in kinds]
-            labels = sorted({v for v, p in zip(values, present, strict=True) if p})
+            values = self._per_kind(field)
+            labels = sorted(set(values[present].tolist()))
             code = {label: i for i, label in enumerate(labels)}
-            lookup = np.array([code.get(v, -1) for v in values])
+            lookup = np.array([code.get(v, -1) for v in values.tolist()])
             return pd.Categorical.from_codes(lookup[r.kind], categories=labels)
 
         phase = categorical("name")
@@ -337,10 +339,8 @@ class Recording:
         episode per env reset."""
         if not self.returns:
             return
-        reset = np.array([k is not None and k.name == "env_reset" for k in self.kinds])
-        codes = r.kind[reset[r.kind]]
-        items = np.array([k.items if k else 0 for k in self.kinds])[codes]
-        workers = np.array([k.worker if k else "" for k in self.kinds])[codes]
+        codes = r.kind[self._per_kind("name")[r.kind] == "env_reset"]
+        items, workers = self._per_kind("items")[codes], self._per_kind("worker")[codes]
         _, first = np.unique(workers, return_index=True)
         ends = int(items.sum() - items[first].sum())
         if ends != len(self.returns):
@@ -350,6 +350,10 @@ class Recording:
 
     def save(self) -> Path:
         return self.trace().save(self.path)
+
+    def _per_kind(self, field: str) -> np.ndarray:
+        """``field`` of every kind, indexed by code (GAP, code 0, has no kind: empty values)."""
+        return np.array([getattr(k or _NO_KIND, field) for k in self.kinds])
 
 
 def _median_block_ns(block, per_block: int) -> float:
