@@ -549,11 +549,15 @@ def measure(b: Bench, base: registry.Preset) -> Measurements:
 
 # ---- the preset --------------------------------------------------------------------------
 
+#: Device-name fragments (as CUDA reports them) → the datasheet preset they imply; the
+#: first match wins, so a PCIe fragment comes before its SXM default.
+_BASES = (("H100 PCIe", "h100-pcie"), ("H100", "h100-sxm"), ("H200", "h200-sxm"),
+          ("A100-SXM4-80GB", "a100-80g"), ("A100-SXM4-40GB", "a100-40g"), ("V100-SXM2", "v100-sxm2"))
+
+
 def default_base(device_name: str) -> str | None:
-    """The base preset a device's name implies (H100 only, for now)."""
-    if "H100" in device_name:
-        return "h100-pcie" if "PCIe" in device_name else "h100-sxm"
-    return None
+    """The base preset a device's name implies, or None (then --base is required)."""
+    return next((preset for fragment, preset in _BASES if fragment in device_name), None)
 
 
 def calibrate_gpu(name: str, out_dir: str | Path, device: str = "cuda:0",

@@ -63,7 +63,10 @@ def test_unknown_device_needs_a_base(capsys, tmp_path):
     assert code == 2 and "--base: required" in err and err.count("\n") == 1
 
 
-def test_default_base_for_h100_names():
+def test_default_base_from_device_names():
     assert gpu.default_base("NVIDIA H100 80GB HBM3") == "h100-sxm"
     assert gpu.default_base("NVIDIA H100 PCIe") == "h100-pcie"
-    assert gpu.default_base("Tesla V100-SXM2-16GB") is None
+    assert gpu.default_base("NVIDIA H200") == "h200-sxm"
+    assert gpu.default_base("Tesla V100-SXM2-16GB") == "v100-sxm2"
+    assert gpu.default_base("NVIDIA A100-PCIE-40GB") is None  # no PCIe A100 preset
+    assert gpu.default_base("Tesla T4") is None
