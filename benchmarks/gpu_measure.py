@@ -525,9 +525,11 @@ def section_tempo_jax(out: Path, budget_s: float, cpu: bool) -> None:
     """XLA's compile of the encoder gradient as Tempo writes it (a broadcast multiply
     reduced over the batch), and of the same as a dot; cost analysis and fusion kept."""
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    log("tempo (jax): importing jax")
     import jax
     import jax.numpy as jnp
 
+    log(f"tempo (jax): jax {jax.__version__}, devices {jax.devices()}")
     b, f, h = (16, 3 * 32 * 32, 64) if cpu else (TEMPO_B, TEMPO_F, TEMPO_H)
     k1, k2 = jax.random.split(jax.random.PRNGKey(0))
     x = jax.random.normal(k1, (b, f), jnp.float32)
@@ -541,8 +543,10 @@ def section_tempo_jax(out: Path, budget_s: float, cpu: bool) -> None:
     }
     for name, fn in variants.items():
         try:
+            log(f"tempo (jax): {name}: compiling")
             jf = jax.jit(fn)
             compiled = jf.lower(x, g).compile()
+            log(f"tempo (jax): {name}: compiled, timing")
             cost = compiled.cost_analysis()
             cost = cost[0] if isinstance(cost, list) else cost
             hlo = compiled.as_text()
@@ -625,7 +629,7 @@ def _shape_bytes(r: dict) -> int:
     return 4 * 3 * r["B"] * r["H"]
 
 
-def section_neusight(torch, dev, out: Path, budget_s: float) -> None:
+def section_neusight(torch, dev, out: Path, budget_s: float, skip: int = 0) -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     clock = Clock(torch, dev)
@@ -642,6 +646,7 @@ def section_neusight(torch, dev, out: Path, budget_s: float) -> None:
     queues = [list(rng.permutation(len(g))) for g in groups.values()]
     for i in range(max(len(q) for q in queues)):
         order += [g[q[i]] for g, q in zip(groups.values(), queues, strict=True) if i < len(q)]
+    order = order[skip:]
     deadline = time.perf_counter() + budget_s
     rows, path = [], out / "neusight.csv"
     name = torch.cuda.get_device_name(dev) if dev.type == "cuda" else "cpu"
@@ -683,6 +688,9 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated sections (tempo_jax runs only this way)")
     ap.add_argument("--neusight-s", type=float, default=None,
                     help="the NeuSight sweep's time budget (default 110 s)")
+    ap.add_argument("--neusight-skip", type=int, default=0,
+                    help="skip the first N shapes of the sweep's seeded order (a second run "
+                         "continues where the first ended)")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     if args.only == "tempo_jax":
@@ -699,8 +707,9 @@ def main() -> None:
             budget = args.neusight_s
         t0 = time.perf_counter()
         log(f"{name}: start")
+        extra = {"skip": args.neusight_skip} if name == "neusight" else {}
         try:
-            fn(torch, dev, args.out, budget)
+            fn(torch, dev, args.out, budget, **extra)
         except Exception:  # noqa: BLE001 - one section failing keeps the others
             errors[name] = traceback.format_exc()
             log(f"{name}: FAILED\n{errors[name]}")

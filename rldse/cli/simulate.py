@@ -131,9 +131,17 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
 
 
 def cmd_validate(args: argparse.Namespace) -> None:
+    if args.target == "external":
+        cmd_validate_external(args)
+        return
     from rldse.sim.validate import validate
     from rldse.trace import load_trace
 
+    if args.dataset or args.csv:
+        flag = "--dataset" if args.dataset else "--csv"
+        raise RldseError(f"{flag}: applies to 'rldse validate external', not to a trace")
+    args.trace = args.target
+    args.seed = 0 if args.seed is None else args.seed
     check_seed(args.seed)
     table, result = validate(load_trace(args.trace), seed=args.seed)
     print(f"{args.trace}: REPLAY CONSISTENCY on its capture host ({result.devices[0].preset}): "
@@ -143,6 +151,25 @@ def cmd_validate(args: argparse.Namespace) -> None:
           "Accuracy on other machines or configurations is not tested here "
           "(README: How close it comes)")
     print(table.to_string(float_format=lambda x: f"{x:.4g}"))
+
+
+def cmd_validate_external(args: argparse.Namespace) -> None:
+    """Every published measurement of a real machine predicted from presets (rldse.external)."""
+    from rldse.external import format_summary, predictions, summary
+
+    if args.seed is not None:
+        raise RldseError("--seed: applies to replaying a trace, not to 'validate external' "
+                         "(it draws nothing)")
+    out = check_output_file(args.csv, "--csv", ".csv", force=True) if args.csv else None
+    rows = predictions(args.dataset or None)
+    print("AGAINST REAL MACHINES: rldse's predictions from presets against published "
+          "measurements (error = predicted / measured - 1)")
+    print(format_summary(summary(rows)))
+    if out is not None:
+        from rldse.files import atomic_write
+
+        atomic_write(out, lambda path: rows.to_csv(path, index=False))
+        print(f"wrote {out} ({len(rows)} rows)")
 
 
 def add_parser(sub) -> None:
@@ -176,10 +203,14 @@ def add_parser(sub) -> None:
     presets_option(si)
     si.set_defaults(func=cmd_simulate)
 
-    va = sub.add_parser("validate", help="check replay consistency (event bookkeeping, not "
-                        "model accuracy): replay a trace on its capture host, measured vs "
-                        "simulated time per phase")
-    va.add_argument("trace")
-    va.add_argument("--seed", type=int, default=0)
+    va = sub.add_parser("validate", help="TRACE: check replay consistency (event bookkeeping, "
+                        "not model accuracy), measured vs simulated time per phase on the "
+                        "capture host; 'external': predict published measurements of real "
+                        "machines from presets and print the errors")
+    va.add_argument("target", metavar="TRACE|external")
+    va.add_argument("--seed", type=int, default=None, help="(TRACE) simulation seed, default 0")
+    va.add_argument("--dataset", action="append", default=[], metavar="NAME",
+                    help="(external) only this data set (repeatable; default all)")
+    va.add_argument("--csv", metavar="FILE.csv", help="(external) also write every row")
     presets_option(va)
     va.set_defaults(func=cmd_validate)

@@ -1,0 +1,111 @@
+"""`rldse validate external`: rldse's predictions of real machines against published
+measurements of them.
+
+Each data set is a module of this package that registers a ``Dataset``: where its
+measurements come from (shipped compact in ``rldse/external/data/`` with their licence and
+citation, so nothing outside the package is needed) and a ``rows()`` that predicts every
+measurement from spec-sheet presets with the same part models the simulator uses. Rows
+share one form (``ROW_COLUMNS``); ``summary`` reduces them per data set, device and
+regime to n, signed median error, median and p90 |error| and the worst case.
+
+Error is ``predicted / measured − 1`` (positive: rldse predicts slower, or more, than was
+measured). Where a shared coefficient is fitted on the data set itself, its ``rows()``
+reports leave-one-device-out predictions: the device predicted was not in the fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from rldse.errors import RldseError
+
+#: One row per measurement: which data set, device and regime; the case (a shape, a
+#: worker count); what was measured and what rldse predicts, in ``unit``.
+ROW_COLUMNS = ("dataset", "device", "regime", "case", "measured", "predicted", "unit")
+SUMMARY_COLUMNS = ("dataset", "device", "regime", "n", "median_err", "median_abs_err",
+                   "p90_abs_err", "worst_err", "worst_case")
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    description: str
+    citation: str
+    rows: Callable[[], pd.DataFrame]
+
+
+DATASETS: dict[str, Dataset] = {}
+
+
+def register(dataset: Dataset) -> Dataset:
+    if dataset.name in DATASETS:
+        raise ValueError(f"data set {dataset.name!r} registered twice")
+    DATASETS[dataset.name] = dataset
+    return dataset
+
+
+def _load_all() -> None:
+    """Import every data set module (each registers itself)."""
+    import importlib
+    import pkgutil
+
+    for mod in pkgutil.iter_modules(__path__):
+        if not mod.name.startswith("_"):
+            importlib.import_module(f"{__name__}.{mod.name}")
+
+
+def datasets() -> dict[str, Dataset]:
+    _load_all()
+    return DATASETS
+
+
+def predictions(names: list[str] | None = None) -> pd.DataFrame:
+    """Every row of the named data sets (default: all), in ROW_COLUMNS plus ``error``."""
+    known = datasets()
+    for name in names or []:
+        if name not in known:
+            raise RldseError(f"--dataset {name}: unknown (expected one of "
+                             f"{', '.join(sorted(known))})")
+    frames = [known[n].rows() for n in (names or sorted(known))]
+    rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
+        columns=list(ROW_COLUMNS))
+    rows["error"] = relative_error(rows["predicted"], rows["measured"])
+    return rows
+
+
+def relative_error(predicted, measured) -> np.ndarray:
+    """predicted / measured − 1 (NaN where nothing positive was measured)."""
+    p, m = np.asarray(predicted, float), np.asarray(measured, float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(m > 0, p / m - 1.0, np.nan)
+
+
+def summary(rows: pd.DataFrame) -> pd.DataFrame:
+    """Per data set, device and regime: n, signed median error, median and p90 |error|,
+    the worst (largest |error|) case and its error."""
+    out = []
+    for key, g in rows.dropna(subset=["error"]).groupby(["dataset", "device", "regime"],
+                                                         sort=True):
+        err = g["error"].to_numpy()
+        worst = int(np.argmax(np.abs(err)))
+        out.append((*key, len(g), float(np.median(err)), float(np.median(np.abs(err))),
+                    float(np.quantile(np.abs(err), 0.9)), float(err[worst]),
+                    str(g["case"].iloc[worst])))
+    return pd.DataFrame(out, columns=list(SUMMARY_COLUMNS))
+
+
+def format_summary(table: pd.DataFrame) -> str:
+    """The summary as a Markdown table (percentages), for the terminal and the README."""
+    head = ("| data set | device | regime | n | signed median | median abs | p90 abs | worst |"
+            "\n|---|---|---|---|---|---|---|---|")
+    lines = [head]
+    for r in table.itertuples(index=False):
+        lines.append(f"| {r.dataset} | {r.device} | {r.regime} | {r.n} | "
+                     f"{100 * r.median_err:+.1f} % | {100 * r.median_abs_err:.1f} % | "
+                     f"{100 * r.p90_abs_err:.1f} % | {100 * r.worst_err:+.1f} % "
+                     f"({r.worst_case}) |")
+    return "\n".join(lines)
