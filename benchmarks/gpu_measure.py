@@ -332,17 +332,21 @@ def ppo_cartpole(torch, dev, path: Path, iters: int, n_envs: int = 4, rollout: i
     return {"wall_s": time.perf_counter() - t0}
 
 
-def section_captures(torch, dev, out: Path, budget_s: float) -> None:
+def section_captures(torch, dev, out: Path, budget_s: float, steps: int = 4000,
+                     batches: tuple[int, ...] = (32, 128)) -> None:
+    """The DQN pair and PPO with the networks on ``dev`` (on the CPU: one torch thread, as
+    the shipped CPU captures run), named by device kind."""
     d = out / "captures"
     d.mkdir(parents=True, exist_ok=True)
-    quick = dev.type != "cuda"
-    steps = 600 if quick else 4000
+    quick = dev.type != "cuda" and steps < 4000
+    if dev.type != "cuda":
+        torch.set_num_threads(1)
     summary = {}
-    for batch in (32, 128):
-        path = d / f"dqn_cartpole_gpu_b{batch}.parquet"
+    for batch in batches:
+        path = d / f"dqn_cartpole_{dev.type}_b{batch}.parquet"
         summary[path.name] = dqn_cartpole(torch, dev, path, steps, batch)
         log(f"captures: {path.name} {summary[path.name]}")
-    path = d / "ppo_cartpole_gpu.parquet"
+    path = d / f"ppo_cartpole_{dev.type}.parquet"
     summary[path.name] = ppo_cartpole(torch, dev, path, iters=2 if quick else 8)
     log(f"captures: {path.name} {summary[path.name]}")
     write_json(d / "captures.json", summary)
@@ -536,10 +540,10 @@ def section_tempo_jax(out: Path, budget_s: float, cpu: bool) -> None:
     g = jax.random.normal(k2, (b, h), jnp.float32)
     res = {"B": b, "F": f, "H": h, "jax": jax.__version__, "backend": jax.default_backend(),
            "devices": [str(d) for d in jax.devices()]}
-    variants = {
-        "broadcast_reduce": lambda x, g: jnp.sum(x[:, :, None] * g[:, None, :], axis=0),
+    variants = {  # the dots first: the broadcast-reduce's compile did not end in 120 s
         "dot_highest": lambda x, g: jnp.dot(x.T, g, precision=jax.lax.Precision.HIGHEST),
         "dot_default": lambda x, g: jnp.dot(x.T, g),
+        "broadcast_reduce": lambda x, g: jnp.sum(x[:, :, None] * g[:, None, :], axis=0),
     }
     for name, fn in variants.items():
         try:
@@ -688,6 +692,10 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated sections (tempo_jax runs only this way)")
     ap.add_argument("--neusight-s", type=float, default=None,
                     help="the NeuSight sweep's time budget (default 110 s)")
+    ap.add_argument("--capture-steps", type=int, default=4000,
+                    help="env steps of each DQN capture (PPO: 8 iterations at 4000)")
+    ap.add_argument("--capture-batches", default="32,128",
+                    help="DQN batch sizes, captured in this order")
     ap.add_argument("--neusight-skip", type=int, default=0,
                     help="skip the first N shapes of the sweep's seeded order (a second run "
                          "continues where the first ended)")
@@ -707,7 +715,9 @@ def main() -> None:
             budget = args.neusight_s
         t0 = time.perf_counter()
         log(f"{name}: start")
-        extra = {"skip": args.neusight_skip} if name == "neusight" else {}
+        extra = {"neusight": {"skip": args.neusight_skip},
+                 "captures": {"steps": args.capture_steps, "batches": tuple(
+                     int(b) for b in args.capture_batches.split(","))}}.get(name, {})
         try:
             fn(torch, dev, args.out, budget, **extra)
         except Exception:  # noqa: BLE001 - one section failing keeps the others

@@ -137,19 +137,34 @@ def cmd_validate(args: argparse.Namespace) -> None:
     from rldse.sim.validate import validate
     from rldse.trace import load_trace
 
+    if args.gpu:
+        from rldse.models.registry import get_preset
+
+        get_preset("gpu", args.gpu)  # an unknown preset: one line, before any work
     if args.dataset or args.csv:
         flag = "--dataset" if args.dataset else "--csv"
         raise RldseError(f"{flag}: applies to 'rldse validate external', not to a trace")
     args.trace = args.target
     args.seed = 0 if args.seed is None else args.seed
     check_seed(args.seed)
-    table, result = validate(load_trace(args.trace), seed=args.seed)
-    print(f"{args.trace}: REPLAY CONSISTENCY on its capture host ({result.devices[0].preset}): "
-          "event bookkeeping, not model accuracy")
-    print("per-phase rows check the program's accounting (scale factor 1 on the capture "
-          "host); TOTAL is the check of its structure: what it overlaps, merges or omits. "
-          "Accuracy on other machines or configurations is not tested here "
-          "(README: How close it comes)")
+    trace = load_trace(args.trace)
+    captured_on = (trace.meta.workload_info.get("cuda") or {}).get("device")
+    table, result = validate(trace, seed=args.seed, gpu=args.gpu)
+    if args.gpu:
+        print(f"{args.trace}: captured with its networks on {captured_on or 'the CPU'}; "
+              f"act and learn PREDICTED on gpu preset {args.gpu} by the GPU model (from the "
+              "counted work and the preset's constants, not the captured times): those rows "
+              "check the GPU model; the CPU rows are replay consistency on the capture host")
+    else:
+        print(f"{args.trace}: REPLAY CONSISTENCY on its capture host "
+              f"({result.devices[0].preset}): event bookkeeping, not model accuracy")
+        print("per-phase rows check the program's accounting (scale factor 1 on the capture "
+              "host); TOTAL is the check of its structure: what it overlaps, merges or omits. "
+              "Accuracy on other machines or configurations is not tested here "
+              "(README: How close it comes)")
+        if captured_on:
+            print(f"note: this trace ran its networks on {captured_on}; --gpu PRESET predicts "
+                  "those phases with the GPU model instead")
     print(table.to_string(float_format=lambda x: f"{x:.4g}"))
 
 
@@ -157,9 +172,10 @@ def cmd_validate_external(args: argparse.Namespace) -> None:
     """Every published measurement of a real machine predicted from presets (rldse.external)."""
     from rldse.external import format_summary, predictions, summary
 
-    if args.seed is not None:
-        raise RldseError("--seed: applies to replaying a trace, not to 'validate external' "
-                         "(it draws nothing)")
+    for flag, value in (("--seed", args.seed), ("--gpu", args.gpu)):
+        if value is not None:
+            raise RldseError(f"{flag}: applies to replaying a trace, not to 'validate "
+                             "external'")
     out = check_output_file(args.csv, "--csv", ".csv", force=True) if args.csv else None
     rows = predictions(args.dataset or None)
     print("AGAINST REAL MACHINES: rldse's predictions from presets against published "
@@ -209,6 +225,8 @@ def add_parser(sub) -> None:
                         "machines from presets and print the errors")
     va.add_argument("target", metavar="TRACE|external")
     va.add_argument("--seed", type=int, default=None, help="(TRACE) simulation seed, default 0")
+    va.add_argument("--gpu", metavar="PRESET", help="(TRACE) run act and learn on one GPU "
+                    "of this preset: the GPU model predicts them (a GPU capture's check)")
     va.add_argument("--dataset", action="append", default=[], metavar="NAME",
                     help="(external) only this data set (repeatable; default all)")
     va.add_argument("--csv", metavar="FILE.csv", help="(external) also write every row")

@@ -6,6 +6,12 @@ CPU, and the trace's own knobs (actors, batch, schedule), so every part model ru
 scale factor 1 and per-phase times come back by construction: what is checked is the
 event bookkeeping (what the program overlaps, merges or omits). How well rldse predicts
 *another* machine or configuration is measured elsewhere (README: How close it comes).
+
+With ``gpu=PRESET`` (a trace captured with its networks on a GPU, ``workload_info["cuda"]``)
+the phases the workload can place on a GPU (act, learn) run on that preset instead: the
+GPU model prices them from the work the trace counted and the preset's constants, never
+from the captured times, so those rows are a check of the GPU model against a real run
+on that GPU (and its capture host's CPU for dispatch), not bookkeeping.
 """
 
 from __future__ import annotations
@@ -22,19 +28,29 @@ _KNOB_KEYS = ("actors", "envs_per_actor", "rollout_len", "agents", "passes", "dt
               "transitions")
 
 
-def host_spec_for(trace: Trace):
+def host_spec_for(trace: Trace, gpu: str | None = None):
+    """The capture host's system for ``trace`` (its CPU from the fingerprint, its knobs);
+    with ``gpu``, one GPU of that preset running every role the workload can place on one."""
     info = trace.meta.workload_info
     knobs = {k: info[k] for k in _KNOB_KEYS if k in info and info[k] is not None}
-    return parse_spec({"name": "capture-host", "cpu": {"preset": "host"}, "workload": knobs},
-                      where="validate")
+    raw = {"name": "capture-host", "cpu": {"preset": "host"}, "workload": knobs}
+    if gpu is not None:
+        from rldse.workloads import workload_of
+
+        placements = workload_of(trace).placements
+        raw["gpu"] = {"preset": gpu, "count": 1}
+        raw["placement"] = {role: "gpu" for role, kinds in placements.items()
+                            if "gpu" in kinds}
+    return parse_spec(raw, where="validate")
 
 
-def validate(trace: Trace, seed: int = 0) -> tuple[pd.DataFrame, Result]:
+def validate(trace: Trace, seed: int = 0,
+             gpu: str | None = None) -> tuple[pd.DataFrame, Result]:
     """Per phase and in total: measured seconds, simulated seconds, relative difference
     (NaN for phases the trace did not time, such as the loop glue a program accounts
     separately). A replay-consistency table: small differences mean the bookkeeping is
     sound, not that predictions for other systems are accurate."""
-    result = simulate(trace, host_spec_for(trace), seed=seed)
+    result = simulate(trace, host_spec_for(trace, gpu), seed=seed)
     measured = trace.ops.groupby("phase", observed=True)["dur_s"].sum()
     sim = result.phases_frame()
     sim = sim[~sim["phase"].str.startswith("wait:")].groupby("phase")["time_s"].sum()
