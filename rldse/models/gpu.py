@@ -5,10 +5,14 @@ An operation's cost has two sides (``GpuTimes``), because they occupy different 
 - **Host dispatch**: the framework's per-operator overhead (PyTorch eager: argument
   parsing, dispatcher, allocator, the CUDA launch call) runs on the CPU core that issues
   the kernels: ``kernels × dispatch_s``. It keeps that core busy and draws CPU power, not
-  GPU power.
+  GPU power. dispatch_s is per a core of ``dispatch_core`` (a CPU preset, or the trace's
+  capture host); the machine has the model dispatch from its system's CPU
+  (``GpuModel.issue_from``), scaling by single-thread speed (clock × ipc_factor).
 - **Device time**: what the GPU is busy for, ``kernels × kernel_overhead_s`` (a minimal
   kernel's launch latency and duration on the device) plus the work's roofline,
-  max(flops / (peak(dtype) × e(f)), bytes / memory bandwidth), plus dependent levels ×
+  max(flops / (peak(dtype) × sustained clock share × e(f)), bytes / memory bandwidth)
+  (the share a power-limited board sustains, ``gpu_ops.sustained_clock_share``; an
+  operator of known shape is priced by ``gpu_ops`` instead), plus dependent levels ×
   load latency. e(f) is the GEMM efficiency curve against f, the flops per kernel:
   e(f) = gemm_efficiency × f / (f + gemm_half_flops), Hockney's half-performance form
   (so an operation's compute time is (flops + kernels × gemm_half_flops) /
