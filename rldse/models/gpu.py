@@ -5,10 +5,14 @@ An operation's cost has two sides (``GpuTimes``), because they occupy different 
 - **Host dispatch**: the framework's per-operator overhead (PyTorch eager: argument
   parsing, dispatcher, allocator, the CUDA launch call) runs on the CPU core that issues
   the kernels: ``kernels × dispatch_s``. It keeps that core busy and draws CPU power, not
-  GPU power.
+  GPU power. dispatch_s is per a core of ``dispatch_core`` (a CPU preset, or the trace's
+  capture host); the machine has the model dispatch from its system's CPU
+  (``GpuModel.issue_from``), scaling by single-thread speed (clock × ipc_factor).
 - **Device time**: what the GPU is busy for, ``kernels × kernel_overhead_s`` (a minimal
   kernel's launch latency and duration on the device) plus the work's roofline,
-  max(flops / (peak(dtype) × e(f)), bytes / memory bandwidth), plus dependent levels ×
+  max(flops / (peak(dtype) × sustained clock share × e(f)), bytes / memory bandwidth)
+  (the share a power-limited board sustains, ``gpu_ops.sustained_clock_share``; an
+  operator of known shape is priced by ``gpu_ops`` instead), plus dependent levels ×
   load latency. e(f) is the GEMM efficiency curve against f, the flops per kernel:
   e(f) = gemm_efficiency × f / (f + gemm_half_flops), Hockney's half-performance form
   (so an operation's compute time is (flops + kernels × gemm_half_flops) /
@@ -62,6 +66,8 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from rldse.errors import RldseError
+from rldse.models.cpu import CpuSpec
+from rldse.models.gpu_ops import OpCost, op_cost, sustained_clock_share
 from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES, ArrayLike, OpColumns, Phase, per_phase
@@ -126,8 +132,31 @@ class GpuSpec(PartSpec):
     idle_w: float = quantity("W", "board power when idle (≤ max_w)", ge=0, le=1e4)
     price_usd: float = quantity("USD", "price of one GPU", ge=0, le=1e7)
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
+    process_node: str = quantity("", "foundry node (a key of gpu_ops.PROCESS_POWER)")
+    flop_energy_pj: float = quantity("pJ", "board energy per FP32 flop at the boost clock on "
+                                     "16 nm (sets the power-limited clock)", gt=0, le=1e4)
+    gemm_tile_half: float = quantity("elements", "tile reuse tm·tn/(tm+tn) at which a GEMM "
+                                     "tile reaches half of the SM's peak", ge=0, le=1e4)
+    gemm_k_fill: float = quantity("k-steps", "a GEMM tile's pipeline fill and epilogue, in "
+                                  "reduction steps", ge=0, le=1e5)
+    mem_bw_efficiency: float = quantity("fraction", "share of mem_bw_gbs a streaming "
+                                        "(element-wise) kernel reaches", gt=0, le=1)
+    op_dispatch_calls: dict[str, Annotated[float, Field(ge=0, le=100)]] = quantity(
+        "dispatches", "host dispatch of one eager call of an operator, in dispatch_s units "
+        "(operators not listed: 1)")
+    dispatch_core: str = quantity("", "CPU preset whose single core dispatch_s was measured "
+                                  "or assumed on")
 
     _idle_at_most_max = field_validator("idle_w")(idle_at_most_max)
+
+    @field_validator("process_node")
+    @classmethod
+    def _known_node(cls, v: str) -> str:
+        from rldse.models.gpu_ops import PROCESS_POWER
+
+        if v not in PROCESS_POWER:
+            raise ValueError(f"'{v}' is not one of {', '.join(PROCESS_POWER)}")
+        return v
 
     @property
     def knee_flop_per_byte(self) -> float:
@@ -177,20 +206,52 @@ class GpuModel(UtilisationPower):
     device-time-weighted mean over the operations costed (not over those booked) otherwise.
     """
 
-    def __init__(self, spec: GpuSpec, link: LinkSpec) -> None:
+    def __init__(self, spec: GpuSpec, link: LinkSpec, dispatch_ref: CpuSpec | None = None) -> None:
         self.spec = spec
         self.link = link
         fp32 = spec.tf32_tflops if spec.use_tf32 and spec.tf32_tflops > 0 else spec.fp32_tflops
         peak = {"fp32": fp32, "fp64": spec.fp64_tflops, "int32": spec.int32_tops,
                 "int64": spec.int32_tops, "none": fp32}
-        #: peak operations per second, indexed by dtype code
+        #: peak operations per second at the boost clock, indexed by dtype code (op_times
+        #: scales by the sustained clock; gpu_ops per tile)
         self.peak_ops = np.array([peak[d] * 1e12 for d in DTYPE_NAMES])
+        #: peak operations per second at the clock the board sustains under its power limit
+        self.sustained_ops = self.peak_ops * sustained_clock_share(spec)
+        #: host seconds per dispatched operator on the issuing core (``issue_from``)
+        self.dispatch_s = spec.dispatch_s
+        self._dispatch_ref = dispatch_ref
         self._fixed = per_phase(spec.kernels_fixed, 1.0)
         self._per_layer = per_phase(spec.kernels_per_layer, 0.0)
         #: effective host↔device copy bandwidth, bytes/s
         self.copy_bps = spec.copy_efficiency * link.bandwidth_gbs * 1e9
         #: phase -> [device seconds, active seconds] costed so far (class docstring)
         self._ledger: dict[str, list[float]] = {}
+
+    def issue_from(self, core: CpuSpec) -> None:
+        """Dispatch from a core of ``core``: dispatch_s, framework work measured or assumed on
+        a core of ``dispatch_core``, scaled by that core's single-thread speed (clock ×
+        ipc_factor, the CPU model's interpreter rate) over the issuing core's. Without a
+        reference core (``host`` with no capture host) dispatch_s stays as given."""
+        ref = self._dispatch_ref
+        if ref is not None:
+            self.dispatch_s = self.spec.dispatch_s * (ref.clock_mhz * ref.ipc_factor) / (
+                core.clock_mhz * core.ipc_factor)
+
+    def peak_flops(self, dtype: str) -> float:
+        """Peak operations per second at the boost clock for ``dtype`` ('tf32': the tensor
+        cores' rate); RldseError naming --dtype where the part has no such path."""
+        if dtype == "tf32":
+            if self.spec.tf32_tflops <= 0:
+                raise RldseError("--dtype tf32: this GPU has no TF32 tensor cores")
+            return self.spec.tf32_tflops * 1e12
+        if dtype not in DTYPE_NAMES or dtype == "none":
+            raise RldseError(f"--dtype {dtype}: unknown (expected one of tf32, "
+                             f"{', '.join(d for d in DTYPE_NAMES if d != 'none')})")
+        return float(self.peak_ops[DTYPE_NAMES.index(dtype)])
+
+    def op_cost(self, op: str, shape: str | tuple[int, ...], dtype: str = "fp32") -> OpCost:
+        """One eager call of a framework operator of known shape (``gpu_ops``)."""
+        return op_cost(self, op, shape, dtype)
 
     def kernels(self, ops: OpColumns, layers: ArrayLike = 0) -> np.ndarray:
         """Kernel launches per operation: fixed[phase] + per_layer[phase] × layers."""
@@ -237,7 +298,7 @@ class GpuModel(UtilisationPower):
         roof = np.maximum(compute_s, bytes_ / (s.mem_bw_gbs * 1e9))
         device = kernels * s.kernel_overhead_s + roof + levels * level_s
         active = device * self.power_share(self.occupancy(flops, bytes_, kernels))
-        return GpuTimes(host_s=kernels * s.dispatch_s, device_s=device, active_s=active)
+        return GpuTimes(host_s=kernels * self.dispatch_s, device_s=device, active_s=active)
 
     def _record(self, phase: str, device_s: ArrayLike, active_s: ArrayLike) -> None:
         """Add costed seconds to the phase's ledger entry (class docstring)."""
@@ -264,7 +325,8 @@ class GpuModel(UtilisationPower):
             raise RldseError(f"gpu: dtype '{dtype}' is not one of {', '.join(DTYPE_NAMES)}")
         k, f, b = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                         for x in (kernels, flops, bytes_)))
-        t = self._times(k.copy(), f.copy(), b.copy(), self.peak_ops[DTYPE_NAMES.index(dtype)])
+        t = self._times(k.copy(), f.copy(), b.copy(),
+                        self.sustained_ops[DTYPE_NAMES.index(dtype)])
         self._record(UNPHASED, t.device_s, t.active_s)
         return t
 
@@ -276,7 +338,7 @@ class GpuModel(UtilisationPower):
         what its loads walk, so L2 hits are not assumed)."""
         levels = ops.touches / np.maximum(ops.items, 1.0)
         kernels = np.broadcast_to(self.kernels(ops, layers), ops.flops.shape).astype(np.float64)
-        t = self._times(kernels, ops.flops, ops.bytes, self.peak_ops[ops.dtype], levels,
+        t = self._times(kernels, ops.flops, ops.bytes, self.sustained_ops[ops.dtype], levels,
                         self.spec.mem_latency_ns * 1e-9)
         for code in np.unique(ops.phase):
             rows = ops.phase == code
@@ -288,7 +350,7 @@ class GpuModel(UtilisationPower):
         copy_fixed_s + bytes / (copy_efficiency × link bandwidth), with no SM occupied."""
         b = np.asarray(bytes_, dtype=np.float64)
         device = self.spec.copy_fixed_s + b / self.copy_bps
-        t = GpuTimes(host_s=np.full(b.shape, self.spec.dispatch_s), device_s=device,
+        t = GpuTimes(host_s=np.full(b.shape, self.dispatch_s), device_s=device,
                      active_s=device * self.power_share(0.0))
         self._record(UNPHASED, t.device_s, t.active_s)
         return t
@@ -312,7 +374,7 @@ class GpuModel(UtilisationPower):
         device_s = kernels * s.kernel_overhead_s + max(walk_s, traffic_s)
         occupancy = self.occupancy(0.0, batch * ELEMENT_BYTES, 1.0)
         self._record(UNPHASED, device_s, device_s * self.power_share(occupancy))
-        return PartTime.overlapped(kernels * s.dispatch_s, device_s)
+        return PartTime.overlapped(kernels * self.dispatch_s, device_s)
 
     def replay_seconds(self, job: ReplayJob, op: str, n: int) -> PartTime:
         """The replay role with buffer and sum tree in device memory: a prioritized sample or
@@ -344,7 +406,10 @@ class GpuModel(UtilisationPower):
 
 register(PartKind(
     name="gpu", spec=GpuSpec,
-    model=lambda spec, ctx: GpuModel(spec, ctx.load("link", spec.host_link, "gpu.host_link")),
+    model=lambda spec, ctx: GpuModel(
+        spec, ctx.load("link", spec.host_link, "gpu.host_link"),
+        ctx.host if spec.dispatch_core == "host" else
+        cast(CpuSpec, ctx.load("cpu", spec.dispatch_core, "gpu.dispatch_core"))),
     description="GPUs behind a host link", roles=frozenset({"act", "learn", "replay", "q_update"}),
     countable=True, preset_refs={"host_link": "link"},
     checks=(Check("gpu_memory", "what the program keeps on the GPU fits its memory"),)))

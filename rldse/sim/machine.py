@@ -212,6 +212,10 @@ class Machine:
                     dynamic_share=getattr(model, "dynamic_share", None),
                     claimed_accuracy=model.claimed_accuracy,
                     cost_usd=float(getattr(inst.spec, "price_usd", 0.0)))
+        cpu = self.models.get("cpu")
+        for model in self.models.values():  # framework dispatch runs on the system's cores
+            if cpu is not None and hasattr(model, "issue_from"):
+                model.issue_from(cpu.spec)
         if timeline is not None:  # opened last: nothing after it can fail
             self.timeline = TimelineStream(timeline, list(self.devices),
                                            window_s=timeline_window)

@@ -1,0 +1,219 @@
+"""One framework operator of known shape on a GPU: the kernel model NeuSight's measurements
+demand (``rldse validate external --dataset neusight``), shared by ``GpuModel.op_cost``
+(``rldse parts cost``) and the validation, so both price an operator with the same code.
+
+Per GPU only spec-sheet numbers enter (SMs, FP32 peak, memory bandwidth, board power
+limit, idle power, process node); the shared coefficients (``GpuSpec`` fields whose
+gpu.yaml defaults say "fitted on NeuSight") are fitted once on NeuSight's five GPUs.
+
+- **Sustained clock under the board power limit.** A GEMM at the boost clock would draw
+  idle_w + flop_energy_pj × node power factor × peak FP32 flop/s. A board whose limit is
+  below that (T4 70 W, P4 75 W) lowers its clock until it fits; at the bottom of the DVFS
+  range the voltage no longer drops, so power is linear in clock and the sustained share
+  of boost is min(1, (max_w − idle_w) / that dynamic power). ``flop_energy_pj`` is per
+  FP32 flop on TSMC 16 nm FinFET (shared, fitted); ``PROCESS_POWER`` scales it to the
+  GPU's node by the foundry's published iso-speed power reductions.
+- **GEMM (linear, bmm) as FP32 SIMT thread-block tiles, wave-quantized over the SMs.**
+  For each candidate tile tm×tn (``GEMM_TILES``, CUTLASS's SGEMM tile shapes), tiles =
+  batch × ceil(m/tm) × ceil(n/tn), one resident per SM, waves = ceil(tiles / sm_count);
+  a tile takes 2·tm·tn·(k + gemm_k_fill) flops at the SM's sustained share of peak ×
+  e(tile), e = I / (I + gemm_tile_half) with I = tm·tn / (tm + tn) the tile's reuse
+  (outputs per element loaded per k step): larger tiles amortise their loads.
+  ``gemm_k_fill`` is the pipeline fill and epilogue of a tile in k-steps, which a short
+  reduction cannot amortise (small-GEMM efficiency). The library picks the fastest tile,
+  as cuBLAS's heuristics aim to. The GEMM then takes the longer of that and its
+  compulsory bytes at achieved bandwidth.
+- **Element-wise ops at achieved bandwidth**: bytes / (mem_bw × mem_bw_efficiency).
+- **The eager per-call floor**: each kernel costs ``kernel_overhead_s`` on the device, and
+  the host dispatches ``op_dispatch_calls[op]`` × ``dispatch_s`` before it launches (an
+  ``nn.Linear`` does more host work than an ``add``). One call timed between CUDA events
+  on an idle GPU measures host dispatch + device time, which is ``OpCost.call_s``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from rldse.errors import RldseError
+from rldse.models.power import utilisation_power_w
+
+if TYPE_CHECKING:
+    from rldse.models.gpu import GpuModel, GpuSpec
+
+#: Bytes of one FP32 element (the only dtype NeuSight measured; ``--dtype`` picks the peak).
+F32_BYTES = 4
+
+#: Dynamic power of the same logic at the same clock, relative to TSMC 16 nm FinFET (16FF+).
+#: TSMC's published iso-speed power reductions: 10FF 40 % below 16FF+, N7 40 % below 10FF
+#: (so 0.36), N5 30 % below N7 (0.25; NVIDIA's 4N is an N5-family node); 12FFN is a 16 nm
+#: optimisation (UNVERIFIED: taken as 0.8, TSMC quotes 12FFC ≈ 10-25 % below 16FFC);
+#: Samsung 8N (GA102) UNVERIFIED at 0.6. Sources: TSMC technology pages (logic, 16/12/7/5
+#: nm), https://www.tsmc.com/english/dedicatedFoundry/technology/logic.
+PROCESS_POWER: dict[str, float] = {"16nm": 1.0, "12nm": 0.8, "8nm": 0.6, "7nm": 0.36,
+                                   "4nm": 0.25}
+
+#: Thread-block tiles (rows × columns of output) a GEMM may run with: CUTLASS's SGEMM
+#: shapes, largest first (https://github.com/NVIDIA/cutlass/blob/main/media/docs/
+#: efficient_gemm.md); cuBLAS's FP32 kernels use the same family.
+GEMM_TILES: tuple[tuple[int, int], ...] = ((128, 128), (128, 64), (64, 64), (64, 32),
+                                           (32, 32))
+
+#: Model terms that may bind an operator's cost (``OpCost.bound``).
+BOUNDS = ("compute", "memory", "waves/launch", "dispatch floor")
+
+
+def sustained_clock_share(spec: GpuSpec) -> float:
+    """Share of the boost clock a board sustains under full FP32 load (module docstring)."""
+    dynamic_w = spec.flop_energy_pj * 1e-12 * PROCESS_POWER[spec.process_node] \
+        * spec.fp32_tflops * 1e12
+    return float(min(1.0, (spec.max_w - spec.idle_w) / dynamic_w))
+
+
+def gemm_device_s(spec: GpuSpec, peak_flops: float, batch, m, n, k) -> tuple[np.ndarray, ...]:
+    """Device seconds of GEMMs (batch × (m×k)·(k×n)), element-wise over arrays: (work_s,
+    compute_s at the chosen tile, memory_s, waves, full-wave compute_s). Excludes
+    kernel_overhead_s."""
+    b, m, n, k = (np.asarray(x, dtype=np.float64) for x in (batch, m, n, k))
+    sm_flops = peak_flops * sustained_clock_share(spec) / spec.sm_count
+    best = np.full(np.broadcast(b, m, n, k).shape, np.inf)
+    waves_at = np.zeros_like(best)
+    for tm, tn in GEMM_TILES:
+        reuse = tm * tn / (tm + tn)
+        eff = reuse / (reuse + spec.gemm_tile_half)
+        waves = np.ceil(b * np.ceil(m / tm) * np.ceil(n / tn) / spec.sm_count)
+        t = waves * 2.0 * tm * tn * (k + spec.gemm_k_fill) / (sm_flops * eff)
+        better = t < best
+        best, waves_at = np.where(better, t, best), np.where(better, waves, waves_at)
+    # the same flops spread evenly over every SM at the largest tile: what waves cost
+    reuse = GEMM_TILES[0][0] * GEMM_TILES[0][1] / sum(GEMM_TILES[0])
+    even = 2.0 * b * m * n * (k + spec.gemm_k_fill) / (
+        sm_flops * spec.sm_count * reuse / (reuse + spec.gemm_tile_half))
+    memory = F32_BYTES * b * (m * k + k * n + m * n) / achieved_bps(spec)
+    return np.maximum(best, memory), best, memory, waves_at, even
+
+
+def achieved_bps(spec: GpuSpec) -> float:
+    """Device memory bandwidth a streaming kernel reaches, bytes/s."""
+    return spec.mem_bw_gbs * 1e9 * spec.mem_bw_efficiency
+
+
+@dataclass(frozen=True)
+class OpWork:
+    """What one operator does on the device: its flops and bytes, and its device seconds
+    (``work_s`` excludes the per-kernel overhead) with the term that bound them."""
+
+    flops: float  # GEMM flops (0: an element-wise kernel, costed by its bytes)
+    bytes: float
+    work_s: float
+    bound: str
+    kernels: int = 1
+
+
+@dataclass(frozen=True)
+class GpuOp:
+    """An operator ``rldse parts cost`` can price: its shape's dimension names and how its
+    device work follows from them."""
+
+    name: str
+    dims: tuple[str, ...]
+    work: Callable[[GpuSpec, float, tuple[int, ...]], OpWork]
+
+
+def _gemm_work(spec: GpuSpec, peak: float, batch: int, m: int, n: int, k: int) -> OpWork:
+    work, compute, memory, waves, even = (float(x) for x in
+                                          gemm_device_s(spec, peak, batch, m, n, k))
+    if memory >= compute:
+        bound = "memory"
+    else:  # quantization or too few tiles cost more than a quarter over the even spread
+        bound = "waves/launch" if compute > 1.25 * even else "compute"
+    return OpWork(2.0 * batch * m * n * k, F32_BYTES * batch * (m * k + k * n + m * n),
+                  work, bound)
+
+
+def _elementwise(operands: int) -> Callable[[GpuSpec, float, tuple[int, ...]], OpWork]:
+    """``operands`` tensors of B×H read, one written."""
+    def work(spec: GpuSpec, peak: float, shape: tuple[int, ...]) -> OpWork:
+        nbytes = float(F32_BYTES * (operands + 1) * int(np.prod(shape)))
+        return OpWork(0.0, nbytes, nbytes / achieved_bps(spec), "memory")
+    return work
+
+
+#: Operators by name; shapes as NeuSight gives them. linear: input (B·M)×N through an
+#: N→K layer; bmm: (B, M, N) × (B, N, K); element-wise: B×H. A new operator (an env step
+#: on a CPU preset is another part kind's) registers here.
+GPU_OPS: dict[str, GpuOp] = {}
+
+
+def register_op(op: GpuOp) -> GpuOp:
+    GPU_OPS[op.name] = op
+    return op
+
+
+register_op(GpuOp("linear", ("B", "M", "N", "K"), lambda s, p, d: _gemm_work(
+    s, p, 1, d[0] * d[1], d[3], d[2])))
+register_op(GpuOp("bmm", ("B", "M", "N", "K"), lambda s, p, d: _gemm_work(
+    s, p, d[0], d[1], d[3], d[2])))
+for _name, _operands in (("add", 2), ("mul", 2), ("relu", 1), ("tanh", 1)):
+    register_op(GpuOp(_name, ("B", "H"), _elementwise(_operands)))
+
+
+@dataclass(frozen=True)
+class OpCost:
+    """One eager call: host dispatch seconds (on the issuing core), device seconds, the
+    board's energy for the device time, and the model term that bound the call."""
+
+    op: str
+    shape: tuple[int, ...]
+    dtype: str
+    host_s: float
+    device_s: float
+    energy_j: float
+    bound: str
+    flops: float
+    bytes: float
+
+    @property
+    def call_s(self) -> float:
+        """One call timed between CUDA events on an idle GPU: the device waits for the
+        host's dispatch, so the two add up."""
+        return self.host_s + self.device_s
+
+
+def parse_shape(op: str, shape: str | tuple[int, ...]) -> tuple[int, ...]:
+    """``'256,64,64'`` → (256, 64, 64) for ``op``; fewer numbers than the op's dimensions
+    are leading 1s (linear 256,64,64 is B=1, M=256, N=64, K=64)."""
+    if op not in GPU_OPS:
+        raise RldseError(f"--op {op}: unknown (expected one of {', '.join(GPU_OPS)})")
+    dims = GPU_OPS[op].dims
+    try:
+        values = tuple(int(v) for v in shape.split(",")) if isinstance(shape, str) \
+            else tuple(int(v) for v in shape)
+    except ValueError:
+        raise RldseError(f"--shape {shape}: expected comma-separated integers "
+                         f"({','.join(dims)})") from None
+    if not 1 <= len(values) <= len(dims) or min(values) < 1:
+        raise RldseError(f"--shape {shape}: expected 1 to {len(dims)} positive integers "
+                         f"({','.join(dims)})")
+    return (1,) * (len(dims) - len(values)) + values
+
+
+def op_cost(model: GpuModel, op: str, shape: str | tuple[int, ...],
+            dtype: str = "fp32") -> OpCost:
+    """One eager call of ``op`` on ``model``'s GPU (module docstring)."""
+    s = model.spec
+    dims = parse_shape(op, shape)
+    peak = model.peak_flops(dtype)
+    w = GPU_OPS[op].work(s, peak, dims)
+    host_s = s.op_dispatch_calls.get(op, 1.0) * model.dispatch_s
+    device_s = w.kernels * s.kernel_overhead_s + w.work_s
+    bound = w.bound if w.work_s > w.kernels * s.kernel_overhead_s else "waves/launch"
+    if host_s > device_s:
+        bound = "dispatch floor"
+    occupancy = model.occupancy(w.flops, w.bytes, w.kernels)
+    energy_j = float(utilisation_power_w(s.idle_w, s.max_w,
+                                         model.power_share(occupancy))[()] * device_s)
+    return OpCost(op, dims, dtype, host_s, device_s, energy_j, bound, w.flops, w.bytes)

@@ -1,0 +1,54 @@
+"""The NeuSight data set: loading, regimes, the error arithmetic, leave-one-GPU-out."""
+
+import numpy as np
+import pandas as pd
+
+from rldse.external import neusight, relative_error, summary
+
+
+def test_measurements_load_every_device_and_regime():
+    d = neusight.measurements()
+    assert set(d["device"]) == set(neusight.PRESETS)
+    assert set(d["regime"]) == {neusight.BIG_GEMM, neusight.OTHER_GEMM, neusight.BIG_EW,
+                                neusight.SMALL}
+    lin = d[(d["op"] == "linear")].iloc[0]  # input (B·M)×N through N→K: m = B·M, k = N
+    assert (lin["m"], lin["n"], lin["k"]) == (lin["B"] * lin["M"], lin["K"], lin["N"])
+    assert (d["measured_s"] > 0).all()
+
+
+def test_error_arithmetic_and_summary():
+    assert np.allclose(relative_error([1.2, 0.5], [1.0, 1.0]), [0.2, -0.5])
+    assert np.isnan(relative_error([1.0], [0.0])[0])
+    rows = pd.DataFrame({"dataset": "x", "device": "d", "regime": "r",
+                         "case": ["a", "b", "c"], "measured": 1.0,
+                         "predicted": [1.1, 0.8, 1.0], "unit": "ms"})
+    rows["error"] = relative_error(rows["predicted"], rows["measured"])
+    s = summary(rows).iloc[0]
+    assert s["n"] == 3 and np.isclose(s["median_err"], 0.0)
+    assert np.isclose(s["median_abs_err"], 0.1) and s["worst_case"] == "b"
+
+
+def test_leave_one_gpu_out_excludes_the_predicted_gpu(monkeypatch):
+    seen = []
+
+    def record(rows):
+        seen.append(frozenset(rows["device"]))
+        return np.array([f[1] for f in neusight.FITTED])
+
+    monkeypatch.setattr(neusight, "fit", record)
+    fits = neusight._fits.__wrapped__()
+    five = set(neusight.PRESETS) - {"NVIDIA H200"}
+    for held, trained in zip(list(fits)[:5], seen[:5], strict=True):
+        assert held not in trained and trained == five - {held}
+    assert seen[5] == five  # the H200: fitted on all five, never on itself
+
+
+def test_prediction_uses_the_models_op_cost():
+    """The validation's vectorized predictor and GpuModel.op_cost agree per call."""
+    x = np.array([f[1] for f in neusight.FITTED])
+    d = neusight.measurements()
+    r = d[d["device"] == "Tesla T4"].groupby("op").head(1)
+    gm = neusight._model("Tesla T4", x)
+    for (_, row), pred in zip(r.iterrows(), neusight.predict_s(r, x), strict=True):
+        shape = row["case"].split(" ")[1]
+        assert np.isclose(gm.op_cost(row["op"], shape).call_s, pred, rtol=1e-9)
