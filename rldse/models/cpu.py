@@ -48,6 +48,24 @@ served by L1, L2, the LLC or DRAM in proportion to how much of it each holds
 (``touch_ns``: the host's latencies are its measured gathers within each level, sizes
 from sysfs). Rows without such counts (replay, env) keep the flat roofline above.
 
+Clock under load, and vector envs. ``clock_mhz`` is the clock every core sustains with all
+of them busy (a preset's base clock: what the vendor guarantees at TDP), ``single_core_mhz``
+the one a lone busy core reaches (the datasheet's max turbo or boost); with k of the cores
+busy a core runs at a linear mix of the two (``busy_clock_mhz``: an assumption; real turbo
+tables step down by active cores, and power-limited laptops fall faster).
+``single_thread_scale(k)`` is interp_scale at that clock: an interpreted env loop on an
+otherwise idle machine runs at the single-core turbo. A subprocess vector env (gym's
+AsyncVectorEnv, SB3's SubprocVecEnv: one worker process per env, the main process sends
+each a command and collects each reply in turn) takes per batch step
+``subprocess_batch_seconds``: the env step on a worker, stretched when the workers and the
+main process outnumber the cores (``core_throughput``), plus one round trip's latency,
+plus the main process's serial cost per further worker (a command written and a reply read
+through a pipe, blocking, and that worker's observation moved: through shared memory and
+copied, or pickled through the pipe); the serial costs run at the main process's
+single-thread speed, not stretched (the scheduler runs a woken process promptly). All
+three costs are measured on the capture host (benchmarks/envpool_capture.py) and scale by
+single-thread speed; validated against EnvPool's published curves (rldse/external/envpool.py).
+
 Assumptions (each a parameter with a range): one operation runs on one core; a core gets
 an equal share of its socket's DRAM bandwidth (all cores busy, the case that matters when
 every core runs an actor); numpy's BLAS reaches ``blas_efficiency`` of the core's peak;
@@ -91,7 +109,11 @@ class CpuSpec(PartSpec):
     cores: int = quantity("count", "physical cores per socket (logical CPUs for 'host')",
                           ge=1, le=1024)
     sockets: int = quantity("count", "sockets", ge=1, le=8)
-    clock_mhz: float = quantity("MHz", "clock a busy core sustains", ge=1, le=10_000)
+    clock_mhz: float = quantity("MHz", "clock a busy core sustains with every core busy",
+                                ge=1, le=10_000)
+    single_core_mhz: float | None = quantity(
+        "MHz", "clock one busy core reaches while the others idle (max turbo or boost); "
+        "None: clock_mhz", default=None, ge=1, le=10_000)
     flops_per_cycle: float = quantity(
         "flop/cycle", "peak FP32 flops per core per cycle: SIMD lanes × 2 (FMA) × FMA units",
         ge=0.01, le=1024)
@@ -177,6 +199,13 @@ class CpuSpec(PartSpec):
     def lanes(self) -> int:
         """Cores in all sockets: one operation at a time each."""
         return self.cores * self.sockets
+
+    def busy_clock_mhz(self, busy_cores: int) -> float:
+        """Clock of a busy core while ``busy_cores`` cores are busy: single_core_mhz for one,
+        clock_mhz for all, linear between (module docstring, "Clock under load")."""
+        top = self.single_core_mhz or self.clock_mhz
+        busy = min(max(int(busy_cores), 1), self.lanes)
+        return top - (top - self.clock_mhz) * (busy - 1) / max(self.lanes - 1, 1)
 
     @property
     def core_gflops(self) -> float:
@@ -454,6 +483,24 @@ class CpuModel:
         #: factor on the host's GEMM time: its core_gflops / the target's (the host curve's
         #: shape carries over; small call-bound GEMMs may scale nearer interp_scale)
         self.gemm_scale = host.core_gflops / spec.core_gflops
+
+    def single_thread_scale(self, busy_cores: int) -> float:
+        """interp_scale with ``busy_cores`` of the target's cores busy (turbo), against the
+        host's measured clock."""
+        return (self.host.clock_mhz * self.host.ipc_factor) / (
+            self.spec.busy_clock_mhz(busy_cores) * self.spec.ipc_factor)
+
+    def subprocess_batch_seconds(self, step_s: float, workers: int, round_trip_s: float,
+                                 per_worker_s: float) -> float:
+        """One batch step of a subprocess vector env with ``workers`` worker processes on
+        the target, from the host's CPU seconds of one env step, wall seconds of one
+        worker's round trip with no env work, and the main process's serial seconds per
+        further worker (module docstring, "Clock under load, and vector envs")."""
+        n = max(int(workers), 1)
+        scale = self.single_thread_scale(n)
+        runnable = n + 1  # the workers and the main process
+        stretch = runnable / self.spec.core_throughput(runnable)  # 1 while cores suffice
+        return scale * (step_s * stretch + round_trip_s + (n - 1) * per_worker_s)
 
     def op_seconds(self, ops: OpColumns) -> np.ndarray:
         """Seconds each traced operation takes on one core of the target (module docstring)."""
