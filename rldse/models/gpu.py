@@ -67,7 +67,7 @@ from pydantic import Field, field_validator
 
 from rldse.errors import RldseError
 from rldse.models.cpu import CpuSpec
-from rldse.models.gpu_ops import OpCost, op_cost, sustained_clock_share
+from rldse.models.gpu_ops import OpCost, op_cost, power_limited_ops, sustained_clock_share
 from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES, ArrayLike, OpColumns, Phase, per_phase
@@ -149,6 +149,17 @@ class GpuSpec(PartSpec):
 
     _idle_at_most_max = field_validator("idle_w")(idle_at_most_max)
 
+    @field_validator("idle_w")
+    @classmethod
+    def _below_max(cls, value: float, info) -> float:
+        """A GPU's sustained clock is set by the power it may draw above idle
+        (rldse.models.gpu_ops.sustained_clock_share): none leaves it no clock at all."""
+        top = info.data.get("max_w")
+        if top is not None and value >= top:
+            raise ValueError(f"idle_w must be below max_w ({top:g} W): a GPU runs on the "
+                             "power it may draw above idle")
+        return value
+
     @field_validator("process_node")
     @classmethod
     def _known_node(cls, v: str) -> str:
@@ -216,7 +227,12 @@ class GpuModel(UtilisationPower):
         #: scales by the sustained clock; gpu_ops per tile)
         self.peak_ops = np.array([peak[d] * 1e12 for d in DTYPE_NAMES])
         #: peak operations per second at the clock the board sustains under its power limit
-        self.sustained_ops = self.peak_ops * sustained_clock_share(spec)
+        #: (SIMT work: no more than the power above idle pays for; TF32 tensor-core work
+        #: at the clock the same FP32 load would sustain)
+        self.sustained_ops = np.minimum(self.peak_ops, power_limited_ops(spec))
+        if fp32 is not spec.fp32_tflops:
+            self.sustained_ops[DTYPE_NAMES.index("fp32")] = fp32 * 1e12 \
+                * sustained_clock_share(spec)
         #: host seconds per dispatched operator on the issuing core (``issue_from``)
         self.dispatch_s = spec.dispatch_s
         self._dispatch_ref = dispatch_ref

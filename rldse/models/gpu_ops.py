@@ -66,11 +66,16 @@ GEMM_TILES: tuple[tuple[int, int], ...] = ((128, 128), (128, 64), (64, 64), (64,
 BOUNDS = ("compute", "memory", "waves/launch", "dispatch floor")
 
 
+def power_limited_ops(spec: GpuSpec) -> float:
+    """Operations per second the board's power above idle pays for at the node's energy
+    per FP32 flop (module docstring); other dtypes are taken at the same energy per op."""
+    joules_per_op = spec.flop_energy_pj * 1e-12 * PROCESS_POWER[spec.process_node]
+    return float((spec.max_w - spec.idle_w) / joules_per_op)
+
+
 def sustained_clock_share(spec: GpuSpec) -> float:
     """Share of the boost clock a board sustains under full FP32 load (module docstring)."""
-    dynamic_w = spec.flop_energy_pj * 1e-12 * PROCESS_POWER[spec.process_node] \
-        * spec.fp32_tflops * 1e12
-    return float(min(1.0, (spec.max_w - spec.idle_w) / dynamic_w))
+    return float(min(1.0, power_limited_ops(spec) / (spec.fp32_tflops * 1e12)))
 
 
 def gemm_device_s(spec: GpuSpec, peak_flops: float, batch, m, n, k) -> tuple[np.ndarray, ...]:

@@ -71,7 +71,7 @@ def specs(draw, kind: str) -> PartSpec:
     for idle, top in (("idle_w", "max_w"), ("dpu_idle_w", "dpu_w"),
                       ("core_idle_w", "core_active_w")):
         if idle in merged:
-            merged[idle] = min(merged[idle], merged[top])
+            merged[idle] = min(merged[idle], 0.9 * merged[top])  # a GPU needs headroom
     if kind == "pim":
         total = merged["dimms"] * merged["ranks_per_dimm"] * merged["dpus_per_rank"]
         merged["faulty_dpus"] = min(merged["faulty_dpus"], total - 1)
