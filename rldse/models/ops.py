@@ -38,14 +38,18 @@ class OpColumns:
     flops: np.ndarray  # float64: arithmetic operations
     bytes: np.ndarray  # float64: bytes read plus written
     touches: np.ndarray  # float64: irregular (data-dependent) memory accesses
-    host_dur_s: np.ndarray  # float64: duration measured on the capture host
+    host_dur_s: np.ndarray  # float64: cost on the capture host (rldse.trace.host_cost_s)
 
     def __len__(self) -> int:
         return len(self.phase)
 
     @classmethod
-    def from_frame(cls, ops: pd.DataFrame) -> OpColumns:
-        """From a Trace's ops table (already validated by ``rldse.trace.normalize_ops``)."""
+    def from_frame(cls, ops: pd.DataFrame, workload_info: Mapping | None = None) -> OpColumns:
+        """From a Trace's ops table (already validated by ``rldse.trace.normalize_ops``);
+        ``workload_info`` (the trace's) says which rows waited on a device, for the host
+        cost rule (``rldse.trace.host_cost_s``)."""
+        from rldse.trace import host_cost_s
+
         return cls(
             phase=_codes(ops["phase"], PHASE_NAMES, "phase"),
             dtype=_codes(ops["dtype"], DTYPE_NAMES, "dtype"),
@@ -53,7 +57,7 @@ class OpColumns:
             flops=ops["flops"].to_numpy(np.float64),
             bytes=ops["bytes"].to_numpy(np.float64),
             touches=ops["touches"].to_numpy(np.float64),
-            host_dur_s=ops["dur_s"].to_numpy(np.float64),
+            host_dur_s=host_cost_s(ops, dict(workload_info or {})),
         )
 
     @classmethod

@@ -35,7 +35,8 @@ def validate(trace: Trace, seed: int = 0) -> tuple[pd.DataFrame, Result]:
     separately). A replay-consistency table: small differences mean the bookkeeping is
     sound, not that predictions for other systems are accurate."""
     result = simulate(trace, host_spec_for(trace), seed=seed)
-    measured = trace.ops.groupby("phase", observed=True)["dur_s"].sum()
+    measured = trace.ops.assign(host_s=trace.host_cost_s()).groupby(
+        "phase", observed=True)["host_s"].sum()
     sim = result.phases_frame()
     sim = sim[~sim["phase"].str.startswith("wait:")].groupby("phase")["time_s"].sum()
     table = pd.DataFrame({"measured_s": measured, "simulated_s": sim}).fillna(0.0)
