@@ -79,12 +79,14 @@ _OPTIONAL_COLUMNS = ("cpu_s",)
 
 #: Phases whose host time is waiting, not computing, so they are costed from wall time:
 #: the time is set by the other side (a pipe, a queue, the learner), not by this CPU.
-WAIT_PHASES = frozenset({"rollout_add", "sync"})
+#: Per workload family; a family not listed has none ('sync' of an off-policy loop is a
+#: target-network copy in memory: compute).
+WAIT_PHASES: dict[str, frozenset[str]] = {
+    "actor_learner": frozenset({"rollout_add", "sync"}),  # pipes between processes
+}
 #: Phases whose host time includes a device's work when the network ran on a GPU
 #: (workload_info 'cuda'): the host waits on the device, so wall time.
 DEVICE_PHASES = frozenset({"act", "learn"})
-#: Contended capture: wall time of the compute phases over their CPU time above this.
-CONTENDED_WALL_PER_CPU = 1.15
 _META_KEY = b"rldse.meta"
 _TRANSITIONS_KEY = b"rldse.transitions"
 
@@ -157,14 +159,14 @@ class Trace:
 
     def host_cost_s(self) -> np.ndarray:
         """Each op's host cost (``host_cost_s``) under this trace's capture."""
-        return host_cost_s(self.ops, self.meta.workload_info)
+        return host_cost_s(self.ops, self.meta)
 
     @cached_property
     def compute_wall_per_cpu(self) -> float | None:
         """Wall time / CPU time of the compute rows (``host_cost_s`` costs from CPU time):
         1 on a quiet host; None where no row has CPU time."""
         ops = self.ops
-        mask = compute_mask(ops, self.meta.workload_info) & ops["cpu_s"].notna().to_numpy()
+        mask = compute_mask(ops, self.meta) & ops["cpu_s"].notna().to_numpy()
         cpu = float(ops["cpu_s"].to_numpy()[mask].sum())
         return float(ops["dur_s"].to_numpy()[mask].sum()) / cpu if cpu > 0 else None
 
@@ -187,14 +189,17 @@ class Trace:
             table, tmp, compression="zstd", use_dictionary=categorical))
 
 
-def compute_mask(ops: pd.DataFrame, workload_info: dict[str, Any]) -> np.ndarray:
-    """Rows that compute on the host (costed from CPU time): not WAIT_PHASES, and not
-    DEVICE_PHASES of a capture whose network ran on a GPU."""
-    waits = WAIT_PHASES | (DEVICE_PHASES if "cuda" in workload_info else frozenset())
+def compute_mask(ops: pd.DataFrame, meta: TraceMeta | None) -> np.ndarray:
+    """Rows that compute on the host (costed from CPU time): not the workload's
+    WAIT_PHASES, and not DEVICE_PHASES of a capture whose network ran on a GPU."""
+    waits = frozenset()
+    if meta is not None:
+        waits = WAIT_PHASES.get(meta.workload, frozenset()) \
+            | (DEVICE_PHASES if "cuda" in meta.workload_info else frozenset())
     return ~ops["phase"].isin(list(waits)).to_numpy()
 
 
-def host_cost_s(ops: pd.DataFrame, workload_info: dict[str, Any]) -> np.ndarray:
+def host_cost_s(ops: pd.DataFrame, meta: TraceMeta | None) -> np.ndarray:
     """The one rule for what an op cost the capture host, seconds: its CPU time where it
     computes on the host (``compute_mask``), so time the OS gave other processes is not
     the op's; its wall time where it waits (IPC, device sync), since waiting takes wall
@@ -204,7 +209,7 @@ def host_cost_s(ops: pd.DataFrame, workload_info: dict[str, Any]) -> np.ndarray:
     if "cpu_s" not in ops.columns:  # optional: a table built by hand may leave it out
         return dur
     cpu = ops["cpu_s"].to_numpy(np.float64)
-    use_cpu = compute_mask(ops, workload_info) & ~np.isnan(cpu)
+    use_cpu = compute_mask(ops, meta) & ~np.isnan(cpu)
     return np.where(use_cpu, cpu, dur)
 
 

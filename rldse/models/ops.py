@@ -20,6 +20,8 @@ from rldse.trace import DTYPES, PHASES
 if TYPE_CHECKING:
     import pandas as pd
 
+    from rldse.trace import TraceMeta
+
 PHASE_NAMES: tuple[str, ...] = tuple(PHASES)
 DTYPE_NAMES: tuple[str, ...] = tuple(DTYPES)
 #: A phase name, for spec fields keyed by phase.
@@ -44,10 +46,10 @@ class OpColumns:
         return len(self.phase)
 
     @classmethod
-    def from_frame(cls, ops: pd.DataFrame, workload_info: Mapping | None = None) -> OpColumns:
+    def from_frame(cls, ops: pd.DataFrame, meta: TraceMeta | None = None) -> OpColumns:
         """From a Trace's ops table (already validated by ``rldse.trace.normalize_ops``);
-        ``workload_info`` (the trace's) says which rows waited on a device, for the host
-        cost rule (``rldse.trace.host_cost_s``)."""
+        the trace's ``meta`` says which rows waited rather than computed, for the host
+        cost rule (``rldse.trace.host_cost_s``; None: every row computed)."""
         from rldse.trace import host_cost_s
 
         return cls(
@@ -57,7 +59,7 @@ class OpColumns:
             flops=ops["flops"].to_numpy(np.float64),
             bytes=ops["bytes"].to_numpy(np.float64),
             touches=ops["touches"].to_numpy(np.float64),
-            host_dur_s=host_cost_s(ops, dict(workload_info or {})),
+            host_dur_s=host_cost_s(ops, meta),
         )
 
     @classmethod
