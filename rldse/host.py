@@ -21,6 +21,58 @@ from pydantic import BaseModel, ConfigDict, Field, model_serializer
 from rldse.threads import single_blas_thread
 
 
+class CaptureLoad(BaseModel):
+    """How busy the host was around one capture: other processes that ran beside it took
+    wall time from its operations (their CPU time, ``cpu_s``, stays clean)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    loadavg_1m_start: float = Field(ge=0, description="/proc/loadavg 1-minute load as the "
+                                    "capture started")
+    loadavg_1m_end: float = Field(ge=0, description="the same as it ended")
+    runnable_others_start: int = Field(ge=0, description="/proc/stat procs_running less "
+                                       "this process's thread, as the capture started")
+    runnable_others_end: int = Field(ge=0, description="the same as it ended")
+    compute_wall_per_cpu: float | None = Field(
+        default=None, gt=0, description="wall / CPU time of the compute operations "
+        "(rldse.trace.compute_mask): 1 on a quiet host; None where no CPU time was read")
+
+
+#: ``rldse trace info`` calls a capture contended above this wall/CPU ratio of its compute
+#: operations (a quiet host measures 1.00-1.05: clock reads, page faults, interrupts).
+CONTENDED_WALL_PER_CPU = 1.15
+
+
+def contention(load: CaptureLoad | None, cores: int) -> str | None:
+    """Why a capture ran contended, in a few words, or None: its compute operations'
+    wall/CPU ratio above CONTENDED_WALL_PER_CPU; where that is unknown, as many other
+    runnable processes as cores at its start or end (two instants only, so the ratio,
+    which covers the whole capture, decides when known)."""
+    if load is None:
+        return None
+    ratio = load.compute_wall_per_cpu
+    if ratio is not None:
+        return (f"compute ops took {ratio:.2f}x their CPU time in wall time"
+                if ratio > CONTENDED_WALL_PER_CPU else None)
+    others = max(load.runnable_others_start, load.runnable_others_end)
+    if others >= cores:
+        return f"{others} other runnable processes on {cores} cores"
+    return None
+
+
+def load_sample() -> tuple[float, int] | None:
+    """(1-minute load average, other runnable processes) now; None where /proc lacks them."""
+    try:
+        with open("/proc/loadavg", encoding="utf-8") as f:
+            load = float(f.read().split()[0])
+        with open("/proc/stat", encoding="utf-8") as f:
+            running = next(int(line.split()[1]) for line in f
+                           if line.startswith("procs_running"))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+    return load, max(running - 1, 0)
+
+
 class HostFingerprint(BaseModel):
     """The capture host, as measured at capture time. Units are in the field names."""
 
@@ -90,6 +142,9 @@ class HostFingerprint(BaseModel):
     mem_bytes: int | None = Field(
         default=None, gt=0, description="physical memory, bytes (sysconf SC_PHYS_PAGES × "
         "SC_PAGE_SIZE); None: not measured (no sysconf, or a trace from before it)")
+    load: CaptureLoad | None = Field(
+        default=None, description="the host's load around the capture; None: not "
+        "recorded (a trace from before it, an import)")
 
     @model_serializer(mode="wrap")
     def _drop_unmeasured(self, handler):

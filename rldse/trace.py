@@ -1,4 +1,4 @@
-"""Trace: the hardware-free record of what a real training run did (schema v1).
+"""Trace: the hardware-free record of what a real training run did (schema v2).
 
 A Trace is three things, kept as free of the capture machine as possible:
 
@@ -21,6 +21,7 @@ import hashlib
 import io
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +35,9 @@ from rldse.host import HostFingerprint
 if TYPE_CHECKING:  # pandas and pyarrow load on first use: the vocabularies and TraceMeta
     import pandas as pd  # are read by commands that never touch a table (parsers, presets)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions this rldse reads: v1 traces have no ``cpu_s`` (loaded as unknown, NaN).
+READABLE_VERSIONS = (1, 2)
 
 #: Phase vocabulary (closed): what each operation is, in RL terms.
 PHASES: dict[str, str] = {
@@ -61,6 +64,8 @@ OPS_COLUMNS: dict[str, tuple[str, str]] = {
     "iter": ("int64", "loop iteration of that worker (env step, update or round number)"),
     "start_s": ("float64", "start, seconds since the capture's origin"),
     "dur_s": ("float64", "measured duration with the recorder's own overhead removed"),
+    "cpu_s": ("float64", "CPU time of dur_s: the worker's CPU clock over the operation "
+              "(rldse.cpu_clock); NaN where unknown (v1 traces, imports without it)"),
     "items": ("int64", "batch size, transitions or environments the operation handled"),
     "flops": ("int64", "arithmetic operations, counted analytically from shapes"),
     "bytes": ("int64", "bytes read plus written, counted analytically"),
@@ -69,6 +74,19 @@ OPS_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 _INT_COLUMNS = [c for c, (k, _) in OPS_COLUMNS.items() if k == "int64"]
+#: Columns a table may leave out (filled as unknown) or hold NaN in.
+_OPTIONAL_COLUMNS = ("cpu_s",)
+
+#: Phases whose host time is waiting, not computing, so they are costed from wall time:
+#: the time is set by the other side (a pipe, a queue, the learner), not by this CPU.
+#: Per workload family; a family not listed has none ('sync' of an off-policy loop is a
+#: target-network copy in memory: compute).
+WAIT_PHASES: dict[str, frozenset[str]] = {
+    "actor_learner": frozenset({"rollout_add", "sync"}),  # pipes between processes
+}
+#: Phases whose host time includes a device's work when the network ran on a GPU
+#: (workload_info 'cuda'): the host waits on the device, so wall time.
+DEVICE_PHASES = frozenset({"act", "learn"})
 _META_KEY = b"rldse.meta"
 _TRANSITIONS_KEY = b"rldse.transitions"
 
@@ -127,6 +145,7 @@ class Trace:
         out = g.agg(
             ops=("dur_s", "size"),
             time_s=("dur_s", "sum"),
+            cpu_s=("cpu_s", "sum"),
             mean_us=("dur_s", "mean"),
             items=("items", "sum"),
             flops=("flops", "sum"),
@@ -134,7 +153,22 @@ class Trace:
             touches=("touches", "sum"),
         )
         out["mean_us"] *= 1e6
+        known = g["cpu_s"].count()  # sum() of all-NaN is 0: mark phases without CPU time
+        out.loc[known == 0, "cpu_s"] = np.nan
         return out
+
+    def host_cost_s(self) -> np.ndarray:
+        """Each op's host cost (``host_cost_s``) under this trace's capture."""
+        return host_cost_s(self.ops, self.meta)
+
+    @cached_property
+    def compute_wall_per_cpu(self) -> float | None:
+        """Wall time / CPU time of the compute rows (``host_cost_s`` costs from CPU time):
+        1 on a quiet host; None where no row has CPU time."""
+        ops = self.ops
+        mask = compute_mask(ops, self.meta) & ops["cpu_s"].notna().to_numpy()
+        cpu = float(ops["cpu_s"].to_numpy()[mask].sum())
+        return float(ops["dur_s"].to_numpy()[mask].sum()) / cpu if cpu > 0 else None
 
     # ---- I/O -----------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
@@ -155,14 +189,39 @@ class Trace:
             table, tmp, compression="zstd", use_dictionary=categorical))
 
 
+def compute_mask(ops: pd.DataFrame, meta: TraceMeta | None) -> np.ndarray:
+    """Rows that compute on the host (costed from CPU time): not the workload's
+    WAIT_PHASES, and not DEVICE_PHASES of a capture whose network ran on a GPU."""
+    waits = frozenset()
+    if meta is not None:
+        waits = WAIT_PHASES.get(meta.workload, frozenset()) \
+            | (DEVICE_PHASES if "cuda" in meta.workload_info else frozenset())
+    return ~ops["phase"].isin(list(waits)).to_numpy()
+
+
+def host_cost_s(ops: pd.DataFrame, meta: TraceMeta | None) -> np.ndarray:
+    """The one rule for what an op cost the capture host, seconds: its CPU time where it
+    computes on the host (``compute_mask``), so time the OS gave other processes is not
+    the op's; its wall time where it waits (IPC, device sync), since waiting takes wall
+    time whoever else runs. Where CPU time is unknown (v1 traces, imports) it falls back
+    to wall time, contention included."""
+    dur = ops["dur_s"].to_numpy(np.float64)
+    if "cpu_s" not in ops.columns:  # optional: a table built by hand may leave it out
+        return dur
+    cpu = ops["cpu_s"].to_numpy(np.float64)
+    use_cpu = compute_mask(ops, meta) & ~np.isnan(cpu)
+    return np.where(use_cpu, cpu, dur)
+
+
 def normalize_ops(ops: pd.DataFrame, where: str) -> pd.DataFrame:
-    """Check an ops table against schema v1 and return it with canonical dtypes.
+    """Check an ops table against the schema and return it with canonical dtypes; an
+    optional column left out (``cpu_s``) is filled as unknown (NaN).
 
     Raises RldseError naming the column (and row) at fault.
     """
     import pandas as pd
 
-    missing = [c for c in OPS_COLUMNS if c not in ops.columns]
+    missing = [c for c in OPS_COLUMNS if c not in ops.columns and c not in _OPTIONAL_COLUMNS]
     if missing:
         raise RldseError(f"{where}: column '{missing[0]}' is missing (schema v{SCHEMA_VERSION} "
                          f"needs {', '.join(OPS_COLUMNS)})")
@@ -172,7 +231,9 @@ def normalize_ops(ops: pd.DataFrame, where: str) -> pd.DataFrame:
                          f"has {', '.join(OPS_COLUMNS)})")
     out = {}
     for col, (kind, _) in OPS_COLUMNS.items():
-        if kind == "category":
+        if col not in ops.columns:
+            out[col] = np.full(len(ops), np.nan)
+        elif kind == "category":
             out[col] = _categorical_column(ops[col], col, where)
         else:
             out[col] = _numeric_column(ops[col], col, np.dtype(kind), where)
@@ -214,14 +275,14 @@ def _numeric_column(s: pd.Series, col: str, target: np.dtype, where: str) -> np.
         raise RldseError(f"{where}: column '{col}' must be numeric ({target}), found {s.dtype}")
     arr = s.to_numpy()
     as_float = arr.astype(np.float64)
-    finite = np.isfinite(as_float)
+    finite = np.isfinite(as_float) | (np.isnan(as_float) if col in _OPTIONAL_COLUMNS else False)
     if not finite.all():
         row = int(np.flatnonzero(~finite)[0])
         raise RldseError(f"{where}: column '{col}' is not finite at row {row}")
     if target.kind == "i" and arr.dtype.kind == "f" and np.any(arr != np.round(arr)):
         raise RldseError(f"{where}: column '{col}' must hold whole numbers")
-    if col != "start_s" and np.any(arr < 0):
-        row = int(np.flatnonzero(arr < 0)[0])
+    if col != "start_s" and np.any(as_float < 0):
+        row = int(np.flatnonzero(as_float < 0)[0])
         raise RldseError(f"{where}: column '{col}' is negative at row {row}")
     return arr.astype(target, copy=False)
 
@@ -249,9 +310,10 @@ def load_trace(path: str | Path) -> Trace:
     except json.JSONDecodeError as exc:
         raise RldseError(f"{path}: metadata 'rldse.meta' is not valid JSON ({exc.msg})") from None
     version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS:
         raise RldseError(f"{path}: schema_version {version!r} is not supported "
-                         f"(this rldse reads version {SCHEMA_VERSION})")
+                         f"(this rldse reads versions "
+                         f"{', '.join(map(str, READABLE_VERSIONS))})")
     try:
         meta = TraceMeta.model_validate(raw)
     except ValidationError as exc:
@@ -294,8 +356,10 @@ def _hash_frame(h: hashlib._Hash, df: pd.DataFrame) -> None:
     import pandas as pd
 
     for col in df.columns:
-        h.update(str(col).encode() + b"\0")
         s = df[col]
+        if col in _OPTIONAL_COLUMNS and s.isna().all():
+            continue  # unknown throughout: the digest of a trace from before the column
+        h.update(str(col).encode() + b"\0")
         if isinstance(s.dtype, pd.CategoricalDtype) or not pd.api.types.is_numeric_dtype(s):
             if not isinstance(s.dtype, pd.CategoricalDtype):
                 s = s.astype(str)  # mixed objects hash by their text, as before

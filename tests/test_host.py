@@ -74,3 +74,33 @@ def test_fingerprints_from_before_the_curve_still_load(host_fp):
            if k not in ("gemm_curve", "elementwise_gbs", "vector_gbs", "cache_bytes",
                         "gather_ns", "scatter_add_ns", "sum_tree_level_ns")}
     assert HostFingerprint(**old).gemm_curve is None
+
+
+def _load(ratio, others=0):
+    from rldse.host import CaptureLoad
+
+    return CaptureLoad(loadavg_1m_start=1.0, loadavg_1m_end=2.0, runnable_others_start=0,
+                       runnable_others_end=others, compute_wall_per_cpu=ratio)
+
+
+def test_contended_capture_is_called_out_by_its_wall_per_cpu_or_runnable_others():
+    from rldse.host import contention
+
+    assert "1.50x" in contention(_load(1.5), cores=2)
+    assert contention(_load(1.02, others=5), cores=2) is None  # the ratio decides when known
+    assert "2 other runnable" in contention(_load(None, others=2), cores=2)
+    assert contention(_load(None, others=1), cores=2) is None
+    assert contention(None, cores=2) is None
+
+
+def test_trace_info_warns_on_a_contended_capture(small_trace, tmp_path, capsys):
+    import argparse
+
+    from rldse.cli.trace import cmd_trace_info
+
+    host = small_trace.meta.host.model_copy(update={"load": _load(1.4)})
+    small_trace.meta = small_trace.meta.model_copy(update={"host": host})
+    path = small_trace.save(tmp_path / "t.parquet")
+    cmd_trace_info(argparse.Namespace(file=str(path), json=False))
+    warnings = [line for line in capsys.readouterr().out.splitlines() if "warning:" in line]
+    assert len(warnings) == 1 and "contended" in warnings[0]

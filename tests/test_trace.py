@@ -1,9 +1,10 @@
-"""Trace schema v1: round trip, digest, and one-line errors for every kind of bad file."""
+"""Trace schema v2 (and v1 traces, loaded with CPU time unknown): round trip, digest, and one-line errors for every kind of bad file."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -18,7 +19,8 @@ def test_round_trip_keeps_every_column_dtype_and_meta(small_trace, tmp_path):
     assert list(back.ops.columns) == list(OPS_COLUMNS)
     for col in OPS_COLUMNS:
         assert back.ops[col].dtype == small_trace.ops[col].dtype, col
-        assert back.ops[col].tolist() == small_trace.ops[col].tolist(), col
+        np.testing.assert_array_equal(back.ops[col].to_numpy(), small_trace.ops[col].to_numpy(),
+                                      err_msg=col)  # NaN (unknown cpu_s) equals NaN
     assert back.meta == small_trace.meta
     assert back.transitions.equals(small_trace.transitions)
     assert {c: str(t) for c, t in back.transitions.dtypes.items()} == {
@@ -98,9 +100,9 @@ def test_truncated(small_trace, tmp_path):
 def test_wrong_schema_version(small_trace, tmp_path):
     path = small_trace.save(tmp_path / "t.parquet")
     meta = _meta(path) | {"schema_version": SCHEMA_VERSION + 1}
-    _rewrite(path, tmp_path / "v2.parquet", meta=meta)
-    with pytest.raises(RldseError, match="schema_version 2 is not supported"):
-        load_trace(tmp_path / "v2.parquet")
+    _rewrite(path, tmp_path / "v3.parquet", meta=meta)
+    with pytest.raises(RldseError, match=f"schema_version {SCHEMA_VERSION + 1} is not supported"):
+        load_trace(tmp_path / "v3.parquet")
 
 
 def test_missing_column(small_trace, tmp_path):
@@ -177,3 +179,40 @@ def test_a_save_killed_mid_write_leaves_the_old_trace_and_its_orphan_is_cleaned(
     assert len(orphans) == 1 and orphans[0].name.startswith(".t.parquet.")
     assert clean_stale_temporaries(tmp_path) == orphans
     assert list(tmp_path.iterdir()) == [path]
+
+
+def test_v1_trace_loads_with_cpu_time_unknown_and_its_old_digest(small_trace, tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    meta = _meta(path) | {"schema_version": 1}
+    _rewrite(path, tmp_path / "v1.parquet", meta=meta,
+             table=pq.read_table(path).drop(["cpu_s"]))
+    old = load_trace(tmp_path / "v1.parquet")
+    assert old.meta.schema_version == 1
+    assert old.ops["cpu_s"].isna().all()
+    assert old.compute_wall_per_cpu is None
+    again = Trace(ops=old.ops.drop(columns="cpu_s"), meta=old.meta,
+                  transitions=old.transitions)
+    assert again.digest == old.digest  # unknown CPU time leaves the digest as before
+
+
+def test_host_cost_takes_cpu_time_where_ops_compute_and_wall_where_they_wait(small_trace):
+    from rldse.trace import host_cost_s
+
+    n = 4
+    ops = small_trace.ops.iloc[:n].assign(
+        phase=["env_step", "rollout_add", "sync", "learn"], dur_s=[2.0] * n,
+        cpu_s=[1.0, 1.0, 1.0, np.nan])
+    meta = small_trace.meta
+    al = meta.model_copy(update={"workload": "actor_learner"})
+    np.testing.assert_array_equal(host_cost_s(ops, al), [1.0, 2.0, 2.0, 2.0])  # NaN: wall
+    np.testing.assert_array_equal(host_cost_s(ops, meta), [1.0, 1.0, 1.0, 2.0])  # dqn sync
+    gpu = meta.model_copy(update={"workload_info": {**meta.workload_info, "cuda": {}}})
+    ops = ops.assign(cpu_s=1.0)
+    np.testing.assert_array_equal(host_cost_s(ops, gpu), [1.0, 1.0, 1.0, 2.0])  # learn waits
+
+
+def test_cpu_time_may_be_nan_but_not_negative(small_trace):
+    with pytest.raises(RldseError, match="column 'cpu_s' is negative at row 0"):
+        Trace(ops=small_trace.ops.assign(cpu_s=-1.0), meta=small_trace.meta)
+    with pytest.raises(RldseError, match="column 'dur_s' is not finite"):
+        Trace(ops=small_trace.ops.assign(dur_s=np.nan), meta=small_trace.meta)

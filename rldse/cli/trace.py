@@ -11,6 +11,7 @@ from rldse.errors import RldseError
 
 
 def cmd_trace_info(args: argparse.Namespace) -> None:
+    from rldse.host import contention
     from rldse.trace import load_trace
 
     trace = load_trace(args.file)
@@ -32,6 +33,19 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
     print(f"  host: {h.cpu_model}, {h.cores} cores @ {h.clock_mhz:.0f} MHz, "
           f"matmul {h.matmul_gflops:.1f} GFLOP/s, copy {h.copy_gbs:.1f} GB/s, "
           f"random access {h.random_access_ns:.1f} ns, call {h.py_call_ns:.0f} ns")
+    if h.load is not None:
+        ratio = h.load.compute_wall_per_cpu
+        print(f"  load: 1-min average {h.load.loadavg_1m_start:.2f} -> "
+              f"{h.load.loadavg_1m_end:.2f}, other runnable {h.load.runnable_others_start} -> "
+              f"{h.load.runnable_others_end}, compute wall/CPU "
+              + ("unknown" if ratio is None else f"{ratio:.3f}"))
+    if trace.ops["cpu_s"].isna().all():
+        print("  CPU time: unknown (a trace from before it); the simulator costs every op "
+              "from its wall time, contention included")
+    reason = contention(h.load, h.cores)
+    if reason:
+        print(f"  warning: captured on a contended host ({reason}); wall times include "
+              "other processes' time, the simulator costs compute ops from CPU time")
     if trace.transitions is not None:
         print(f"  transitions: {len(trace.transitions)} rows "
               f"({', '.join(trace.transitions.columns)})")

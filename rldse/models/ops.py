@@ -20,6 +20,8 @@ from rldse.trace import DTYPES, PHASES
 if TYPE_CHECKING:
     import pandas as pd
 
+    from rldse.trace import TraceMeta
+
 PHASE_NAMES: tuple[str, ...] = tuple(PHASES)
 DTYPE_NAMES: tuple[str, ...] = tuple(DTYPES)
 #: A phase name, for spec fields keyed by phase.
@@ -38,14 +40,18 @@ class OpColumns:
     flops: np.ndarray  # float64: arithmetic operations
     bytes: np.ndarray  # float64: bytes read plus written
     touches: np.ndarray  # float64: irregular (data-dependent) memory accesses
-    host_dur_s: np.ndarray  # float64: duration measured on the capture host
+    host_dur_s: np.ndarray  # float64: cost on the capture host (rldse.trace.host_cost_s)
 
     def __len__(self) -> int:
         return len(self.phase)
 
     @classmethod
-    def from_frame(cls, ops: pd.DataFrame) -> OpColumns:
-        """From a Trace's ops table (already validated by ``rldse.trace.normalize_ops``)."""
+    def from_frame(cls, ops: pd.DataFrame, meta: TraceMeta | None = None) -> OpColumns:
+        """From a Trace's ops table (already validated by ``rldse.trace.normalize_ops``);
+        the trace's ``meta`` says which rows waited rather than computed, for the host
+        cost rule (``rldse.trace.host_cost_s``; None: every row computed)."""
+        from rldse.trace import host_cost_s
+
         return cls(
             phase=_codes(ops["phase"], PHASE_NAMES, "phase"),
             dtype=_codes(ops["dtype"], DTYPE_NAMES, "dtype"),
@@ -53,7 +59,7 @@ class OpColumns:
             flops=ops["flops"].to_numpy(np.float64),
             bytes=ops["bytes"].to_numpy(np.float64),
             touches=ops["touches"].to_numpy(np.float64),
-            host_dur_s=ops["dur_s"].to_numpy(np.float64),
+            host_dur_s=host_cost_s(ops, meta),
         )
 
     @classmethod

@@ -21,14 +21,23 @@ A cut's code says what the time after it is (until the next cut, or the end):
 A row's duration is the sum of its tiles (the spans between its cuts and the next ones),
 so a nested phase's time is never its parent's (RL-Scope's exclusive scopes, Gleeson et
 al., MLSys 2021).
+
+CPU time: a cut reads the process's CPU clock (``time.process_time_ns``) when
+``SAMPLE_EVERY_NS`` of wall time has passed since the last read (rldse.cpu_clock); a
+tile's CPU time is its wall time times the CPU/wall rate over it. Process rather than
+thread time: a user's loop may run torch or BLAS on several threads, whose work thread
+time would miss (the rate is capped at 1, so parallel threads never make an op longer
+than its wall time).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from time import perf_counter_ns
+from time import perf_counter_ns, process_time_ns
 
 import numpy as np
+
+from rldse.cpu_clock import CpuClock
 
 GAP = 0
 
@@ -49,7 +58,7 @@ class Cuts:
     ``times.append(perf_counter_ns())``, ``codes.append(code)``. In SB3's DQN loop the call
     is about half of what a cut costs in situ (``benchmarks/sb3_recorder_overhead.py``)."""
 
-    __slots__ = ("times", "codes", "open", "iters", "base", "spill_at", "_blocks")
+    __slots__ = ("times", "codes", "open", "iters", "base", "spill_at", "cpu", "_blocks")
 
     def __init__(self) -> None:
         self.times: list[int] = []  # the cuts since the last spill
@@ -58,6 +67,7 @@ class Cuts:
         self.iters: dict[int, int] = {}  # row -> iter given explicitly
         self.base = 0  # the row number of the lists' first cut
         self.spill_at = SPILL
+        self.cpu = CpuClock(process_time_ns)
         self._blocks: list[tuple[np.ndarray, np.ndarray]] = []  # (times, codes), spill_at each
 
     def cut(self, code: int) -> int:
@@ -65,8 +75,11 @@ class Cuts:
         if len(self.codes) >= self.spill_at:
             self.spill()
         row = self.open = self.base + len(self.codes)
-        self.times.append(perf_counter_ns())
+        t = perf_counter_ns()
+        self.times.append(t)
         self.codes.append(code)
+        if t >= self.cpu.next_ns:
+            self.cpu.sample(t)
         return row
 
     def back(self, row: int | None) -> None:
@@ -75,8 +88,11 @@ class Cuts:
         self.open = row
         if len(self.codes) >= self.spill_at:
             self.spill()
-        self.times.append(perf_counter_ns())
+        t = perf_counter_ns()
+        self.times.append(t)
         self.codes.append(GAP if row is None else -row - 1)
+        if t >= self.cpu.next_ns:
+            self.cpu.sample(t)
 
     def gap(self) -> None:
         self.back(None)
@@ -111,6 +127,7 @@ class Cuts:
         self.open = None
         self.base = 0
         self.iters.clear()
+        self.cpu.clear()
 
     def __len__(self) -> int:
         return self.base + len(self.codes)
@@ -137,16 +154,18 @@ class Rows:
     kind: np.ndarray  # its kind
     start_ns: np.ndarray  # its first tile's start, the recorder's own time before it removed
     dur_ns: np.ndarray  # the sum of its tiles, each less its bias (>= 0)
+    cpu_ns: np.ndarray  # the CPU time of those tiles (NaN: no CPU clock samples)
     close: np.ndarray  # index of the cut that ended its last tile (len(cuts) if the end)
 
 
 def rows(t: np.ndarray, c: np.ndarray, end_ns: int, before_ns: np.ndarray,
-         after_ns: np.ndarray, counted_ns: np.ndarray) -> Rows:
+         after_ns: np.ndarray, counted_ns: np.ndarray, cpu: CpuClock | None = None) -> Rows:
     """The rows of the log whose times and codes are ``t`` and ``c`` (``Cuts.arrays``).
     Cut i costs the recorder ``before_ns[i]`` before its clock read and ``after_ns[i]``
     after it: a tile's bias is its first cut's after and its last cut's before. A row's
     start has the recorder's own time before it removed: every earlier cut's whole cost,
-    this cut's before, and ``counted_ns[i]`` (time spent counting work before cut i)."""
+    this cut's before, and ``counted_ns[i]`` (time spent counting work before cut i).
+    ``cpu``: the log's CPU clock, for each tile's CPU/wall rate."""
     n = len(t)
     index = np.arange(n)
     ends = np.append(t[1:], end_ns)
@@ -157,10 +176,14 @@ def rows(t: np.ndarray, c: np.ndarray, end_ns: int, before_ns: np.ndarray,
     kept = c[owner] > 0  # tiles of rows (a gap, or a row relabelled GAP, keeps none)
     opened = np.flatnonzero(c > 0)
     dur = np.bincount(owner[kept], weights=tile_ns[kept], minlength=n)[opened]
+    frac = cpu.fraction(t, ends) if cpu is not None else np.full(n, np.nan)
+    tile_cpu = np.maximum(tile_ns, 0.0) * frac
+    cpu_ns = np.bincount(owner[kept], weights=tile_cpu[kept], minlength=n)[opened]
     last = np.full(n, -1)
     np.maximum.at(last, owner[kept], index[kept])
     return Rows(cut=opened, kind=c[opened], start_ns=t[opened] - shift[opened],
-                dur_ns=np.maximum(dur, 0.0), close=last[opened] + 1)
+                dur_ns=np.maximum(dur, 0.0), cpu_ns=np.minimum(cpu_ns, np.maximum(dur, 0.0)),
+                close=last[opened] + 1)
 
 
 def closed_before(rows: Rows, mask: np.ndarray) -> np.ndarray:

@@ -34,10 +34,14 @@ import statistics
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from time import perf_counter, perf_counter_ns
+from time import perf_counter, perf_counter_ns, process_time_ns
 from typing import Any
 
+import numpy as np
+
+from rldse.cpu_clock import CpuClock
 from rldse.errors import RldseError
+from rldse.host import load_sample
 from rldse.trace import Trace
 
 _CALIBRATION_CALLS = 2000
@@ -65,6 +69,10 @@ class _Hooks:
     replay_capacity: int | None = None
     env_ids: list[str] = field(default_factory=list)
     fwd: list[tuple[int, Any]] = field(default_factory=list)
+    #: process CPU time (torch may run the script's ops on several threads), read at most
+    #: once per rldse.cpu_clock.SAMPLE_EVERY_NS at a timed call's end
+    cpu: CpuClock = field(default_factory=lambda: CpuClock(process_time_ns))
+    load_start: tuple[float, int] | None = None
 
     # ---- timed wrappers -------------------------------------------------------------
     def timed(self, kind: str, fn, items_of=None):
@@ -80,6 +88,8 @@ class _Hooks:
             finally:
                 t1 = perf_counter_ns()
                 hooks.depth -= 1
+                if t1 >= hooks.cpu.next_ns:
+                    hooks.cpu.sample(t1)
             hooks.events.append(_Event(kind, t0, t1 - t0,
                                        items_of(args, kwargs, out) if items_of else 1))
             return out
@@ -195,6 +205,8 @@ def run_script(script: str | Path, args: list[str]) -> tuple[list[_Event], _Hook
     sys.argv = [str(path), *args]
     sys.path.insert(0, str(path.resolve().parent))
     hooks.install()
+    hooks.load_start = load_sample()
+    hooks.cpu.sample()
     t0 = perf_counter()
     try:
         runpy.run_path(str(path), run_name="__main__")
@@ -203,6 +215,7 @@ def run_script(script: str | Path, args: list[str]) -> tuple[list[_Event], _Hook
             raise RldseError(f"{script}: exited with status {exc.code}") from None
     finally:
         wall_s = perf_counter() - t0
+        hooks.cpu.sample()
         hooks.remove()
         sys.argv, sys.path[:] = saved_argv, saved_path
     return hooks.events, hooks, bias, wall_s
@@ -341,12 +354,14 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
         dtype = "fp32" if flops or nbytes else "fp64" if r.phase.startswith("env") else "none"
         out.append((r.worker, r.phase, r.iter, r.t0, r.dur, r.items, flops, nbytes, 0, dtype))
     origin = min(r.t0 for r in rows)
-    frame = rows_to_frame(out, origin, bias)
+    start = np.array([r.t0 for r in rows], np.int64)
+    frac = hooks.cpu.fraction(start, start + np.array([r.dur for r in rows], np.int64))
+    frame = rows_to_frame(out, origin, bias, frac)
     hp = {**hp, "script": name, "loop": loop, "inferred": inferred}
     return build_trace(workload=workload, algorithm=f"script:{Path(name).stem}", env_id=env_id,
                        seed=seed, hyperparameters=hp, workload_info=info,
                        episode_returns=[], wall_time_s=wall_s, frames=[frame],
-                       overhead_ns=bias)
+                       overhead_ns=bias, load_start=hooks.load_start)
 
 
 _HOOKED = ("gymnasium vector envs and gymnasium.make, module forwards, backward, optimizer "

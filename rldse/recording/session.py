@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from rldse.errors import RldseError
+from rldse.host import load_sample
 from rldse.recording.cuts import Cuts, Rows, closed_before, rows
 from rldse.recording.info import NETWORKS, workload_info
 from rldse.recording.loops import loop_kind
@@ -140,7 +141,9 @@ class Recording:
         self.cuts = _cuts(nets)
         self.cut_cost_ns = self._calibrate_cut()
         self._phase_cost_ns: float | None = None
+        self._load_start = load_sample()
         self._t0 = perf_counter_ns()
+        self.cuts.cpu.sample(self._t0)
         self._end_ns: int | None = None
         self._wall_s: float | None = None
 
@@ -242,6 +245,7 @@ class Recording:
         unrecorded. The span as measured is kept in workload_info as ``recorded_wall_s``."""
         if self._end_ns is None:
             self._end_ns = perf_counter_ns()
+            self.cuts.cpu.sample(self._end_ns)
             self._recorded_wall_s = (self._end_ns - self._t0) / 1e9
             self._log = self.cuts.arrays()
             self._own = before, after, _ = self._costs(self._log[1])
@@ -264,7 +268,7 @@ class Recording:
 
     def rows(self) -> Rows:
         self.stop()
-        return rows(*self._log, self._end_ns, *self._own)
+        return rows(*self._log, self._end_ns, *self._own, cpu=self.cuts.cpu)
 
     def frame(self, r: Rows) -> pd.DataFrame:
         """The rows as an ops table (rldse.trace.OPS_COLUMNS), built by column."""
@@ -288,6 +292,7 @@ class Recording:
             "worker": categorical("worker"), "phase": phase,
             "iter": self._iters(r, column("name")),
             "start_s": (r.start_ns - self._t0) / 1e9, "dur_s": r.dur_ns / 1e9,
+            "cpu_s": r.cpu_ns / 1e9,
             **{f: column(f).astype(np.int64) for f in ("items", "flops", "bytes", "touches")},
             "dtype": categorical("dtype")})
 
@@ -331,7 +336,8 @@ class Recording:
                            env_id=self.env_id, seed=self.seed,
                            hyperparameters=self.hyperparameters, workload_info=info,
                            episode_returns=self.returns, wall_time_s=self._wall_s,
-                           frames=[ops], overhead_ns=self.cut_cost_ns)
+                           frames=[ops], overhead_ns=self.cut_cost_ns,
+                           load_start=self._load_start)
 
     def _check_episodes(self, r: Rows) -> None:
         """Returns are placed on env steps by the env_reset rows that end their episodes

@@ -276,7 +276,7 @@ class Machine:
 
         def make() -> OpColumns | None:
             rows = trace.ops[trace.ops["phase"] == phase]
-            return None if rows.empty else OpColumns.from_frame(rows)
+            return None if rows.empty else OpColumns.from_frame(rows, trace.meta)
 
         ops = trace_cache.cached(("trace_ops", trace.digest, phase), make)
         if ops is None:

@@ -248,3 +248,22 @@ def test_counting_work_leaves_no_gap_between_rows(tmp_path):
     ops = load_trace(tmp_path / "run.parquet").ops.sort_values("start_s")
     gaps = ops["start_s"].to_numpy()[1:] - (ops["start_s"] + ops["dur_s"]).to_numpy()[:-1]
     assert gaps.max() < 0.5e-3  # counting the learn work alone takes several ms
+
+
+def test_rows_keep_cpu_time(tmp_path):
+    import numpy as np
+
+    a = np.ones((64, 64))
+    with _recording(tmp_path) as rec:
+        for _ in range(3):
+            with rec.phase("act"):
+                for _ in range(20):
+                    a = a @ a / 64.0
+            with rec.phase("env_step"), rec.phase("replay_add"):
+                pass
+            with rec.phase("learn"), rec.phase("replay_sample"):
+                pass
+    ops = load_trace(tmp_path / "run.parquet").ops
+    assert ops["cpu_s"].notna().all()
+    assert (ops["cpu_s"] <= ops["dur_s"]).all()
+    assert (ops.loc[ops["phase"] == "act", "cpu_s"] > 0).all()

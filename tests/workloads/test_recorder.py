@@ -55,3 +55,38 @@ def test_null_recorder_records_nothing():
     rec = NullRecorder()
     rec.add("env_step", rec.now(), 0, items=1)
     assert not rec.enabled
+
+
+def test_cpu_time_is_recorded_beside_wall_time():
+    """A computing row keeps CPU time (> 0, never above its wall time); a sleep, bracketed
+    by CPU clock reads as the loops bracket their waits, keeps little of its wall time."""
+    import numpy as np
+
+    rec = Recorder("host")
+    a = np.ones((64, 64))
+    for i in range(50):
+        t0 = rec.now()
+        for _ in range(20):
+            a = a @ a / 64.0
+        rec.add("learn", t0, i)
+    rec.sample_cpu()
+    t0 = rec.now()
+    time.sleep(0.02)
+    rec.add("sync", t0, 0, dtype="none")
+    rec.sample_cpu()
+    df = rec.frame()
+    learn, sync = df[df["phase"] == "learn"], df[df["phase"] == "sync"].iloc[0]
+    assert learn["cpu_s"].notna().all() and (learn["cpu_s"] > 0).all()
+    assert (learn["cpu_s"] <= learn["dur_s"]).all()
+    assert sync["cpu_s"] < 0.5 * sync["dur_s"]
+
+
+def test_rows_from_another_process_keep_their_cpu_fractions():
+    import numpy as np
+
+    rec = Recorder("host")
+    row = ("actor/0", "env_step", 0, rec.origin_ns, 4000 + int(rec.overhead_ns), 1, 0, 0, 0,
+           "fp64")
+    rec.add_foreign([row], np.array([0.25]))
+    df = rec.frame()
+    assert df["cpu_s"].iloc[0] == df["dur_s"].iloc[0] * 0.25

@@ -298,17 +298,19 @@ def _actor_loop(actor_id: int, conn: Connection, cfg: PPOConfig, seed: np.random
     ep_returns = np.zeros(len(envs))
     for iteration in range(cfg.iterations):
         msg = conn.recv()  # idle until the learner broadcasts: not an op
+        rec.sample_cpu()  # the idle wait gets a CPU window of its own
         policy.set_flat(msg)
         rollout, finished, obs = _collect(envs, policy, obs, ep_returns, rng, rec,
                                           iteration * cfg.rollout_len, cfg.rollout_len)
         payload = sum(a.nbytes for a in rollout.values())
+        rec.sample_cpu()  # a send that may block: its CPU window is its own
         t0 = rec.now()
         conn.send(("rollout", actor_id, rollout, finished))
         rec.add("rollout_add", t0, iteration, items=rollout["rewards"].size, bytes=payload,
                 dtype="none")
     for env in envs:
         env.close()
-    conn.send(("rows", actor_id, rec.rows))
+    conn.send(("rows", actor_id, rec.rows, rec.cpu_fractions()))
 
 
 def _collect(envs: list[gym.Env], policy: Policy | CNNPolicy, obs: np.ndarray,
@@ -438,6 +440,7 @@ class _Learner:
 
     def broadcast(self, iteration: int) -> None:
         flat = self.policy.get_flat()
+        self.rec.sample_cpu()  # sends that may block: their CPU window is their own
         t0 = self.rec.now()
         for conn in self.conns:
             try:
@@ -447,6 +450,7 @@ class _Learner:
                 raise
         self.rec.add("sync", t0, iteration, items=len(self.conns),
                      bytes=flat.nbytes * len(self.conns), dtype="none")
+        self.rec.sample_cpu()
 
     def gather(self, kind: str) -> list[tuple]:
         """One message of ``kind`` from every actor, ordered by actor id."""
@@ -465,6 +469,7 @@ class _Learner:
                     raise RuntimeError(f"actor_learner: expected '{kind}' from actor "
                                        f"{msg[1]}, got '{msg[0]}'")
                 got[msg[1]] = msg[2:]
+        self.rec.sample_cpu()  # after the wait: the learner's next window computes
         return [got[i] for i in range(len(self.conns))]
 
     def _recv(self, conn: Connection) -> tuple:
@@ -538,7 +543,7 @@ def train(cfg: PPOConfig, rec: Recorder,
         rows = learner.gather("rows")
     finally:
         learner.close()
-    frames = [rows_to_frame(r, rec.origin_ns, rec.overhead_ns) for (r,) in rows]
+    frames = [rows_to_frame(r, rec.origin_ns, rec.overhead_ns, f) for r, f in rows]
     return returns, frames, learner.policy
 
 

@@ -177,8 +177,12 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
                 frames: list[pd.DataFrame] | None = None,
                 overhead_ns: float | None = None,
                 host: HostFingerprint | None = None,
-                transitions: pd.DataFrame | None = None) -> Trace:
-    """Assemble a Trace from in-process recorders and/or frames sent back by workers."""
+                transitions: pd.DataFrame | None = None,
+                load_start: tuple[float, int] | None = None) -> Trace:
+    """Assemble a Trace from in-process recorders and/or frames sent back by workers.
+    ``load_start`` (rldse.host.load_sample as the capture began; the first recorder's by
+    default) puts the host's load around the capture in the fingerprint."""
+    from rldse.host import CaptureLoad, load_sample
     from rldse.trace import Trace, TraceMeta
     from rldse.workloads.common.recorder import merge_frames
 
@@ -192,4 +196,14 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
         recorder_overhead_ns=overhead_ns, library_versions=library_versions(),
         host=host or host_fingerprint(),
     )
-    return Trace(ops=merge_frames(all_frames), meta=meta, transitions=transitions)
+    trace = Trace(ops=merge_frames(all_frames), meta=meta, transitions=transitions)
+    if load_start is None and recorders:
+        load_start = recorders[0].load_start
+    end = load_sample()
+    if load_start is not None and end is not None:
+        load = CaptureLoad(loadavg_1m_start=load_start[0], loadavg_1m_end=end[0],
+                           runnable_others_start=load_start[1], runnable_others_end=end[1],
+                           compute_wall_per_cpu=trace.compute_wall_per_cpu)
+        trace.meta = meta.model_copy(update={"host": meta.host.model_copy(
+            update={"load": load})})
+    return trace

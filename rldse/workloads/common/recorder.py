@@ -12,14 +12,25 @@ thing, so the measured interval holds the operation plus a fixed bias: the tail 
 ``now`` and the call into ``add``. That bias is calibrated at construction as the
 median duration of an empty record and subtracted from every duration (clipped at 0).
 Rows are plain tuples appended to a list (about 0.1 µs); the DataFrame is built once.
+
+CPU time (``cpu_s``) is the worker thread's ``time.thread_time_ns``, read sparsely at row
+ends (rldse.cpu_clock) and wherever the loop waits (``sample_cpu``). Thread rather than
+process time: each built-in worker runs its loop on one thread (torch and BLAS pinned to
+one), so process time would only add other threads' work (a pipe's feeder, the
+interpreter's), never the loop's. ``cpu_fractions`` gives each row its CPU/wall fraction;
+rows sent from another process travel with theirs (``add_foreign``).
 """
 
 from __future__ import annotations
 
 import statistics
-from time import perf_counter_ns
+from time import perf_counter_ns, thread_time_ns
 from typing import TYPE_CHECKING
 
+import numpy as np
+
+from rldse.cpu_clock import CpuClock
+from rldse.host import load_sample
 from rldse.trace import OPS_COLUMNS
 
 if TYPE_CHECKING:  # on use: the capture CLI's --help loads this module, not a table
@@ -36,10 +47,15 @@ class Recorder:
     def __init__(self, worker: str = "host", origin_ns: int | None = None,
                  overhead_ns: float | None = None) -> None:
         self.worker = worker
+        self.load_start = load_sample()  # the host's load as the capture begins
         self.now = perf_counter_ns
         self.origin_ns = perf_counter_ns() if origin_ns is None else origin_ns
         self.rows: list[tuple] = []
+        self.foreign: list[tuple[list[tuple], np.ndarray]] = []  # (rows, fractions)
+        self.cpu = CpuClock(thread_time_ns)
         self.overhead_ns = self._calibrate() if overhead_ns is None else float(overhead_ns)
+        self.cpu.clear()
+        self.cpu.sample()
 
     def add(self, phase: str, t0_ns: int, iter: int, items: int = 1, flops: int = 0,
             bytes: int = 0, touches: int = 0, dtype: str = "fp32",
@@ -48,6 +64,25 @@ class Recorder:
         t1 = perf_counter_ns()
         self.rows.append((worker or self.worker, phase, iter, t0_ns, t1 - t0_ns, items,
                           flops, bytes, touches, dtype))
+        if t1 >= self.cpu.next_ns:
+            self.cpu.sample(t1)
+
+    def sample_cpu(self) -> None:
+        """Read the CPU clock now: call it before and after a wait (a blocking receive,
+        a send that may block), so no window mixes waiting with computing."""
+        self.cpu.sample()
+
+    def cpu_fractions(self) -> np.ndarray:
+        """Each row's CPU time / wall time from this thread's CPU clock: call it in the
+        thread that recorded the rows."""
+        self.cpu.sample()
+        start = np.fromiter((r[3] for r in self.rows), np.int64, len(self.rows))
+        dur = np.fromiter((r[4] for r in self.rows), np.int64, len(self.rows))
+        return self.cpu.fraction(start, start + dur)
+
+    def add_foreign(self, rows: list[tuple], fractions: np.ndarray) -> None:
+        """Rows another process recorded, with their ``cpu_fractions``."""
+        self.foreign.append((rows, fractions))
 
     def _calibrate(self) -> float:
         """Median raw duration of an empty record, in ns: the bias inside each interval."""
@@ -61,7 +96,9 @@ class Recorder:
 
     def frame(self) -> pd.DataFrame:
         """Rows as an ops table: start relative to the origin, durations bias-corrected."""
-        return rows_to_frame(self.rows, self.origin_ns, self.overhead_ns)
+        rows = self.rows + [r for rs, _ in self.foreign for r in rs]
+        frac = np.concatenate([self.cpu_fractions(), *(f for _, f in self.foreign)])
+        return rows_to_frame(rows, self.origin_ns, self.overhead_ns, frac)
 
 
 class NullRecorder:
@@ -78,17 +115,26 @@ class NullRecorder:
     def add(self, *args, **kwargs) -> None:
         return None
 
+    def sample_cpu(self) -> None:
+        return None
 
-def rows_to_frame(rows: list[tuple], origin_ns: int, overhead_ns: float) -> pd.DataFrame:
+
+def rows_to_frame(rows: list[tuple], origin_ns: int, overhead_ns: float,
+                  cpu_fractions: np.ndarray | None = None) -> pd.DataFrame:
+    """An ops table of rows (``Recorder.add``'s tuples). CPU time is the bias-corrected
+    duration times the row's CPU/wall fraction (``Recorder.cpu_fractions``); unknown
+    (NaN) without fractions."""
     import pandas as pd
 
-    cols = list(OPS_COLUMNS)
+    cols = [c for c in OPS_COLUMNS if c != "cpu_s"]
     df = pd.DataFrame.from_records(rows, columns=cols) if rows else pd.DataFrame(
         {c: pd.Series([], dtype=object if OPS_COLUMNS[c][0] == "category" else OPS_COLUMNS[c][0])
          for c in cols})
     # columns 'start_s' and 'dur_s' hold raw ns until here
     df["start_s"] = (df["start_s"].astype("int64") - origin_ns) / 1e9
     df["dur_s"] = (df["dur_s"].astype("float64") - overhead_ns).clip(lower=0.0) / 1e9
+    frac = np.full(len(df), np.nan) if cpu_fractions is None else cpu_fractions
+    df.insert(cols.index("dur_s") + 1, "cpu_s", df["dur_s"].to_numpy() * frac)
     return df
 
 

@@ -534,7 +534,10 @@ def _online_program(m: Machine) -> Outcome:
     acts_per_step = int((ops["phase"] == "act").sum()) / trace_steps
     resets = m.phase_cost("env_reset", "cpu") if (ops["phase"] == "env_reset").any() else None
     reset_per_step = float(resets.sum()) / trace_steps if resets is not None else 0.0
-    untimed = m.trace.meta.wall_time_s - float(ops["dur_s"].sum())
+    # the loop's untimed glue computes too: on a contended capture, at the compute rows'
+    # CPU share (rldse.trace.host_cost_s)
+    untimed = (m.trace.meta.wall_time_s - float(ops["dur_s"].sum())) \
+        / (m.trace.compute_wall_per_cpu or 1.0)
     glue_per_step = max(untimed, 0.0) / trace_steps * m.model("cpu").interp_scale
     done = {"steps": 0, "acts": 0}
 

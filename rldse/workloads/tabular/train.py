@@ -483,11 +483,12 @@ def _agent_process(conn, first_agent: int, chunks, spec: _KernelSpec,
         rec = Recorder("agent", origin_ns=clock[0], overhead_ns=clock[1])
         group = _AgentGroup(first_agent, chunks, spec, rec)
         while (msg := conn.recv()) is not None:
+            rec.sample_cpu()  # after waiting for the round
             tables = group.run_round(*msg, no_progress)
-            conn.send(("ok", tables, rec.rows))
+            conn.send(("ok", tables, (rec.rows, rec.cpu_fractions())))
             rec.rows = []
     except Exception:
-        conn.send(("error", traceback.format_exc(), []))
+        conn.send(("error", traceback.format_exc(), ([], None)))
     finally:
         conn.close()
 
@@ -522,12 +523,12 @@ class _ProcessPool:
             conn.send((rnd, start))
         tables = []
         for conn in self.conns:
-            status, payload, rows = conn.recv()
+            status, payload, (rows, fractions) = conn.recv()
             if status != "ok":
                 raise RuntimeError(f"an agent worker process failed:\n{payload}")
             tables += payload
             if self.rec.enabled:
-                self.rec.rows += rows
+                self.rec.add_foreign(rows, fractions)
         tick(self.transitions)
         return tables
 
