@@ -30,8 +30,11 @@ def test_missing_and_empty(tmp_path):
 @pytest.mark.parametrize("content,needle", [
     ("a: 1\nb: 2\na: 3\n", r"line 3: not valid YAML \(duplicate key 'a' \(first on line 1\)\)"),
     ("x: {b: 1, b: 2}\n", "duplicate key 'b'"),
-    ("[" * 50_000 + "]" * 50_000, "line 1: not valid YAML \\(nested deeper than 64 levels\\)"),
-    ("{a: " * 50_000 + "1" + "}" * 50_000, "nested deeper than 64 levels"),
+    # 50,000 flow levels: refused on line 1 in one line, by rldse's cap or by the YAML
+    # library's own scanner limit first (its words are not rldse's to pin)
+    ("[" * 50_000 + "]" * 50_000, "line 1: not valid YAML \\("),
+    ("{a: " * 50_000 + "1" + "}" * 50_000, "line 1: not valid YAML \\("),
+    ("[" * 100 + "]" * 100, "line 1: not valid YAML \\(nested deeper than 64 levels\\)"),
     ("".join("  " * i + "a:\n" for i in range(100)) + "  " * 100 + "x: 1\n",
      "line 65: not valid YAML \\(nested deeper"),
 ])

@@ -38,12 +38,12 @@ def test_search_minimises_time_to_target_under_a_power_cap(tmp_path):
     assert report.storage.endswith("journal.log")
     assert report.best and "time_to_target_s" in report.best[0]["values"]
     text = report.summary()
-    assert "reached at 14,596 env steps" in text and "soonest: trial" in text
+    assert "reached at 13,784 env steps" in text and "soonest: trial" in text
     import pandas as pd
 
     frame = pd.read_csv(Path(report.out_dir) / "trials.csv")
     done = frame[frame["state"] == "COMPLETE"]
-    assert (done["steps_to_target"] == 14596).all()
+    assert (done["steps_to_target"] == 13784).all()
     assert list(done["cost_to_target_usd"]) == pytest.approx(list(done["time_to_target_s"] * 4.0 / 3600))
     best = done.loc[done["time_to_target_s"].idxmin()]
     assert best["avg_power_w"] <= 450

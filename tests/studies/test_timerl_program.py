@@ -116,7 +116,8 @@ def test_backward_is_the_roofline_of_xlas_counted_bytes_and_flops(gpu):
     compute_s = (flops + kernels * g.gemm_half_flops) / (g.fp32_tflops * 1e12 * g.gemm_efficiency)
     expect = kernels * g.kernel_overhead_s + max(compute_s, nbytes / (g.mem_bw_gbs * 1e9))
     assert float(step_times(gpu, s)[2].device_s) == pytest.approx(expect)
-    assert float(step_times(gpu, s)[2].host_s) == pytest.approx(kernels * g.dispatch_s)
+    # dispatch per kernel as the issuing core runs it (GpuModel.issue_from)
+    assert float(step_times(gpu, s)[2].host_s) == pytest.approx(kernels * gpu.dispatch_s)
 
 
 def test_xla_count_agrees_with_the_hand_count_once_reductions_are_fused():

@@ -37,7 +37,8 @@ def _capture(batch: int) -> Trace:
 
 
 def _mean_learn_s(trace: Trace) -> float:
-    return float(trace.ops.loc[trace.ops["phase"] == "learn", "dur_s"].mean())
+    """Mean host cost of a learn (rldse.trace.host_cost_s: CPU time where it computes)."""
+    return float(trace.host_cost_s()[(trace.ops["phase"] == "learn").to_numpy()].mean())
 
 
 def _predict(trace: Trace, batch: int) -> tuple[float, float]:

@@ -166,6 +166,9 @@ class _Costs:
 
 _NOTHING = PartTime(0.0, 0.0, 0.0)
 _BLOCK = 1 << 16  # operations per numpy block in the merged async loop
+#: Whether ``learner: async`` takes the merged path where it applies; its test turns it
+#: off to prove the merged path against the per-event loop on the same code and models.
+MERGE_ASYNC = True
 _FIXED_POINT_ROUNDS = 64
 
 
@@ -989,7 +992,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
     for dev, n in ((gpu, actors if place.act == "gpu" else 0), (rm, 1), (learner_dev, 1)):
         if dev is not None:
             holders.setdefault(id(dev), [dev, 0])[1] += n
-    merge_async = (actors <= cores.n
+    merge_async = (MERGE_ASYNC and actors <= cores.n
                    and all(dev.lanes >= n for dev, n in holders.values()))
 
     def async_run():
