@@ -78,3 +78,23 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def replace_markdown_table(path: str | Path, header: str, table: str, flag: str) -> Path:
+    """Replace the Markdown table in ``path`` whose first row starts with ``header`` (up to
+    the first line that is not a table row) by ``table``, atomically; ``flag`` names the
+    option in the one-line errors (a README the commands keep current)."""
+    from rldse.errors import RldseError
+
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RldseError(f"{flag} {path}: cannot read ({exc})") from None
+    start = next((i for i, line in enumerate(lines) if line.startswith(header)), None)
+    if start is None:
+        raise RldseError(f"{flag} {path}: no table to replace (a row starting '{header}')")
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")),
+               len(lines))
+    return atomic_write_text(path, "\n".join([*lines[:start], table, *lines[end:]]) + "\n")
+

@@ -141,8 +141,8 @@ def cmd_validate(args: argparse.Namespace) -> None:
         from rldse.models.registry import get_preset
 
         get_preset("gpu", args.gpu)  # an unknown preset: one line, before any work
-    if args.dataset or args.csv:
-        flag = "--dataset" if args.dataset else "--csv"
+    if args.dataset or args.csv or args.readme:
+        flag = "--dataset" if args.dataset else "--csv" if args.csv else "--readme"
         raise RldseError(f"{flag}: applies to 'rldse validate external', not to a trace")
     args.trace = args.target
     args.seed = 0 if args.seed is None else args.seed
@@ -172,20 +172,28 @@ def cmd_validate_external(args: argparse.Namespace) -> None:
     """Every published measurement of a real machine predicted from presets (rldse.external)."""
     from rldse.external import format_summary, predictions, summary
 
+    if args.readme and args.dataset:
+        raise RldseError("--readme: writes the table of every data set; drop --dataset")
     for flag, value in (("--seed", args.seed), ("--gpu", args.gpu)):
         if value is not None:
             raise RldseError(f"{flag}: applies to replaying a trace, not to 'validate "
                              "external'")
     out = check_output_file(args.csv, "--csv", ".csv", force=True) if args.csv else None
     rows = predictions(args.dataset or None)
+    table = format_summary(summary(rows))
     print("AGAINST REAL MACHINES: rldse's predictions from presets against published "
           "measurements (error = predicted / measured - 1)")
-    print(format_summary(summary(rows)))
+    print(table)
     if out is not None:
         from rldse.files import atomic_write
 
         atomic_write(out, lambda path: rows.to_csv(path, index=False))
         print(f"wrote {out} ({len(rows)} rows)")
+    if args.readme:
+        from rldse.external import TABLE_HEADER
+        from rldse.files import replace_markdown_table
+
+        print(f"wrote {replace_markdown_table(args.readme, TABLE_HEADER, table, '--readme')}")
 
 
 def add_parser(sub) -> None:
@@ -230,5 +238,7 @@ def add_parser(sub) -> None:
     va.add_argument("--dataset", action="append", default=[], metavar="NAME",
                     help="(external) only this data set (repeatable; default all)")
     va.add_argument("--csv", metavar="FILE.csv", help="(external) also write every row")
+    va.add_argument("--readme", metavar="README.md", help="(external) replace the README's "
+                    "'Against real machines' table with this run's")
     presets_option(va)
     va.set_defaults(func=cmd_validate)

@@ -98,10 +98,13 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=list(SUMMARY_COLUMNS))
 
 
+#: The summary table's first row (``rldse validate external --readme`` finds it by this).
+TABLE_HEADER = "| data set | device | regime | n | signed median | median abs | p90 abs | worst |"
+
+
 def format_summary(table: pd.DataFrame) -> str:
     """The summary as a Markdown table (percentages), for the terminal and the README."""
-    head = ("| data set | device | regime | n | signed median | median abs | p90 abs | worst |"
-            "\n|---|---|---|---|---|---|---|---|")
+    head = TABLE_HEADER + "\n|---|---|---|---|---|---|---|---|"
     lines = [head]
     for r in table.itertuples(index=False):
         lines.append(f"| {r.dataset} | {r.device} | {r.regime} | {r.n} | "

@@ -65,22 +65,11 @@ def claims_table(claims: pd.DataFrame) -> str:
 
 
 def write_readme(path: Path, table: str) -> Path:
-    """Replace the claims table in `path` (its header row, up to the first line that is
-    not a table row) by `table`; the file is written atomically."""
-    from rldse.files import atomic_write_text
+    """Replace the claims table in `path` by `table` (rldse.files.replace_markdown_table)."""
+    from rldse.files import replace_markdown_table
 
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RldseError(f"--readme {path}: cannot read ({exc})") from None
-    start = next((i for i, line in enumerate(lines)
-                  if line.startswith("| study | claim | kind | published | rldse p50")), None)
-    if start is None:
-        raise RldseError(f"--readme {path}: no claims table (a row starting '| study | claim "
-                         "| kind | published | rldse p50')")
-    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")),
-               len(lines))
-    return atomic_write_text(path, "\n".join([*lines[:start], table, *lines[end:]]) + "\n")
+    return replace_markdown_table(path, "| study | claim | kind | published | rldse p50",
+                                  table, "--readme")
 
 
 def main(argv: list[str] | None = None) -> int:

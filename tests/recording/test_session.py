@@ -132,7 +132,7 @@ def test_iters_count_env_steps_and_updates_and_can_be_given(tmp_path):
                 pass
         with rec.phase("sync", items=1, iter=41):
             pass
-    ops = load_trace(tmp_path / "run.parquet").ops.sort_values("start_s")
+    ops = load_trace(tmp_path / "run.parquet").ops.sort_values("start_s", kind="stable")
     by = {p: ops.loc[ops["phase"] == p, "iter"].tolist() for p in set(ops["phase"])}
     assert by["act"] == by["env_step"] == by["replay_add"] == [0, 1, 2]
     assert by["learn"] == [0, 1, 2] and by["sync"] == [41]
@@ -245,7 +245,7 @@ def test_counting_work_leaves_no_gap_between_rows(tmp_path):
         for phase in ("env_step", "act", "replay_add", "env_step", "learn", "replay_sample"):
             with rec.phase(phase):  # the first act and learn count their work
                 pass
-    ops = load_trace(tmp_path / "run.parquet").ops.sort_values("start_s")
+    ops = load_trace(tmp_path / "run.parquet").ops.sort_values("start_s", kind="stable")
     gaps = ops["start_s"].to_numpy()[1:] - (ops["start_s"] + ops["dur_s"]).to_numpy()[:-1]
     assert gaps.max() < 0.5e-3  # counting the learn work alone takes several ms
 
