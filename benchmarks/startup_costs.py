@@ -6,7 +6,8 @@
   checks it); and what importing each heavy library alone costs a fresh process, which is
   what a command would pay again if one crept back onto its path;
 - in this process, the best of 5: the trace digest of a shipped trace, reading every
-  preset file, and a short actor-learner simulate (the per-call setup dominates it).
+  preset file, and a short actor-learner simulate (the per-call setup dominates it); and
+  one host fingerprint (``rldse.host.measure``, which every capture runs; about 2 s).
 
     python benchmarks/startup_costs.py [--runs 5]
 
@@ -107,6 +108,11 @@ def in_process_costs() -> None:
     spec = load_spec(ROOT / "examples" / "dgx1_like.yaml", {"workload.env_steps": 100_000})
     print(f"simulate, 1e5 env steps of {TRACE.name} on dgx1_like: "
           f"{best_ms(lambda: simulate(t, spec)):.0f} ms")
+    from rldse.host import measure
+
+    t0 = time.perf_counter()
+    measure()
+    print(f"host fingerprint (rldse.host.measure, once): {time.perf_counter() - t0:.2f} s")
 
 
 def main() -> None:
