@@ -242,14 +242,11 @@ class Recording:
         """End the timed span; called by ``trace`` if not before. The trace's wall time is
         the span less the recorder's own time (every cut's calibrated cost, RL-Scope's
         correction, and the time spent counting work): what the loop would have taken
-        unrecorded. The span as measured is kept in workload_info as ``recorded_wall_s``, the
-        process's CPU time over it as ``recorded_cpu_s``."""
+        unrecorded. The span as measured is kept in workload_info as ``recorded_wall_s``."""
         if self._end_ns is None:
             self._end_ns = perf_counter_ns()
             self.cuts.cpu.sample(self._end_ns)
             self._recorded_wall_s = (self._end_ns - self._t0) / 1e9
-            cpu = self.cuts.cpu.cpu_ns  # the first sample is the start's, the last the end's
-            self._recorded_cpu_s = (cpu[-1] - cpu[0]) / 1e9 if len(cpu) > 1 else None
             self._log = self.cuts.arrays()
             self._own = before, after, _ = self._costs(self._log[1])
             own_ns = float(before.sum() + after.sum()) + sum(ns for _, ns in self._counted)
@@ -332,8 +329,7 @@ class Recording:
                              f"its program ({self.workload}) needs "
                              f"{', '.join(self.loop.required)}", where="recording")
         self._check_episodes(r)
-        info = dict(self.info, recorded_wall_s=self._recorded_wall_s,
-                    recorded_cpu_s=self._recorded_cpu_s)
+        info = dict(self.info, recorded_wall_s=self._recorded_wall_s)
         if isinstance(self.cuts, CudaCuts):
             info["cuda"] = self.cuts.summary(self.kinds)
         return build_trace(workload=self.workload, algorithm=self.algorithm,

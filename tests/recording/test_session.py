@@ -132,8 +132,9 @@ def test_iters_count_env_steps_and_updates_and_can_be_given(tmp_path):
                 pass
         with rec.phase("sync", items=1, iter=41):
             pass
-    ops = load_trace(tmp_path / "run.parquet").ops.sort_values("start_s", kind="stable")
-    by = {p: ops.loc[ops["phase"] == p, "iter"].tolist() for p in set(ops["phase"])}
+    ops = load_trace(tmp_path / "run.parquet").ops
+    # empty rows' starts (each less the calibrated cut cost) may tie or swap: compare values
+    by = {p: sorted(ops.loc[ops["phase"] == p, "iter"]) for p in set(ops["phase"])}
     assert by["act"] == by["env_step"] == by["replay_add"] == [0, 1, 2]
     assert by["learn"] == [0, 1, 2] and by["sync"] == [41]
 
