@@ -396,7 +396,7 @@ def triton_sumtree():
 
 
 def section_sumtree(torch, dev, out: Path, budget_s: float) -> None:
-    from rldse.calibrate.gpu import count_ops
+    from rldse.calibrate.gpu import capture_graph, count_ops
 
     clock = Clock(torch, dev)
     rows, path = [], out / "sumtree.csv"
@@ -433,18 +433,6 @@ def section_sumtree(torch, dev, out: Path, budget_s: float) -> None:
             rows.append(row)
             log(f"sumtree: {row}")
             _write_rows(path, rows)
-
-
-def capture_graph(torch, fn):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g
 
 
 def _fused_sumtree(torch, dev, clock, sample_k, update_k, log_cap: int, batch: int) -> dict:

@@ -456,6 +456,20 @@ def count_ops(torch, fn: Callable[[], Any]) -> int:
     return Count.n
 
 
+def capture_graph(torch, fn: Callable[[], Any]):
+    """``fn``'s kernels as one CUDA graph (warmed up on a side stream first, as capture
+    requires): its replay is one launch, the closest to a fused pass without a kernel."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g
+
+
 def measure_sumtree(b: Bench) -> dict[str, Any]:
     torch = b.torch
     log_cap, batch = (10, 32) if b.quick else (17, 256)
@@ -473,17 +487,7 @@ def measure_sumtree(b: Bench) -> dict[str, Any]:
         out["fused"] = "not measured: CUDA graphs need a GPU (cpu device)"
         return out
     try:
-        graphs = {}
-        for key, fn in (("sample", sample), ("update", update)):
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                fn()
-            torch.cuda.current_stream().wait_stream(s)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                fn()
-            graphs[key] = g
+        graphs = {"sample": capture_graph(torch, sample), "update": capture_graph(torch, update)}
         out["graph_sample_s"] = b.wall_median(graphs["sample"].replay, reps)
         out["graph_update_s"] = b.wall_median(graphs["update"].replay, reps)
         out["fused"] = "measured as one CUDA graph replay (every level's kernels, one launch); " \
