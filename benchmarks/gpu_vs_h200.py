@@ -32,9 +32,10 @@ RESULTS = ROOT / "benchmarks" / "results" / "h200-2026-11-26"
 RUNS = ("run1", "run3")
 
 
-def median_us(trace: Trace, phase: str) -> float:
+def mean_us(trace: Trace, phase: str) -> float:
+    """Mean host time of a phase's rows (the simulator draws the rows, so means compare)."""
     ops = trace.ops
-    return 1e6 * float(ops.loc[ops["phase"] == phase, "dur_s"].median())
+    return 1e6 * float(ops.loc[ops["phase"] == phase, "dur_s"].mean())
 
 
 def learner_us_per_update(trace: Trace, gpu: str, batch: int | None = None) -> float:
@@ -91,20 +92,22 @@ def main() -> None:
     ap.add_argument("--preset", default="h200-measured", help="gpu preset (default "
                     "h200-measured)")
     args = ap.parse_args()
-    print(f"GPU captures replayed with act and learn on {args.preset} (rldse validate --gpu):")
+    print(f"GPU captures replayed with act and learn on {args.preset} (rldse validate --gpu; "
+          "the host side is each capture's own, so the totals check the device side and "
+          "the bookkeeping, not dispatch):")
     for path in sorted(H200.glob("*gpu*.parquet")):
         table, _ = validate(load_trace(path), gpu=args.preset)
         err = table["error"]
         print(f"  {path.name:24} total {100 * err['TOTAL (wall)']:+6.1f} %, "
               + ", ".join(f"{p} {100 * err[p]:+.1f} %" for p in ("act", "learn") if p in err))
-    print(f"\nDQN learner, batch 32 -> 128, on {args.preset} (per update; medians measured):")
+    print(f"\nDQN learner, batch 32 -> 128, on {args.preset} (per update, means):")
     for run in RUNS:
         small = load_trace(H200 / f"dqn_gpu_b32_{run}.parquet")
         big = load_trace(H200 / f"dqn_gpu_b128_{run}.parquet")
         pred = learner_us_per_update(small, args.preset, batch=128)
         same = learner_us_per_update(small, args.preset)
-        meas_small, meas_big = median_us(small, "learn"), median_us(big, "learn")
-        drift = median_us(big, "env_step") / median_us(small, "env_step")
+        meas_small, meas_big = mean_us(small, "learn"), mean_us(big, "learn")
+        drift = mean_us(big, "env_step") / mean_us(small, "env_step")
         print(f"  {run}: measured {meas_small:.0f} -> {meas_big:.0f} us (x{meas_big / meas_small:.3f}"
               f"; env_step x{drift:.3f}); predicted {same:.0f} -> {pred:.0f} us "
               f"(x{pred / same:.3f}); error at 128 {100 * (pred / meas_big - 1):+.1f} %, "

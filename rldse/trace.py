@@ -54,6 +54,10 @@ PHASES: dict[str, str] = {
     "aggregate": "combine per-agent tables or gradients on the host (items = agents)",
 }
 
+#: Phases that run the agent's networks (a recording's networks on a GPU dispatch there;
+#: ``workload_info["cuda"]`` marks such a capture).
+NETWORK_PHASES = ("act", "learn")
+
 #: Data types an operation's arithmetic uses; 'none' for pure control/data movement.
 DTYPES = ("fp32", "fp64", "int32", "int64", "none")
 

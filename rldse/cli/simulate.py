@@ -151,10 +151,13 @@ def cmd_validate(args: argparse.Namespace) -> None:
     captured_on = (trace.meta.workload_info.get("cuda") or {}).get("device")
     table, result = validate(trace, seed=args.seed, gpu=args.gpu)
     if args.gpu:
-        print(f"{args.trace}: captured with its networks on {captured_on or 'the CPU'}; "
-              f"act and learn PREDICTED on gpu preset {args.gpu} by the GPU model (from the "
-              "counted work and the preset's constants, not the captured times): those rows "
-              "check the GPU model; the CPU rows are replay consistency on the capture host")
+        anchor = ("their host side (dispatch) is the capture's own rows, so TOTAL checks the "
+                  "device side and the bookkeeping, not dispatch" if captured_on else
+                  "their host side is kernels x the preset's dispatch_s")
+        print(f"{args.trace}: captured with its networks on {captured_on or 'the CPU'}; act "
+              f"and learn run on gpu preset {args.gpu}: the GPU model PREDICTS their device "
+              f"time from the counted work; {anchor}. Per-phase rows: a GPU phase's host "
+              "time is booked as 'dispatch' on the CPU")
     else:
         print(f"{args.trace}: REPLAY CONSISTENCY on its capture host "
               f"({result.devices[0].preset}): event bookkeeping, not model accuracy")

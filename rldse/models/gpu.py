@@ -59,6 +59,7 @@ CPU core and a mostly idle GPU, which is what profilers show for RL on small MLP
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Annotated, Literal, cast
 
@@ -217,7 +218,8 @@ class GpuModel(UtilisationPower):
     device-time-weighted mean over the operations costed (not over those booked) otherwise.
     """
 
-    def __init__(self, spec: GpuSpec, link: LinkSpec, dispatch_ref: CpuSpec | None = None) -> None:
+    def __init__(self, spec: GpuSpec, link: LinkSpec, dispatch_ref: CpuSpec | None = None,
+                 capture_host: CpuSpec | None = None) -> None:
         self.spec = spec
         self.link = link
         fp32 = spec.tf32_tflops if spec.use_tf32 and spec.tf32_tflops > 0 else spec.fp32_tflops
@@ -236,6 +238,11 @@ class GpuModel(UtilisationPower):
         #: host seconds per dispatched operator on the issuing core (``issue_from``)
         self.dispatch_s = spec.dispatch_s
         self._dispatch_ref = dispatch_ref
+        self._capture_host = capture_host
+        #: phase codes whose trace rows were timed dispatching to a GPU (``anchor_dispatch``)
+        self._anchored = np.zeros(len(PHASE_NAMES), dtype=bool)
+        #: capture host core's speed over the issuing core's (``issue_from``)
+        self._capture_scale = 1.0
         self._fixed = per_phase(spec.kernels_fixed, 1.0)
         self._per_layer = per_phase(spec.kernels_per_layer, 0.0)
         #: effective host↔device copy bandwidth, bytes/s
@@ -248,10 +255,23 @@ class GpuModel(UtilisationPower):
         a core of ``dispatch_core``, scaled by that core's single-thread speed (clock ×
         ipc_factor, the CPU model's interpreter rate) over the issuing core's. Without a
         reference core (``host`` with no capture host) dispatch_s stays as given."""
-        ref = self._dispatch_ref
+        ref, speed = self._dispatch_ref, core.clock_mhz * core.ipc_factor
         if ref is not None:
-            self.dispatch_s = self.spec.dispatch_s * (ref.clock_mhz * ref.ipc_factor) / (
-                core.clock_mhz * core.ipc_factor)
+            self.dispatch_s = self.spec.dispatch_s * ref.clock_mhz * ref.ipc_factor / speed
+        cap = self._capture_host
+        if cap is not None:
+            self._capture_scale = cap.clock_mhz * cap.ipc_factor / speed
+
+    def anchor_dispatch(self, phases: Iterable[str]) -> None:
+        """The trace was captured with its networks on a GPU: its rows of ``phases`` are the
+        framework's host time for exactly this code on the capture host (dispatch, Python,
+        autograd, the optimizer; measured 3-6x the tight-loop ``dispatch_s`` on an H200's
+        host, benchmarks/gpu_vs_h200.py). ``op_times`` then takes those rows' host time
+        from the capture, scaled to the issuing core, instead of kernels x dispatch_s; the
+        device side is the model's either way. Dispatch does not grow with the batch, so a
+        batch what-if keeps it, as launch-bound learners show."""
+        for phase in phases:
+            self._anchored[PHASE_NAMES.index(phase)] = True
 
     def peak_flops(self, dtype: str) -> float:
         """Peak operations per second at the boost clock for ``dtype`` ('tf32': the tensor
@@ -356,6 +376,10 @@ class GpuModel(UtilisationPower):
         kernels = np.broadcast_to(self.kernels(ops, layers), ops.flops.shape).astype(np.float64)
         t = self._times(kernels, ops.flops, ops.bytes, self.sustained_ops[ops.dtype], levels,
                         self.spec.mem_latency_ns * 1e-9)
+        anchored = self._anchored[ops.phase]
+        if anchored.any():  # host time measured dispatching this code (anchor_dispatch)
+            t = GpuTimes(np.where(anchored, ops.host_dur_s * self._capture_scale, t.host_s),
+                         t.device_s, t.active_s)
         for code in np.unique(ops.phase):
             rows = ops.phase == code
             self._record(PHASE_NAMES[int(code)], t.device_s[rows], t.active_s[rows])
@@ -425,7 +449,7 @@ register(PartKind(
     model=lambda spec, ctx: GpuModel(
         spec, ctx.load("link", spec.host_link, "gpu.host_link"),
         ctx.host if spec.dispatch_core == "host" else
-        cast(CpuSpec, ctx.load("cpu", spec.dispatch_core, "gpu.dispatch_core"))),
+        cast(CpuSpec, ctx.load("cpu", spec.dispatch_core, "gpu.dispatch_core")), ctx.host),
     description="GPUs behind a host link", roles=frozenset({"act", "learn", "replay", "q_update"}),
     countable=True, preset_refs={"host_link": "link"},
     checks=(Check("gpu_memory", "what the program keeps on the GPU fits its memory"),)))

@@ -55,7 +55,7 @@ _CALIBRATION_PER_BLOCK = 100
 #: Phases the environment side runs (items = envs, iter = vector step); others: learner.
 _ENV_PHASES = frozenset({"env_reset", "env_step", "act", "replay_add"})
 #: Phases that carry the network's work by default, and whether they run a backward.
-_NETWORK_PHASES = {"act": False, "learn": True}
+_NETWORK_PHASES = {"act": False, "learn": True}  # rldse.trace.NETWORK_PHASES, with backward
 #: Phases counted per occurrence (their iter is their own count).
 _COUNTED = frozenset({"learn", "sync", "rollout_add"})
 _DTYPE = {"env_reset": "fp64", "env_step": "fp64", "sync": "none", "rollout_add": "none"}

@@ -28,7 +28,7 @@ from rldse.sim.lanes import Lanes
 from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats
 from rldse.sim.timeline import NO_TAG, TimelineStream
 from rldse.system import ResolvedSystem, resolve
-from rldse.trace import Trace
+from rldse.trace import NETWORK_PHASES, Trace
 
 
 class Cycle:
@@ -213,9 +213,12 @@ class Machine:
                     claimed_accuracy=model.claimed_accuracy,
                     cost_usd=float(getattr(inst.spec, "price_usd", 0.0)))
         cpu = self.models.get("cpu")
+        gpu_captured = "cuda" in trace.meta.workload_info  # rldse.recording: nets on a GPU
         for model in self.models.values():  # framework dispatch runs on the system's cores
             if cpu is not None and hasattr(model, "issue_from"):
                 model.issue_from(cpu.spec)
+            if gpu_captured and hasattr(model, "anchor_dispatch"):
+                model.anchor_dispatch(NETWORK_PHASES)
         if timeline is not None:  # opened last: nothing after it can fail
             self.timeline = TimelineStream(timeline, list(self.devices),
                                            window_s=timeline_window)

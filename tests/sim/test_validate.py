@@ -1,0 +1,56 @@
+"""rldse validate: replay consistency, and a GPU capture's act/learn on a GPU preset."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rldse.cli import main
+from rldse.sim import simulate
+from rldse.sim.validate import host_spec_for, validate
+from rldse.system import parse_spec
+from rldse.trace import load_trace
+
+GPU_TRACE = "traces/h200/dqn_gpu_b32_run3.parquet"
+CPU_TRACE = "traces/dqn_cartpole_uniform.parquet"
+
+
+def _learner_dispatch_s(result) -> float:
+    frame = result.phases_frame()
+    rows = frame[(frame["worker"] == "learner") & (frame["phase"] == "dispatch")]
+    return float(rows["time_s"].sum())
+
+
+def test_a_gpu_capture_keeps_its_own_dispatch_on_its_host():
+    """Captured with the networks on a GPU: on the capture host the learner's host time is
+    the learn rows' own (anchor_dispatch), whatever the preset's dispatch_s says."""
+    trace = load_trace(GPU_TRACE)
+    _, fast = validate(trace, gpu="h200-measured")
+    learn = trace.ops[trace.ops["phase"] == "learn"]["dur_s"].to_numpy()
+    updates = int(fast.updates)
+    per_update = _learner_dispatch_s(fast) / updates
+    assert per_update == pytest.approx(float(np.mean(learn)), rel=0.05)
+
+
+def test_a_cpu_capture_dispatches_at_the_presets_rate():
+    """A CPU capture has no dispatch of its own to keep: a GPU learner's host time is
+    kernels x dispatch_s, so it doubles when dispatch_s doubles."""
+    trace = load_trace(CPU_TRACE)
+    base = host_spec_for(trace, "h200-measured").model_dump(mode="json", exclude_none=True)
+    runs = []
+    for dispatch in (10e-6, 20e-6):
+        raw = {**base, "gpu": {**base["gpu"], "dispatch_s": dispatch}}
+        runs.append(_learner_dispatch_s(simulate(trace, parse_spec(raw, where="t"))))
+    assert runs[1] == pytest.approx(2 * runs[0], rel=1e-6)
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["validate", GPU_TRACE, "--gpu", "no-such-gpu"], "no-such-gpu"),
+    (["validate", CPU_TRACE, "--csv", "x.csv"], "--csv: applies to 'rldse validate external'"),
+    (["validate", "external", "--seed", "1"], "--seed: applies to replaying a trace"),
+    (["validate", "external", "--dataset", "nope"], "--dataset nope: unknown"),
+])
+def test_bad_validate_arguments_are_one_line(args, needle, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1
