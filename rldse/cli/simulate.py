@@ -8,6 +8,9 @@ import json
 from rldse.cli.common import check_output_file, check_seed, parse_set, presets_option
 from rldse.errors import RldseError
 
+#: --smoothing-episodes' default: the trailing mean over this many episodes
+SMOOTHING_EPISODES = 10
+
 
 def _print_result(result) -> None:
     import pandas as pd
@@ -60,9 +63,12 @@ def _target(trace, args: argparse.Namespace):
     from rldse.sim.target import Target, steps_to_target
 
     if args.target_return is None:
+        if args.smoothing_episodes is not None:
+            raise RldseError("--smoothing-episodes: applies with --target-return (the trailing "
+                             "mean that decides the target is reached)")
         return None
     try:
-        target = Target(args.target_return, args.smoothing_episodes)
+        target = Target(args.target_return, args.smoothing_episodes or SMOOTHING_EPISODES)
         return target, steps_to_target(trace, target)
     except RldseError as exc:
         raise exc.within("--target-return") from None
@@ -220,9 +226,9 @@ def add_parser(sub) -> None:
                          "report steps_to_target, time_to_target_s, energy_to_target_j (and "
                          "cost_to_target_usd with price_usd_per_hour in the spec); assumes the "
                          "captured sample efficiency per env step")
-    si.add_argument("--smoothing-episodes", type=int, default=10, metavar="K",
-                    help="trailing mean over K episodes decides the target is reached "
-                         "(default 10; 1: the raw curve)")
+    si.add_argument("--smoothing-episodes", type=int, metavar="K",
+                    help="with --target-return: trailing mean over K episodes decides the "
+                         f"target is reached (default {SMOOTHING_EPISODES}; 1: the raw curve)")
     si.add_argument("--bands", type=int, metavar="N",
                     help="also simulate N systems sampled over every assumed or UNVERIFIED "
                          "preset number's range (Latin hypercube seeded by --seed) and report "

@@ -58,11 +58,15 @@ SUPPORTED = (PPO, A2C, DQN, SAC)
 class RldseCallback(BaseCallback):
     """Record ``model.learn`` into the trace file ``path`` (written when training ends)."""
 
-    def __init__(self, path: str | Path, seed: int | None = None, verbose: int = 0) -> None:
+    def __init__(self, path: str | Path, seed: int | None = None, verbose: int = 0,
+                 force: bool = False) -> None:
         super().__init__(verbose)
         self.path = Path(path)
         if self.path.suffix != ".parquet":
             raise RldseError(f"{self.path}: a trace file must end in .parquet",
+                             where="RldseCallback: path")
+        if self.path.exists() and not force:  # refused before training, as the CLI does
+            raise RldseError(f"{self.path}: exists (pass force=True to overwrite it)",
                              where="RldseCallback: path")
         self.seed = seed
         self.rec: Recording | None = None

@@ -71,3 +71,12 @@ def test_version(capsys):
         main(["--version"])
     assert info.value.code == 0
     assert capsys.readouterr().out.strip() == f"rldse {__version__}"
+
+
+def test_smoothing_episodes_without_a_target_is_refused(capsys):
+    """A flag that would change nothing is refused in one line, not ignored."""
+    code = main(["simulate", "traces/dqn_cartpole_uniform.parquet", "--system",
+                 "examples/dgx1_like.yaml", "--smoothing-episodes", "5"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--smoothing-episodes: applies with --target-return" in err
+    assert err.count("\n") == 1

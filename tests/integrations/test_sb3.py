@@ -90,6 +90,12 @@ def test_other_algorithms_record_and_simulate(tmp_path, capsys, algo, env_id, st
 def test_bad_path_and_gradient_steps_are_one_line_errors(tmp_path):
     with pytest.raises(RldseError, match=r"must end in \.parquet"):
         RldseCallback(tmp_path / "run.csv")
+    existing = tmp_path / "old.parquet"
+    existing.write_bytes(b"a finished run")
+    with pytest.raises(RldseError, match=r"old\.parquet: exists \(pass force=True"):
+        RldseCallback(existing)  # refused before any training, as the CLI refuses
+    assert existing.read_bytes() == b"a finished run"
+    RldseCallback(existing, force=True)  # asked for: allowed
     model = sb3.DQN("MlpPolicy", "CartPole-v1", gradient_steps=2, device="cpu")
     with pytest.raises(RldseError, match="gradient_steps=2"):
         model.learn(10, callback=RldseCallback(tmp_path / "run.parquet"))
