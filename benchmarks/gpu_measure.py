@@ -437,13 +437,11 @@ def section_sumtree(torch, dev, out: Path, budget_s: float) -> None:
 
 def _fused_sumtree(torch, dev, clock, sample_k, update_k, log_cap: int, batch: int) -> dict:
     """Time the Triton kernels and check them against the eager tree's answers."""
+    from rldse.calibrate.gpu import sumtree_array
+
     cap = 1 << log_cap
     gen = torch.Generator(device="cpu").manual_seed(1)
-    tree = torch.zeros(2 * cap, device=dev)
-    tree[cap:] = torch.rand(cap, generator=gen).to(dev)
-    for level in range(log_cap - 1, -1, -1):
-        lo = 1 << level
-        tree[lo:2 * lo] = tree[2 * lo:4 * lo:2] + tree[2 * lo + 1:4 * lo:2]
+    tree = sumtree_array(torch, dev, log_cap, gen)
     u = torch.rand(batch, generator=gen).to(dev) * tree[1]
     out = torch.empty(batch, dtype=torch.int64, device=dev)
     block = 128

@@ -409,15 +409,22 @@ def _chase_ns(b: Bench, nxt, kernel_s: float,
     return (per_step - dispatch_s) * 1e9, method
 
 
-def _sumtree(torch, dev, log_cap: int, batch: int):
-    """An array sum tree (leaves at [cap, 2cap)) and its eager sample and update."""
+def sumtree_array(torch, dev, log_cap: int, gen):
+    """An array sum tree over 2^log_cap random priorities drawn from ``gen``: leaves at
+    [cap, 2cap), each inner node the sum of its two children, the root at 1."""
     cap = 1 << log_cap
-    gen = torch.Generator(device="cpu").manual_seed(0)
     tree = torch.zeros(2 * cap, device=dev)
     tree[cap:] = torch.rand(cap, generator=gen).to(dev)
     for level in range(log_cap - 1, -1, -1):
         lo = 1 << level
         tree[lo:2 * lo] = tree[2 * lo:4 * lo:2] + tree[2 * lo + 1:4 * lo:2]
+    return tree
+
+
+def _sumtree(torch, dev, log_cap: int, batch: int):
+    """An array sum tree (``sumtree_array``) and its eager sample and update."""
+    cap = 1 << log_cap
+    tree = sumtree_array(torch, dev, log_cap, torch.Generator(device="cpu").manual_seed(0))
 
     def sample():
         u = torch.rand(batch, device=dev) * tree[1]
