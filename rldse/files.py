@@ -97,4 +97,3 @@ def replace_markdown_table(path: str | Path, header: str, table: str, flag: str)
     end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")),
                len(lines))
     return atomic_write_text(path, "\n".join([*lines[:start], table, *lines[end:]]) + "\n")
-

@@ -54,8 +54,8 @@ PHASES: dict[str, str] = {
     "aggregate": "combine per-agent tables or gradients on the host (items = agents)",
 }
 
-#: Phases that run the agent's networks (a recording's networks on a GPU dispatch there;
-#: ``workload_info["cuda"]`` marks such a capture).
+#: Phases that run the agent's networks. In a capture whose networks ran on a GPU
+#: (``networks_on_gpu``) their host time dispatches to it and waits on it.
 NETWORK_PHASES = ("act", "learn")
 
 #: Data types an operation's arithmetic uses; 'none' for pure control/data movement.
@@ -88,9 +88,6 @@ _OPTIONAL_COLUMNS = ("cpu_s",)
 WAIT_PHASES: dict[str, frozenset[str]] = {
     "actor_learner": frozenset({"rollout_add", "sync"}),  # pipes between processes
 }
-#: Phases whose host time includes a device's work when the network ran on a GPU
-#: (workload_info 'cuda'): the host waits on the device, so wall time.
-DEVICE_PHASES = frozenset({"act", "learn"})
 _META_KEY = b"rldse.meta"
 _TRANSITIONS_KEY = b"rldse.transitions"
 
@@ -193,13 +190,20 @@ class Trace:
             table, tmp, compression="zstd", use_dictionary=categorical))
 
 
+def networks_on_gpu(meta: TraceMeta) -> bool:
+    """Whether the capture ran its networks on a GPU (rldse.recording records the CUDA
+    device's per-phase time as ``workload_info["cuda"]``)."""
+    return "cuda" in meta.workload_info
+
+
 def compute_mask(ops: pd.DataFrame, meta: TraceMeta | None) -> np.ndarray:
     """Rows that compute on the host (costed from CPU time): not the workload's
-    WAIT_PHASES, and not DEVICE_PHASES of a capture whose network ran on a GPU."""
+    WAIT_PHASES, and not the NETWORK_PHASES of a capture whose networks ran on a GPU (the
+    host waits on the device there, so wall time)."""
     waits = frozenset()
     if meta is not None:
         waits = WAIT_PHASES.get(meta.workload, frozenset()) \
-            | (DEVICE_PHASES if "cuda" in meta.workload_info else frozenset())
+            | (frozenset(NETWORK_PHASES) if networks_on_gpu(meta) else frozenset())
     return ~ops["phase"].isin(list(waits)).to_numpy()
 
 

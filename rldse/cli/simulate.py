@@ -141,7 +141,7 @@ def cmd_validate(args: argparse.Namespace) -> None:
         cmd_validate_external(args)
         return
     from rldse.sim.validate import validate
-    from rldse.trace import load_trace
+    from rldse.trace import load_trace, networks_on_gpu
 
     if args.gpu:
         from rldse.models.registry import get_preset
@@ -154,7 +154,8 @@ def cmd_validate(args: argparse.Namespace) -> None:
     args.seed = 0 if args.seed is None else args.seed
     check_seed(args.seed)
     trace = load_trace(args.trace)
-    captured_on = (trace.meta.workload_info.get("cuda") or {}).get("device")
+    captured_on = trace.meta.workload_info["cuda"].get("device", "a GPU") \
+        if networks_on_gpu(trace.meta) else None
     table, result = validate(trace, seed=args.seed, gpu=args.gpu)
     if args.gpu:
         anchor = ("their host side (dispatch) is the capture's own rows, so TOTAL checks the "
@@ -243,7 +244,8 @@ def add_parser(sub) -> None:
     va.add_argument("target", metavar="TRACE|external")
     va.add_argument("--seed", type=int, default=None, help="(TRACE) simulation seed, default 0")
     va.add_argument("--gpu", metavar="PRESET", help="(TRACE) run act and learn on one GPU "
-                    "of this preset: the GPU model predicts them (a GPU capture's check)")
+                    "of this preset: the GPU model predicts their device time (a GPU "
+                    "capture keeps its own dispatch)")
     va.add_argument("--dataset", action="append", default=[], metavar="NAME",
                     help="(external) only this data set (repeatable; default all)")
     va.add_argument("--csv", metavar="FILE.csv", help="(external) also write every row")

@@ -207,6 +207,13 @@ class CpuSpec(PartSpec):
         busy = min(max(int(busy_cores), 1), self.lanes)
         return top - (top - self.clock_mhz) * (busy - 1) / max(self.lanes - 1, 1)
 
+    def interp_speed(self, busy_cores: int | None = None) -> float:
+        """A core's single-thread speed for interpreted code, clock (MHz) × ipc_factor: at
+        clock_mhz, or with ``busy_cores`` busy at ``busy_clock_mhz``. Ratios of it scale
+        interpreter and framework time between cores (CpuModel, GpuModel.issue_from)."""
+        clock = self.clock_mhz if busy_cores is None else self.busy_clock_mhz(busy_cores)
+        return clock * self.ipc_factor
+
     @property
     def core_gflops(self) -> float:
         """FP32 GFLOP/s one core reaches in numpy."""
@@ -479,7 +486,7 @@ class CpuModel:
         self.spec = spec
         self.host = host
         #: factor on interpreter time: host single-thread speed / target's
-        self.interp_scale = (host.clock_mhz * host.ipc_factor) / (spec.clock_mhz * spec.ipc_factor)
+        self.interp_scale = host.interp_speed() / spec.interp_speed()
         #: factor on the host's GEMM time: its core_gflops / the target's (the host curve's
         #: shape carries over; small call-bound GEMMs may scale nearer interp_scale)
         self.gemm_scale = host.core_gflops / spec.core_gflops
@@ -487,8 +494,7 @@ class CpuModel:
     def single_thread_scale(self, busy_cores: int) -> float:
         """interp_scale with ``busy_cores`` of the target's cores busy (turbo), against the
         host's measured clock."""
-        return (self.host.clock_mhz * self.host.ipc_factor) / (
-            self.spec.busy_clock_mhz(busy_cores) * self.spec.ipc_factor)
+        return self.host.interp_speed() / self.spec.interp_speed(busy_cores)
 
     def subprocess_batch_seconds(self, step_s: float, workers: int, round_trip_s: float,
                                  per_worker_s: float) -> float:

@@ -255,12 +255,11 @@ class GpuModel(UtilisationPower):
         a core of ``dispatch_core``, scaled by that core's single-thread speed (clock ×
         ipc_factor, the CPU model's interpreter rate) over the issuing core's. Without a
         reference core (``host`` with no capture host) dispatch_s stays as given."""
-        ref, speed = self._dispatch_ref, core.clock_mhz * core.ipc_factor
-        if ref is not None:
-            self.dispatch_s = self.spec.dispatch_s * ref.clock_mhz * ref.ipc_factor / speed
-        cap = self._capture_host
-        if cap is not None:
-            self._capture_scale = cap.clock_mhz * cap.ipc_factor / speed
+        speed = core.interp_speed()
+        if self._dispatch_ref is not None:
+            self.dispatch_s = self.spec.dispatch_s * self._dispatch_ref.interp_speed() / speed
+        if self._capture_host is not None:
+            self._capture_scale = self._capture_host.interp_speed() / speed
 
     def anchor_dispatch(self, phases: Iterable[str]) -> None:
         """The trace was captured with its networks on a GPU: its rows of ``phases`` are the

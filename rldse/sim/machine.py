@@ -28,7 +28,7 @@ from rldse.sim.lanes import Lanes
 from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats
 from rldse.sim.timeline import NO_TAG, TimelineStream
 from rldse.system import ResolvedSystem, resolve
-from rldse.trace import NETWORK_PHASES, Trace
+from rldse.trace import NETWORK_PHASES, Trace, networks_on_gpu
 
 
 class Cycle:
@@ -213,8 +213,10 @@ class Machine:
                     claimed_accuracy=model.claimed_accuracy,
                     cost_usd=float(getattr(inst.spec, "price_usd", 0.0)))
         cpu = self.models.get("cpu")
-        gpu_captured = "cuda" in trace.meta.workload_info  # rldse.recording: nets on a GPU
-        for model in self.models.values():  # framework dispatch runs on the system's cores
+        gpu_captured = networks_on_gpu(trace.meta)
+        # framework dispatch runs on the system's cores; each model once (it is listed
+        # under its kind and under its instance's name)
+        for model in {id(m): m for m in self.models.values()}.values():
             if cpu is not None and hasattr(model, "issue_from"):
                 model.issue_from(cpu.spec)
             if gpu_captured and hasattr(model, "anchor_dispatch"):

@@ -7,11 +7,11 @@ scale factor 1 and per-phase times come back by construction: what is checked is
 event bookkeeping (what the program overlaps, merges or omits). How well rldse predicts
 *another* machine or configuration is measured elsewhere (README: How close it comes).
 
-With ``gpu=PRESET`` (a trace captured with its networks on a GPU, ``workload_info["cuda"]``)
-the phases the workload can place on a GPU (act, learn) run on that preset instead: the
-GPU model prices them from the work the trace counted and the preset's constants, never
-from the captured times, so those rows are a check of the GPU model against a real run
-on that GPU (and its capture host's CPU for dispatch), not bookkeeping.
+With ``gpu=PRESET`` the phases the workload can place on a GPU (act, learn) run on that
+preset instead: the GPU model prices their device time from the work the trace counted.
+Their host side is the preset's kernels × dispatch_s for a CPU capture, and the
+capture's own rows for one whose networks ran on a GPU (``GpuModel.anchor_dispatch``),
+so on a GPU capture the check is of the device side and the bookkeeping, not dispatch.
 """
 
 from __future__ import annotations
