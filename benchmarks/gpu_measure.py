@@ -171,6 +171,31 @@ def section_calibrate(torch, dev, out: Path, budget_s: float) -> None:
     log(f"calibrate: wrote {path}\n" + "\n".join(cal.report))
 
 
+def dqn_update(torch, q, target, opt, s, s2, act, rew, done) -> None:
+    """One DQN learn step as the loop below runs it (TD target, Huber loss, Adam)."""
+    with torch.no_grad():
+        y = rew + 0.99 * (1 - done) * target(s2).max(1).values
+    loss = torch.nn.functional.smooth_l1_loss(q(s).gather(1, act[:, None]).squeeze(1), y)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
+def ppo_update(torch, pi, v, opt, mb, f_obs, f_act, f_logp, f_adv, ret) -> None:
+    """One PPO minibatch step as the loop below runs it (clipped objective, value loss,
+    entropy bonus), the minibatch ``mb`` gathered inside it."""
+    dist = torch.distributions.Categorical(logits=pi(f_obs[mb]))
+    ratio = torch.exp(dist.log_prob(f_act[mb]) - f_logp[mb])
+    a_mb = f_adv[mb]
+    a_mb = (a_mb - a_mb.mean()) / (a_mb.std() + 1e-8)
+    pg = -torch.min(ratio * a_mb, ratio.clamp(0.8, 1.2) * a_mb).mean()
+    vl = 0.5 * ((v(f_obs[mb]).squeeze(-1) - ret[mb]) ** 2).mean()
+    loss = pg + vl - 0.01 * dist.entropy().mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+
+
 def dqn_cartpole(torch, dev, path: Path, steps: int, batch: int, hidden: int = 64) -> dict:
     """A minimal DQN as a user writes it (replay in numpy, a torch Q network and Adam), the
     networks on ``dev``: tests/recording/test_session.py's loop with a device."""
@@ -233,13 +258,7 @@ def dqn_cartpole(torch, dev, path: Path, steps: int, batch: int, hidden: int = 6
                         act = torch.as_tensor(act_buf[idx], device=dev)
                         rew = torch.as_tensor(rew_buf[idx], device=dev)
                         done = torch.as_tensor(done_buf[idx], device=dev)
-                    with torch.no_grad():
-                        y = rew + 0.99 * (1 - done) * target(s2).max(1).values
-                    loss = torch.nn.functional.smooth_l1_loss(
-                        q(s).gather(1, act[:, None]).squeeze(1), y)
-                    opt.zero_grad()
-                    loss.backward()
-                    opt.step()
+                    dqn_update(torch, q, target, opt, s, s2, act, rew, done)
             if step % target_sync == 0 and step > 0:
                 with rec.phase("sync", items=1):
                     target.load_state_dict(q.state_dict())
@@ -315,17 +334,8 @@ def ppo_cartpole(torch, dev, path: Path, iters: int, n_envs: int = 4, rollout: i
                 perm = torch.randperm(n, device=dev)
                 for lo in range(0, n, minibatch):
                     with rec.phase("learn"):
-                        mb = perm[lo:lo + minibatch]
-                        dist = torch.distributions.Categorical(logits=pi(f_obs[mb]))
-                        ratio = torch.exp(dist.log_prob(f_act[mb]) - f_logp[mb])
-                        a_mb = f_adv[mb]
-                        a_mb = (a_mb - a_mb.mean()) / (a_mb.std() + 1e-8)
-                        pg = -torch.min(ratio * a_mb, ratio.clamp(0.8, 1.2) * a_mb).mean()
-                        vl = 0.5 * ((v(f_obs[mb]).squeeze(-1) - ret[mb]) ** 2).mean()
-                        loss = pg + vl - 0.01 * dist.entropy().mean()
-                        opt.zero_grad()
-                        loss.backward()
-                        opt.step()
+                        ppo_update(torch, pi, v, opt, perm[lo:lo + minibatch], f_obs, f_act,
+                                   f_logp, f_adv, ret)
             with rec.phase("sync", items=1):
                 pass  # one process: the actor already holds the learner's parameters
     envs.close()

@@ -2,7 +2,8 @@
 traces/h200/ and benchmarks/results/h200-2026-11-26/): each GPU capture replayed with its
 act and learn predicted by the GPU model on a preset; the batch 32 → 128 what-if of the DQN
 learner, predicted from the batch-32 capture and measured by the batch-128 one; the sum
-tree (eager and fused) and Tempo's encoder-gradient kernel, model against measurement.
+tree (eager and fused) and Tempo's encoder-gradient kernel, model against measurement;
+and the learn steps' aten ops with their host time per op, GPU against CPU.
 
 Two capture orders were run (run1: batch 32 first; run3: batch 128 first), because the
 first capture of a process pays warm-up that the second does not. The host's own speed
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from functools import partial
 from pathlib import Path
 
 import pandas as pd
@@ -87,6 +89,63 @@ def tempo_rows(preset: str) -> None:
           f"{torch_m['eager_broadcast_reduce']['call_ms']:.1f} ms")
 
 
+def learn_ops(foreach: bool) -> dict[str, int]:
+    """Non-view aten ops of one learn step of the captured loops (benchmarks/gpu_measure.py's
+    dqn_update at 2-4 Linear layers, ppo_update), counted on the CPU; ``foreach``: Adam's
+    multi-tensor path, PyTorch's default for CUDA parameters (the CPU's is per tensor)."""
+    import sys
+
+    import torch
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from gpu_measure import dqn_update, ppo_update
+
+    from rldse.calibrate.gpu import count_ops
+
+    torch.manual_seed(0)
+
+    def mlp(depth: int, out: int, act=torch.nn.ReLU):
+        mods = [torch.nn.Linear(4, 64)]
+        for _ in range(depth - 2):
+            mods += [act(), torch.nn.Linear(64, 64)]
+        return torch.nn.Sequential(*mods, act(), torch.nn.Linear(64, out))
+
+    counts = {}
+    for depth in (2, 3, 4):
+        q, target = mlp(depth, 2), mlp(depth, 2)
+        opt = torch.optim.Adam(q.parameters(), lr=1e-3, foreach=foreach)
+        s, s2 = torch.rand(32, 4), torch.rand(32, 4)
+        act, rew, done = torch.zeros(32, dtype=torch.long), torch.zeros(32), torch.zeros(32)
+        step = partial(dqn_update, torch, q, target, opt, s, s2, act, rew, done)
+        step()  # Adam's state exists before the counted step
+        counts[f"dqn {depth} layers"] = count_ops(torch, step)
+    pi, v = mlp(3, 2, torch.nn.Tanh), mlp(3, 1, torch.nn.Tanh)
+    opt = torch.optim.Adam([*pi.parameters(), *v.parameters()], lr=2.5e-4, foreach=foreach)
+    flat = (torch.rand(512, 4), torch.randint(2, (512,)), torch.rand(512), torch.rand(512),
+            torch.rand(512))
+    mb = torch.randperm(512)[:128]
+    step = partial(ppo_update, torch, pi, v, opt, mb, *flat)
+    step()
+    counts["ppo"] = count_ops(torch, step)
+    return counts
+
+
+def dispatch_rows() -> None:
+    """Host time per aten op of the captured learn steps, on the GPU and on the same
+    host's CPU (means over every learn row)."""
+    gpu_ops, cpu_ops = learn_ops(foreach=True), learn_ops(foreach=False)
+    print("\nlearn steps' aten ops (foreach Adam on the GPU, per-tensor on the CPU): "
+          + ", ".join(f"{k} {gpu_ops[k]} / {cpu_ops[k]}" for k in gpu_ops))
+    for name, key in (("dqn", "dqn 2 layers"), ("ppo", "ppo")):
+        cpu_us = mean_us(load_trace(H200 / f"{name}_cpu{'_b32' if name == 'dqn' else ''}.parquet"),
+                         "learn")
+        for run in RUNS:
+            trace = load_trace(H200 / f"{name}_gpu{'_b32' if name == 'dqn' else ''}_{run}.parquet")
+            gpu_us = mean_us(trace, "learn")
+            print(f"  {name} {run}: GPU learn {gpu_us:.0f} us = {gpu_us / gpu_ops[key]:.1f} us "
+                  f"per op; same host's CPU {cpu_us:.0f} us; GPU / CPU x{gpu_us / cpu_us:.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="h200-measured", help="gpu preset (default "
@@ -120,6 +179,7 @@ def main() -> None:
     meas = 1e6 * float(big.ops.loc[big.ops["phase"] == "learn", "dur_s"].mean())
     sumtree_rows(args.preset)
     tempo_rows(args.preset)
+    dispatch_rows()
     print(f"\nsame host, learner on its CPU (one torch thread), batch 32 -> 128: predicted "
           f"{pred:.0f} us, measured {meas:.0f} us (means), error {100 * (pred / meas - 1):+.1f} %")
 

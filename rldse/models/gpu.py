@@ -264,8 +264,8 @@ class GpuModel(UtilisationPower):
     def anchor_dispatch(self, phases: Iterable[str]) -> None:
         """The trace was captured with its networks on a GPU: its rows of ``phases`` are the
         framework's host time for exactly this code on the capture host (dispatch, Python,
-        autograd, the optimizer; measured 3-6x the tight-loop ``dispatch_s`` on an H200's
-        host, benchmarks/gpu_vs_h200.py). ``op_times`` then takes those rows' host time
+        autograd, the optimizer; 31-48 µs per op on an H200's host, 4.5-7x the tight-loop
+        ``dispatch_s``, benchmarks/gpu_vs_h200.py). ``op_times`` then takes those rows' host time
         from the capture, scaled to the issuing core, instead of kernels x dispatch_s; the
         device side is the model's either way. Dispatch does not grow with the batch, so a
         batch what-if keeps it, as launch-bound learners show."""
