@@ -688,22 +688,36 @@ def main() -> None:
     ap.add_argument("--only", help="comma-separated sections (tempo_jax runs only this way)")
     ap.add_argument("--neusight-s", type=float, default=None,
                     help="the NeuSight sweep's time budget (default 110 s)")
-    ap.add_argument("--capture-steps", type=int, default=4000,
-                    help="env steps of each DQN capture (PPO: 8 iterations at 4000)")
-    ap.add_argument("--capture-batches", default="32,128",
-                    help="DQN batch sizes, captured in this order")
-    ap.add_argument("--neusight-skip", type=int, default=0,
+    ap.add_argument("--capture-steps", type=int, help="env steps of each DQN capture "
+                    "(default 4000; PPO: 8 iterations at 4000)")
+    ap.add_argument("--capture-batches", help="DQN batch sizes, captured in this order "
+                    "(default 32,128)")
+    ap.add_argument("--neusight-skip", type=int,
                     help="skip the first N shapes of the sweep's seeded order (a second run "
                          "continues where the first ended)")
     args = ap.parse_args()
+    names = args.only.split(",") if args.only else list(SECTIONS)
+    unknown = [n for n in names if n not in SECTIONS and not (n == "tempo_jax" and len(names) == 1)]
+    if unknown:
+        ap.error(f"--only: unknown section '{unknown[0]}' (expected {', '.join(SECTIONS)}, "
+                 "or tempo_jax alone)")
+    for flag, value, section in (("--neusight-s", args.neusight_s, "neusight"),
+                                 ("--neusight-skip", args.neusight_skip, "neusight"),
+                                 ("--capture-steps", args.capture_steps, "captures"),
+                                 ("--capture-batches", args.capture_batches, "captures")):
+        if value is not None and section not in names:
+            ap.error(f"{flag}: applies to the {section} section, which --only leaves out")
+    try:
+        batches = tuple(int(b) for b in (args.capture_batches or "32,128").split(","))
+    except ValueError:
+        ap.error(f"--capture-batches {args.capture_batches}: expected integers like 32,128")
     args.out.mkdir(parents=True, exist_ok=True)
-    if args.only == "tempo_jax":
+    if names == ["tempo_jax"]:
         section_tempo_jax(args.out, 30, cpu=args.device == "cpu")
         return
     import torch
 
     dev = torch.device(args.device)
-    names = args.only.split(",") if args.only else list(SECTIONS)
     errors = {}
     for name in names:
         fn, budget = SECTIONS[name]
@@ -711,9 +725,9 @@ def main() -> None:
             budget = args.neusight_s
         t0 = time.perf_counter()
         log(f"{name}: start")
-        extra = {"neusight": {"skip": args.neusight_skip},
-                 "captures": {"steps": args.capture_steps, "batches": tuple(
-                     int(b) for b in args.capture_batches.split(","))}}.get(name, {})
+        extra = {"neusight": {"skip": args.neusight_skip or 0},
+                 "captures": {"steps": args.capture_steps or 4000,
+                              "batches": batches}}.get(name, {})
         try:
             fn(torch, dev, args.out, budget, **extra)
         except Exception:  # noqa: BLE001 - one section failing keeps the others
