@@ -15,6 +15,11 @@ def cmd_parts(args: argparse.Namespace) -> None:
         return
     if args.name:
         print(show_preset(args.name))
+        kind = next((k for k, n, *_ in preset_rows() if n == args.name), None)
+        if kind is not None:  # 'host' is this machine, not a preset a data set names
+            from rldse.external import checked_lines
+
+            print("\n".join(checked_lines(f"{kind}/{args.name}")))
         return
     rows = [(kind, name, description, "-" if price != price else f"{price:.2f}", file)
             for kind, name, description, price, file in preset_rows()]  # NaN: no price

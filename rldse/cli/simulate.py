@@ -147,8 +147,9 @@ def cmd_validate(args: argparse.Namespace) -> None:
         from rldse.models.registry import get_preset
 
         get_preset("gpu", args.gpu)  # an unknown preset: one line, before any work
-    if args.dataset or args.csv or args.readme:
-        flag = "--dataset" if args.dataset else "--csv" if args.csv else "--readme"
+    if args.dataset or args.csv or args.readme or args.checked:
+        flag = next(f for f, v in (("--dataset", args.dataset), ("--csv", args.csv),
+                                   ("--readme", args.readme), ("--checked", args.checked)) if v)
         raise RldseError(f"{flag}: applies to 'rldse validate external', not to a trace")
     args.trace = args.target
     args.seed = 0 if args.seed is None else args.seed
@@ -180,17 +181,21 @@ def cmd_validate(args: argparse.Namespace) -> None:
 
 def cmd_validate_external(args: argparse.Namespace) -> None:
     """Every published measurement of a real machine predicted from presets (rldse.external)."""
-    from rldse.external import format_summary, predictions, summary
+    from rldse.external import checked, format_summary, predictions, summary
 
-    if args.readme and args.dataset:
-        raise RldseError("--readme: writes the table of every data set; drop --dataset")
+    for flag, value in (("--readme", args.readme), ("--checked", args.checked)):
+        if value and args.dataset:
+            raise RldseError(f"{flag}: writes the summary of every data set; drop --dataset")
     for flag, value in (("--seed", args.seed), ("--gpu", args.gpu)):
         if value is not None:
             raise RldseError(f"{flag}: applies to replaying a trace, not to 'validate "
                              "external'")
     out = check_output_file(args.csv, "--csv", ".csv", force=True) if args.csv else None
+    checked_out = (check_output_file(args.checked, "--checked", ".csv", force=True)
+                   if args.checked else None)
     rows = predictions(args.dataset or None)
-    table = format_summary(summary(rows))
+    summed = summary(rows)
+    table = format_summary(summed)
     print("AGAINST REAL MACHINES: rldse's predictions from presets against published "
           "measurements (error = predicted / measured - 1)")
     print(table)
@@ -199,6 +204,12 @@ def cmd_validate_external(args: argparse.Namespace) -> None:
 
         atomic_write(out, lambda path: rows.to_csv(path, index=False))
         print(f"wrote {out} ({len(rows)} rows)")
+    if checked_out is not None:
+        from rldse.files import atomic_write
+
+        per_part = checked(summed)
+        atomic_write(checked_out, lambda path: per_part.to_csv(path, index=False))
+        print(f"wrote {checked_out} ({len(per_part)} rows: what each part was checked against)")
     if args.readme:
         from rldse.external import TABLE_HEADER
         from rldse.files import replace_markdown_table
@@ -249,6 +260,9 @@ def add_parser(sub) -> None:
     va.add_argument("--dataset", action="append", default=[], metavar="NAME",
                     help="(external) only this data set (repeatable; default all)")
     va.add_argument("--csv", metavar="FILE.csv", help="(external) also write every row")
+    va.add_argument("--checked", metavar="FILE.csv", help="(external) also write the summary "
+                    "per part, what 'rldse parts show' prints (shipped as "
+                    "rldse/external/data/checked.csv)")
     va.add_argument("--readme", metavar="README.md", help="(external) replace the README's "
                     "'Against real machines' table with this run's")
     presets_option(va)

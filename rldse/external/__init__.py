@@ -8,6 +8,10 @@ measurement from spec-sheet presets with the same part models the simulator uses
 share one form (``ROW_COLUMNS``); ``summary`` reduces them per data set, device and
 regime to n, signed median error, median and p90 |error| and the worst case.
 
+Which preset each device is (``Dataset.part_of``) lets a preset say what it has been
+checked against: ``rldse validate external --checked FILE`` writes the per-part summary,
+the shipped one (``data/checked.csv``) is what ``rldse parts show`` prints.
+
 Error is ``predicted / measured − 1`` (positive: rldse predicts slower, or more, than was
 measured). Where a shared coefficient is fitted on the data set itself, its ``rows()``
 reports leave-one-device-out predictions: the device predicted was not in the fit.
@@ -17,11 +21,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from rldse.errors import RldseError
+
+if TYPE_CHECKING:  # on use: `rldse parts show` reads checked.csv without pandas
+    import pandas as pd
 
 #: One row per measurement: which data set, device and regime; the case (a shape, a
 #: worker count); what was measured and what rldse predicts, in ``unit``.
@@ -36,6 +44,7 @@ class Dataset:
     description: str
     citation: str
     rows: Callable[[], pd.DataFrame]
+    part_of: Callable[[str], str]  # a row's device → the part it predicts, "KIND/PRESET"
 
 
 DATASETS: dict[str, Dataset] = {}
@@ -65,6 +74,8 @@ def datasets() -> dict[str, Dataset]:
 
 def predictions(names: list[str] | None = None) -> pd.DataFrame:
     """Every row of the named data sets (default: all), in ROW_COLUMNS plus ``error``."""
+    import pandas as pd
+
     known = datasets()
     for name in names or []:
         if name not in known:
@@ -87,6 +98,8 @@ def relative_error(predicted, measured) -> np.ndarray:
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
     """Per data set, device and regime: n, signed median error, median and p90 |error|,
     the worst (largest |error|) case and its error."""
+    import pandas as pd
+
     out = []
     for key, g in rows.dropna(subset=["error"]).groupby(["dataset", "device", "regime"],
                                                          sort=True):
@@ -96,6 +109,41 @@ def summary(rows: pd.DataFrame) -> pd.DataFrame:
                     float(np.quantile(np.abs(err), 0.9)), float(err[worst]),
                     str(g["case"].iloc[worst])))
     return pd.DataFrame(out, columns=list(SUMMARY_COLUMNS))
+
+
+#: Per part: which data set and regime checked it, and how closely (``checked``).
+CHECKED_COLUMNS = ("part", "dataset", "regime", "n", "median_err", "median_abs_err",
+                   "p90_abs_err")
+#: The shipped per-part summary ``rldse parts show`` prints.
+CHECKED_FILE = Path(__file__).with_name("data") / "checked.csv"
+
+
+def checked(table: pd.DataFrame) -> pd.DataFrame:
+    """``summary`` rows keyed by the part each device is (``Dataset.part_of``)."""
+    known = datasets()
+    part = [known[r.dataset].part_of(r.device) for r in table.itertuples(index=False)]
+    return table.assign(part=part)[list(CHECKED_COLUMNS)].round(4).sort_values(
+        ["part", "dataset", "regime"], ignore_index=True)
+
+
+def checked_lines(part: str, path: Path = CHECKED_FILE) -> list[str]:
+    """What ``part`` ("KIND/PRESET") has been checked against, one line per data set and
+    regime, from the shipped summary; one line saying so where it has not been."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["part"] == part]
+    if not rows:
+        return [f"checked against real machines: not yet ({part} is in no data set of "
+                "'rldse validate external')"]
+    out = ["checked against real machines ('rldse validate external', error = predicted / "
+           "measured - 1):"]
+    for r in rows:
+        out.append(f"  {r['dataset']}, {r['regime']}: n {r['n']}, signed median "
+                   f"{100 * float(r['median_err']):+.1f} %, median |error| "
+                   f"{100 * float(r['median_abs_err']):.1f} %, p90 "
+                   f"{100 * float(r['p90_abs_err']):.1f} %")
+    return out
 
 
 #: The summary table's first row (``rldse validate external --readme`` finds it by this).

@@ -98,4 +98,5 @@ register(Dataset(
                 "host's capture of the same loop",
     citation="sail-sg/envpool docs/content/benchmark.rst (commit 9cbcd267, Apache-2.0); "
              "Weng et al., EnvPool, NeurIPS 2022 Datasets and Benchmarks, arXiv 2206.10558",
-    rows=rows))
+    rows=rows,
+    part_of={device: f"cpu/{preset}" for device, preset, _ in MACHINES.values()}.__getitem__))

@@ -145,4 +145,5 @@ register(Dataset(
     citation="Lee et al., 'Forecasting GPU Performance for Deep Learning Training and "
              "Inference', ASPLOS 2025, doi 10.1145/3669940.3707265 (sitar-lab/NeuSight, "
              "MIT); H200: rldse's own measurement, 2026-11-26",
-    rows=rows))
+    rows=rows,
+    part_of=lambda device: f"gpu/{device}"))

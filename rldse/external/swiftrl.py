@@ -41,4 +41,5 @@ register(Dataset(
                 "Silver 4110 from the development host's measurement; SwiftRL published no "
                 "CPU time to compare against",
     citation="Gogineni et al., SwiftRL, ISPASS 2024, arXiv 2405.03967",
-    rows=rows))
+    rows=rows,
+    part_of=lambda device: f"cpu/{device}"))

@@ -64,6 +64,9 @@ def test_parts_list_and_show(capsys):
         assert name in out
     code, out, _ = _run(["parts", "show", "fefet-tcam-64"], capsys)
     assert code == 0 and "0.38" in out and "Eva-CAM" in out
+    assert "checked against real machines: not yet" in out
+    code, out, _ = _run(["parts", "show", "i7-8750h"], capsys)
+    assert code == 0 and "envpool, for-loop: n 8" in out
 
 
 def test_parts_unknown_preset_is_one_line(capsys):

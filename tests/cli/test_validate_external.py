@@ -41,3 +41,23 @@ def test_readme_without_the_table_is_one_line(two_rows, tmp_path, capsys):
     assert main(["validate", "external", "--readme", str(readme)]) == 2
     err = capsys.readouterr().err
     assert "--readme" in err and "no table to replace" in err and err.count("\n") == 1
+
+
+def test_checked_writes_the_summary_per_part(two_rows, tmp_path, monkeypatch):
+    monkeypatch.setitem(external.DATASETS, "d", external.Dataset(
+        "d", "", "", rows=lambda: None, part_of=lambda device: f"gpu/{device}-preset"))
+    monkeypatch.setattr(external, "_load_all", lambda: None)
+    out = tmp_path / "checked.csv"
+    assert main(["validate", "external", "--checked", str(out)]) == 0
+    table = pd.read_csv(out)
+    assert list(table.columns) == list(external.CHECKED_COLUMNS)
+    assert table.loc[0, "part"] == "gpu/g-preset" and table.loc[0, "n"] == 2
+    assert table.loc[0, "median_err"] == pytest.approx(-0.05)
+    lines = external.checked_lines("gpu/g-preset", out)
+    assert "n 2, signed median -5.0 %, median |error| 15.0 %" in lines[1]
+    assert "not yet" in external.checked_lines("gpu/other", out)[0]
+
+
+def test_checked_with_dataset_is_one_line(capsys):
+    assert main(["validate", "external", "--dataset", "envpool", "--checked", "x.csv"]) == 2
+    assert "--checked" in capsys.readouterr().err
