@@ -102,13 +102,17 @@ def cmd_simulate(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | None) -> None:
     from rldse.sim import Limits, simulate
-    from rldse.sim.target import to_target, with_target
+    from rldse.sim.target import check_same_learning, to_target, with_target
 
     target = _target(trace, args)
     if target is None and spec.price_usd_per_hour is not None:
         raise RldseError("price_usd_per_hour prices the run to a target return "
                          "(cost_to_target_usd): give --target-return, or drop it")
     run_spec = spec if target is None else to_target(spec, target[1])
+    if target is not None:
+        from rldse.system import resolve
+
+        check_same_learning(trace, resolve(run_spec, trace))
     limits = Limits(allow_long=args.allow_long)
     band = None
     if args.bands is not None:  # first: its estimate refuses within seconds, not after a run

@@ -303,6 +303,24 @@ def _check_target(study: StudyFile, where: str) -> None:
             or any(d.path == "workload.env_steps" for d in study.search_space.dims):
         raise RldseError(f"{where}: workload.env_steps: a target return sets the run's "
                          "length (steps_to_target); leave env_steps unset")
+    trace = study.loaded_trace
+    workload = workload_of(trace)
+    learning = workload.learning_knobs
+    base = workload.resolve_knobs(study.search_space.base_raw.get("workload", {}), trace, {}, {})
+    captured = workload.resolve_knobs({}, trace, {}, {})
+    for knob in learning:
+        if getattr(base, knob) is not None and getattr(base, knob) != getattr(captured, knob):
+            raise RldseError(f"{where}: base.workload.{knob}: {getattr(base, knob)} changes what "
+                             "each learner update sees or when (the capture ran "
+                             f"{getattr(captured, knob)}), so the trace's learning curve is "
+                             "not this design's")
+    for d in study.search_space.dims:
+        knob = d.path.removeprefix("workload.")
+        if d.path.startswith("workload.") and knob in learning:
+            raise RldseError(f"{where}: space.{d.path}: changes what each learner update "
+                             "sees or when, so the trace's learning curve is not those "
+                             "designs'; a target-return study searches only knobs that keep "
+                             "it (parts, placement, cores)")
     try:
         study._target_steps = steps_to_target(study.loaded_trace, study.target.spec)
     except RldseError as exc:

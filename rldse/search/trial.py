@@ -35,7 +35,7 @@ from rldse.search.metrics import metric_value
 from rldse.search.study_file import StudyFile
 from rldse.sim import simulate
 from rldse.sim.result import Result
-from rldse.sim.target import to_target, with_target
+from rldse.sim.target import check_same_learning, to_target, with_target
 from rldse.system import ResolvedSystem, resolve
 
 SIMULATED, CACHE, PRUNED, INVALID = "simulated", "cache", "pruned", "invalid"
@@ -78,6 +78,8 @@ class TrialRunner:
             run_spec = spec if self.study.target is None else \
                 to_target(spec, self.study.target_steps)  # run to the target (sim.target)
             system = resolve(run_spec, trace)  # once per trial: estimate, cache and simulation
+            if self.study.target is not None:
+                check_same_learning(trace, system)
             terms = self._spec_terms(system)
             est = estimate(trace, system)
         except RldseError as exc:

@@ -6,10 +6,14 @@ so the env steps at which the capture first reached a return R are known; a desi
 time and energy to R follow from its simulated rate.
 
 Assumption (stated in the README): every design has the captured sample efficiency per
-env step, i.e. the learning curve against env steps is the capture's. That is exact when
-the design leaves the learning loop's order unchanged (same updates on the same data in
-the same order); a design whose actors act on staler parameters than the capture's
-(``staleness_mean_updates`` above the capture's) gets a warning in its Result.
+env step, i.e. the learning curve against env steps is the capture's. That holds when
+the design leaves the learning itself unchanged (same updates on the same data in the
+same order), so a design that sets a knob marked ``learning_knob`` (batch per update,
+actors, envs, rollout length, epochs, update rate, replay, learner mode, network widths)
+away from the trace's value is refused in one line naming the knob
+(``check_same_learning``): its learning curve was never captured. A design whose actors
+act on staler parameters than the capture's (``staleness_mean_updates`` above the
+capture's) gets a warning in its Result.
 
 - Episode ends: the traces record no episode lengths, but every loop resets an env when
   its episode ends (an ``env_reset`` op, ``items`` = envs reset). An episode therefore
@@ -145,6 +149,21 @@ def to_target(spec: Any, steps: int) -> Any:
         raise RldseError("a target return sets the run's length (steps_to_target); leave "
                          "env_steps unset", where="workload.env_steps")
     return spec.model_copy(update={"workload": {**spec.workload, "env_steps": int(steps)}})
+
+
+def check_same_learning(trace: Trace, system: Any) -> None:
+    """Refuse a time-to-target for ``system`` (a ResolvedSystem of ``trace``) when it sets
+    a learning knob (``Workload.learning_knobs``) away from the trace's value, naming the
+    knob: the captured learning curve is not that design's."""
+    captured = system.workload.resolve_knobs({}, trace, system.parts, system.placement)
+    for name in system.workload.learning_knobs:
+        new, old = getattr(system.knobs, name), getattr(captured, name)
+        if new is not None and new != old:
+            raise RldseError(
+                f"{new} changes what each learner update sees or when (the capture ran "
+                f"{old}), so the trace's learning curve is not this design's; a "
+                f"time-to-target needs a trace captured at {name}={new}",
+                where=f"workload.{name}")
 
 
 def with_target(result: Result, steps: int, target: Target,

@@ -34,6 +34,18 @@ if TYPE_CHECKING:
     from rldse.workloads.common.base import CaptureConfig, Progress
 
 
+#: Field marker of a knob that changes what a learner update sees or when (``learning_knob``).
+LEARNING = {"learning": True}
+
+
+def learning_knob(**field: Any) -> Any:
+    """A knob Field that changes the learning itself (batch per update, epochs, update
+    rate, replay, staleness, network): a design that sets it differently from the trace
+    has another learning curve than the captured one, so no time-to-target follows from
+    the trace (``rldse.sim.target.check_same_learning``)."""
+    return Field(json_schema_extra=LEARNING, **field)
+
+
 class Knobs(BaseModel):
     """Knobs every family has. None: as in the trace (or, where the trace cannot say, the
     system's: all its cores)."""
@@ -64,6 +76,13 @@ class Workload:
     # placement) -> the knob values the trace (or the system) stands for
     capture_module: str  # module with capture(cfg, progress) -> Trace
     program_module: str  # module with program(machine) -> Outcome
+
+    @property
+    def learning_knobs(self) -> tuple[str, ...]:
+        """The knobs marked ``learning_knob``: setting one away from the trace's value
+        changes the learning curve."""
+        return tuple(name for name, f in self.knobs.model_fields.items()
+                     if f.json_schema_extra == LEARNING)
 
     @property
     def config(self) -> type[BaseModel]:

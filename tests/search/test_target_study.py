@@ -18,8 +18,9 @@ STUDY = {
     "target": {"return": 195, "smoothing_episodes": 10},
     "base": {"name": "ppo", "cpu": {"preset": "epyc-7742"}, "gpu": {"preset": "a100-40g"},
              "placement": {"act": "cpu", "learn": "gpu"}, "price_usd_per_hour": 4.0},
-    "space": {"workload.actors": {"int": [1, 8]},
-              "workload.learner": {"choices": ["sync", "async"]}},
+    "space": {"workload.cores": {"int": [2, 8]},
+              "workload.inference": {"choices": ["local", "central"]},
+              "gpu.preset": {"choices": ["a100-40g", "v100-sxm2"]}},
     "objectives": [{"minimize": "time_to_target_s"}],
     "constraints": ["avg_power_w <= 450"],
     "sampler": {"name": "random"},
@@ -66,6 +67,25 @@ def test_env_steps_in_the_space_is_refused_with_a_target(tmp_path):
     space = {**STUDY["space"], "workload.env_steps": {"int": [1000, 2000]}}
     with pytest.raises(RldseError, match="workload.env_steps: a target return sets"):
         load_study_file(_write(tmp_path, space=space))
+
+
+@pytest.mark.parametrize("knob, dim", [("actors", {"int": [1, 8]}),
+                                       ("learner", {"choices": ["sync", "async"]}),
+                                       ("epochs", {"int": [1, 8]})])
+def test_a_learning_knob_in_the_space_is_refused_with_a_target(tmp_path, knob, dim):
+    """More actors or epochs, or an async learner, change the learning curve: the trace's
+    steps to target are not those designs' (sim.target.check_same_learning)."""
+    space = {**STUDY["space"], f"workload.{knob}": dim}
+    with pytest.raises(RldseError, match=f"space.workload.{knob}: changes what each learner"):
+        load_study_file(_write(tmp_path, space=space))
+
+
+def test_a_learning_knob_in_the_base_is_refused_unless_it_is_the_captured_one(tmp_path):
+    base = {**STUDY["base"], "workload": {"actors": 2}}  # the capture's: kept
+    load_study_file(_write(tmp_path, base=base))
+    base = {**STUDY["base"], "workload": {"actors": 32}}
+    with pytest.raises(RldseError, match="base.workload.actors: 32 changes what"):
+        load_study_file(_write(tmp_path, base=base))
 
 
 def test_hourly_price_without_a_target_is_refused(tmp_path):

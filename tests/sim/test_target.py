@@ -100,6 +100,11 @@ def test_cli_target(tmp_path, capsys):
     main(["simulate", str(DQN), "--system", str(system), "--target-return", "195"])
     out = capsys.readouterr().out
     assert "target return 195 (trailing mean over 10 episodes) at 6,463 env steps" in out
+    # a design with another batch per update has another learning curve: refused, naming it
+    assert main(["simulate", str(DQN), "--system", str(system), "--target-return", "195",
+                 "--set", "workload.batch_size=128"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "workload.batch_size: 128 changes what" in err
     assert main(["simulate", str(DQN), "--system", str(system), "--target-return", "400"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1

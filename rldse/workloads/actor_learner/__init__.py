@@ -8,24 +8,24 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from rldse.workloads import Info, Knobs, Workload, register
+from rldse.workloads import Info, Knobs, Workload, learning_knob, register
 
 
 class ActorLearnerKnobs(Knobs):
-    actors: int | None = Field(default=None, ge=1, le=65_536, description="actor processes")
-    envs_per_actor: int | None = Field(default=None, ge=1, le=65_536,
+    actors: int | None = learning_knob(default=None, ge=1, le=65_536, description="actor processes")
+    envs_per_actor: int | None = learning_knob(default=None, ge=1, le=65_536,
                                        description="environments each actor steps")
     inference: Literal["local", "central"] | None = Field(
         default=None, description="actors run their own policy, or a batched server does")
-    batch_size: int | None = Field(default=None, ge=1, le=2**20,
+    batch_size: int | None = learning_knob(default=None, ge=1, le=2**20,
                                    description="transitions per learner minibatch")
-    learner: Literal["sync", "async"] | None = Field(
+    learner: Literal["sync", "async"] | None = learning_knob(
         default=None, description="sync: actors wait for parameters; async: they run ahead")
-    sync_interval: int | None = Field(default=None, ge=1, le=10**6,
+    sync_interval: int | None = learning_knob(default=None, ge=1, le=10**6,
                                       description="iterations between parameter broadcasts")
-    rollout_len: int | None = Field(default=None, ge=1, le=10**7,
+    rollout_len: int | None = learning_knob(default=None, ge=1, le=10**7,
                                     description="vector steps per actor per iteration")
-    epochs: int | None = Field(default=None, ge=1, le=10_000,
+    epochs: int | None = learning_knob(default=None, ge=1, le=10_000,
                                description="passes over each rollout")
     obs_bytes: int | None = Field(default=None, ge=1, le=2**40,
                                   description="bytes per observation (TimeRL-style what-ifs)")
@@ -36,7 +36,7 @@ class ActorLearnerKnobs(Knobs):
                     "needs n + 1)")
     gpu_swap: bool | None = Field(default=None,
                                   description="swap GPU buffers to host memory instead of OOM")
-    hidden: list[int] | None = Field(
+    hidden: list[int] | None = learning_knob(
         default=None, min_length=1, max_length=64,
         description="widths of the hidden layers of both networks (the trace's unless set); "
                     "learn work follows mlp.py's layer formulas and the host's GEMM curve")

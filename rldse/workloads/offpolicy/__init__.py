@@ -10,26 +10,26 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator
 
-from rldse.workloads import Info, Knobs, Workload, register
+from rldse.workloads import Info, Knobs, Workload, learning_knob, register
 
 
 class OffPolicyKnobs(Knobs):
-    actors: int | None = Field(default=None, ge=1, le=65_536,
+    actors: int | None = learning_knob(default=None, ge=1, le=65_536,
                                description="actors stepping environments (the trace: 1)")
-    batch_size: int | None = Field(default=None, ge=1, le=2**20,
+    batch_size: int | None = learning_knob(default=None, ge=1, le=2**20,
                                    description="transitions per learner update")
-    replay_capacity: int | None = Field(default=None, ge=1, le=2**32,
+    replay_capacity: int | None = learning_knob(default=None, ge=1, le=2**32,
                                         description="transitions the replay buffer holds")
-    learn_every: int | None = Field(default=None, ge=1, le=10**6,
+    learn_every: int | None = learning_knob(default=None, ge=1, le=10**6,
                                     description="env steps per learner update")
-    learner: Literal["sync", "async"] | None = Field(
+    learner: Literal["sync", "async"] | None = learning_knob(
         default=None, description="sync: the real loop's order; async: PEARL's replay "
                                   "manager/learner overlap, actors run freely")
-    sync_interval: int | None = Field(default=None, ge=1, le=10**6,
+    sync_interval: int | None = learning_knob(default=None, ge=1, le=10**6,
                                       description="learner updates between parameter sends")
     gpu_swap: bool | None = Field(default=None, description="keep a replay buffer larger than "
                                   "GPU memory in host memory and copy each batch in")
-    hidden: list[int] | None = Field(
+    hidden: list[int] | None = learning_knob(
         default=None, min_length=1, max_length=64,
         description="widths of the hidden layers of every network (the trace's unless set); "
                     "work follows mlp.py's layer formulas and the host's GEMM curve")

@@ -9,18 +9,18 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rldse.workloads import Info, Knobs, Workload, register
+from rldse.workloads import Info, Knobs, Workload, learning_knob, register
 
 
 class TabularKnobs(Knobs):
-    transitions: int | None = Field(default=None, ge=1, le=10**10,
+    transitions: int | None = learning_knob(default=None, ge=1, le=10**10,
                                     description="offline: dataset size to train on")
-    agents: int | None = Field(default=None, ge=1, le=10**7,
+    agents: int | None = learning_knob(default=None, ge=1, le=10**7,
                                description="offline: agents, one dataset chunk each (the "
                                            "trace's; on PIM one per DPU)")
-    passes: int | None = Field(default=None, ge=1, le=10**6,
+    passes: int | None = learning_knob(default=None, ge=1, le=10**6,
                                description="offline: total passes over each agent's chunk")
-    dtype: Literal["fp32", "int32"] | None = Field(default=None,
+    dtype: Literal["fp32", "int32"] | None = learning_knob(default=None,
                                                    description="Q-value number format")
     tasklets: int | None = Field(default=None, ge=1, le=24,
                                  description="PIM: tasklets per DPU (unset: the part's)")
