@@ -275,7 +275,7 @@ def test_events_grow_with_rounds_not_transitions():
      "cannot predict an fp32 numpy loop from an int32 trace; capture with --dtype fp32"),
     (lambda: online_trace(), {"workload": {"dtype": "int32"}},
      "cannot predict an int32 numpy loop from an fp32 trace"),
-    (lambda: offline_trace(), {"workload": {"tasklets": 8}}, "tasklets are DPU threads"),
+    (lambda: offline_trace(), {"workload": {"tasklets": 8}}, "tasklets applies to DPUs"),
 ])
 def test_bad_requests_are_one_line_errors(trace, raw, needle):
     with pytest.raises(RldseError, match=needle) as err:

@@ -24,6 +24,11 @@ class TabularKnobs(Knobs):
                                                    description="Q-value number format")
     tasklets: int | None = Field(default=None, ge=1, le=24,
                                  description="PIM: tasklets per DPU (unset: the part's)")
+    pim_kernel: Literal["split", "released"] | None = Field(
+        default=None, description="PIM: 'split' (rldse's kernel: the chunk split over "
+        "tasklets in the run's dtype, tables averaged every round) or 'released' "
+        "(SwiftRL's released Qlearning.c: uint8 table, FP64 arithmetic, every tasklet runs "
+        "the whole loop, one gather); unset: split")
 
 
 class TabularInfo(Info):

@@ -66,6 +66,17 @@ DPU_STACK = Param(1024, "B", "assumption: WRAM stack per tasklet (SDK stacks are
                   "build time; 1 KB holds this kernel's few locals)", (256, 2048))
 #: MRAM DMA sizes the WRAM layout tries for each tasklet's transition buffer (SDK: 8-2048 B).
 DPU_BUFFERS = (2048, 1024, 512, 256, 128, 64, 32, 16, 8)
+#: SwiftRL's released DPU kernel (kailashg26/SwiftRL, Multiagent_version.zip,
+#: PIM_code/Qlearning.c and host.py): a uint8 Q-table in WRAM, updated with double
+#: literals (0.1, 0.95), so the TD arithmetic is FP64 emulated in software.
+RELEASED_Q_BYTES = 1  # uint8_t q_table[16][4]
+RELEASED_TRANSITION_BYTES = 4  # four uint8 MRAM vectors: s, a, r, s'
+RELEASED_VECTOR_ITEMS = 2 << 16  # VECTOR_SIZE: transitions each DPU's vectors hold
+RELEASED_FIELD_DMAS = 4  # each field read straight from an __mram_noinit array: a DMA each
+RELEASED_CONVERSIONS = Param(5, "count", "FP64 conversions per update, each costed as an "
+                             "emulated FP64 add (assumption: the SDK's soft-float int↔double "
+                             "routines are add-sized): r, max Q and Q[s,a] to double twice "
+                             "(the subtraction and the +=), the sum back to uint8", (3, 8))
 
 
 @dataclass(frozen=True)
@@ -106,9 +117,10 @@ class _Offline:
 def program(m: Machine) -> Outcome:
     """The tabular loop on machine ``m``, on the device kind placed for ``q_update``."""
     kind = m.kind_of("q_update")
-    if m.knobs.tasklets is not None and kind != "pim":
-        raise RldseError(f"tasklets are DPU threads: q_update runs on '{kind}', which has none",
-                         where="workload.tasklets")
+    for knob in ("tasklets", "pim_kernel"):
+        if getattr(m.knobs, knob) is not None and kind != "pim":
+            raise RldseError(f"{knob} applies to DPUs: q_update runs on '{kind}'",
+                             where=f"workload.{knob}")
     if m.trace.meta.workload_info.get("mode") == "online":
         if kind != HOST_KIND:
             raise RldseError(f"'{kind}' runs offline (SwiftRL-style) tabular traces only; this "
@@ -398,6 +410,82 @@ def dpu_mix(sh: _Offline) -> OpMix:
     return OpMix(add=sh.compares_per + 3, mul=2, native=native)
 
 
+def released_mix(sh: _Offline) -> OpMix:
+    """Work of one update of SwiftRL's released kernel, per tasklet (``RELEASED_*``):
+    FP64 ``add`` = 3 (+r, −Q[s,a], Q[s,a] + α·δ) + the conversions; FP64 ``mul`` = 2
+    (γ·max, α·δ); ``native``: A loads and compares of the max over row s' (uint8, native),
+    the Q[s,a] load and store, address arithmetic and loop control."""
+    native = (2 * sh.n_actions + 2 + DPU_ADDRESS_OPS + DPU_LOOP_OPS)
+    return OpMix(add=3 + RELEASED_CONVERSIONS.value, mul=2, native=native)
+
+
+def _released_kernel_s(pm, sh: _Offline, items: int, tasklets: int) -> float:
+    """One launch of the released kernel on a DPU whose chunk holds ``items`` updates (all
+    passes: it loops over them itself, with a barrier per pass). Every tasklet runs the
+    whole loop on the shared table (no split), so the DPU does ``tasklets`` × the work;
+    each update reads its four fields with one 8-byte MRAM DMA each."""
+    compute_s = float(pm.compute_seconds(items * tasklets, released_mix(sh), "fp64",
+                                         tasklets))
+    dma_s = items * tasklets * RELEASED_FIELD_DMAS * float(pm.mram_seconds(8, 8))
+    return compute_s + dma_s if tasklets == 1 else max(compute_s, dma_s)
+
+
+def _released_program(m: Machine, sh: _Offline, dpus: int, busiest: int,
+                      agents_per_dpu: int) -> Outcome:
+    """SwiftRL's released PIM program (host.py + Qlearning.c): the dataset's uint8 vectors
+    copied to each DPU, one launch that runs every pass, then one gather of the uint8
+    tables and the host's integer average. No start table is broadcast (the binary's
+    zeros) and nothing is averaged between passes."""
+    env, clock = m.env, m.clock
+    pm, pim, cpu = m.model("pim"), m.device("pim"), m.device("cpu")
+    if m.knobs.dtype != m.trace.meta.workload_info["dtype"]:  # set away from the trace's
+        raise RldseError("the released kernel's number format is fixed (a uint8 table, FP64 "
+                         "arithmetic); drop workload.dtype or use pim_kernel: split",
+                         where="workload.dtype")
+    if sh.algorithm != "q_learning":
+        raise RldseError(f"the released kernel is Q-learning; this trace is {sh.algorithm}",
+                         where="workload.pim_kernel")
+    if busiest > RELEASED_VECTOR_ITEMS:
+        raise RldseError(f"{busiest:,} transitions per DPU exceed the released kernel's MRAM "
+                         f"vectors ({RELEASED_VECTOR_ITEMS:,}: VECTOR_SIZE = 2 << 16); use "
+                         "more DPUs", where="workload.pim_kernel")
+    tasklets = m.knobs.tasklets or pm.spec.tasklets
+    q_bytes = RELEASED_Q_BYTES * sh.n_states * sh.n_actions
+    kernel_s = _released_kernel_s(pm, sh, busiest * sh.passes, tasklets)
+    host_gbs = m.model("cpu").spec.host_bw_gbs
+    load_s = float(pm.cpu_to_dpu_seconds(busiest * RELEASED_TRANSITION_BYTES, dpus, "parallel",
+                                         host_gbs=host_gbs))
+    gather_s = float(pm.dpu_to_cpu_seconds(agents_per_dpu * q_bytes, dpus, "parallel",
+                                           host_gbs=host_gbs))
+    cells = sh.n_states * sh.n_actions
+    average_s = float(m.model("cpu").roofline_seconds((sh.agents + 1) * cells,
+                                                      q_bytes * (sh.agents + 1)))
+
+    def host():
+        t = pim.book_all(env.now, load_s, "load")
+        t = pim.book_all(t, kernel_s, "q_update")
+        t = pim.book_all(t, gather_s, "sync")
+        t = cpu.book(t, average_s, "aggregate")
+        yield env.timeout(t - env.now)
+
+    env.process(host())
+    env.run()
+    split = {"cpu_to_dpu_s": load_s, "kernel_s": kernel_s, "inter_dpu_s": average_s,
+             "dpu_to_cpu_s": gather_s, "inter_dpu_gather_s": 0.0,
+             "inter_dpu_average_s": average_s, "inter_dpu_broadcast_s": 0.0}
+    clock.spend("host", "load", "pim", load_s)
+    clock.spend("host", "sync", "pim", gather_s, 1)
+    clock.spend("host", "aggregate", "cpu", average_s, 1)
+    clock.spend("host", "wait:agents", "any", kernel_s, 0)
+    clock.spend("agent", "q_update", "pim", kernel_s * dpus, sh.agents)
+    clock.spend("agent", "wait:host", "any", (gather_s + average_s + load_s) * dpus, 0)
+    instructions = sh.updates * tasklets * pm.instructions(released_mix(sh), "fp64")
+    pim.add_action_energy("dpu_instructions", float(pm.instruction_joules(instructions)))
+    host_b = sh.transitions * RELEASED_TRANSITION_BYTES + (dpus * agents_per_dpu + 1) * q_bytes
+    return Outcome(env_steps=sh.updates, updates=sh.updates, breakdown_s=split,
+                   host_memory_bytes=int(host_b))
+
+
 def wram_layout(wram_bytes: int, q_bytes: int, tasklets: int) -> tuple[bool, int]:
     """(Q-table in WRAM?, each tasklet's transition buffer in bytes).
 
@@ -450,6 +538,8 @@ def _pim_program(m: Machine, sh: _Offline) -> Outcome:
     starts = sh.transitions * first_agent // sh.agents
     busiest = int(np.diff(starts).max())
     agents_per_dpu = int(np.diff(first_agent).max())
+    if k.pim_kernel == "released":
+        return _released_program(m, sh, dpus, busiest, agents_per_dpu)
     mram_need = busiest * OFFLINE_TRANSITION_BYTES + agents_per_dpu * sh.q_bytes
     if mram_need > ps.mram_bytes:
         raise RldseError(f"pim: {mram_need:,} bytes of transitions and tables per DPU exceed "
