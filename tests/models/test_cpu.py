@@ -189,7 +189,7 @@ def test_host_preset_takes_measured_slowdown_and_memory(host_fp):
 
 
 def test_fewer_cores_on_dgx1_cost_less_and_draw_less_cpu_power():
-    """The must-show: examples/dgx1_like.yaml with cpu.cores=4 instead of its 8 per socket."""
+    """The must-show: examples/dgx1_like.yaml with cpu.cores=4 instead of its 20 per socket."""
     trace = load_trace(ROOT / "traces" / "dqn_cartpole_uniform.parquet")
     dgx = ROOT / "examples" / "dgx1_like.yaml"
     short = {"workload.env_steps": 20_000}
@@ -198,7 +198,7 @@ def test_fewer_cores_on_dgx1_cost_less_and_draw_less_cpu_power():
     full_w, four_w = (next(d.avg_power_w for d in r.devices if d.name == "cpu")
                       for r in (full, four))
     assert four.cost_usd < full.cost_usd
-    assert full.cost_usd - four.cost_usd == pytest.approx(2 * 4 * 84.36)  # 2 sockets × 4 cores
+    assert full.cost_usd - four.cost_usd == pytest.approx(2 * 16 * 137.1)  # 2 sockets × 16 cores
     assert four_w < full_w
 
 
