@@ -92,6 +92,17 @@ _META_KEY = b"rldse.meta"
 _TRANSITIONS_KEY = b"rldse.transitions"
 
 
+class SeedCurve(BaseModel):
+    """The learning curve of the same capture run with another seed (``rldse capture
+    --seeds N``): each episode's return and the env steps completed when it ended."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    seed: int
+    end_steps: list[int]
+    returns: list[float]
+
+
 class TraceMeta(BaseModel):
     """Everything about a run except its operations."""
 
@@ -109,6 +120,9 @@ class TraceMeta(BaseModel):
         description="shapes the simulator needs: network layer sizes, state/action counts, ...",
     )
     episode_returns: list[float] = Field(default_factory=list, description="learning curve")
+    seed_curves: list[SeedCurve] = Field(
+        default_factory=list, description="learning curves of the same run with further "
+        "seeds (capture --seeds N): the interval of steps to a target return")
     wall_time_s: float = Field(ge=0, description="wall time of the captured loop")
     recorder_overhead_ns: float = Field(ge=0, description="per-record bias removed from dur_s")
     library_versions: dict[str, str] = Field(default_factory=dict)
@@ -382,7 +396,10 @@ def _hash_frame(h: hashlib._Hash, df: pd.DataFrame) -> None:
 
 def _digest(trace: Trace) -> str:
     h = hashlib.sha256(b"rldse-trace-digest/2\0")  # v2: hashed text (v1 joined strings)
-    h.update(json.dumps(trace.meta.model_dump(mode="json"), sort_keys=True).encode())
+    meta = trace.meta.model_dump(mode="json")
+    if not meta["seed_curves"]:  # a trace without them keeps the digest it had before them
+        del meta["seed_curves"]
+    h.update(json.dumps(meta, sort_keys=True).encode())
     _hash_frame(h, trace.ops)
     if trace.transitions is not None:
         h.update(b"transitions")

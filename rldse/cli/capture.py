@@ -10,6 +10,7 @@ is refused, never ignored; the output path is checked before any training starts
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import types
 import typing
 from pathlib import Path
@@ -55,10 +56,36 @@ def cmd_capture(args: argparse.Namespace) -> None:
         err = validation_error(exc, "")
         flag = "--env" if err.where == "env_id" else f"--{err.where}" if err.where else args.workload
         raise RldseError(f"{flag}: {err.message}") from None
+    if args.seeds < 1:
+        raise RldseError(f"--seeds {args.seeds}: must be at least 1")
+    if args.seeds > 1 and getattr(args, "dataset", None):
+        raise RldseError("--seeds: an offline capture (--dataset) has no learning curve to "
+                         "repeat")
     with progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id}") as bar:
         trace = capture(cfg, bar.update)
+    if args.seeds > 1:
+        trace = _with_seed_curves(trace, cfg, args.seeds)
     path = save_trace(trace, out)
     print(f"wrote {path} ({len(trace.ops)} ops, digest {trace.digest})")
+
+
+def _with_seed_curves(trace, cfg, seeds: int):
+    """``trace`` with the learning curves of ``seeds`` − 1 more runs of ``cfg`` (seeds
+    cfg.seed + 1, ...) in ``meta.seed_curves``; their ops are not kept."""
+    from rldse.sim.target import learning_curve
+    from rldse.trace import SeedCurve
+    from rldse.workloads import capture
+
+    learning_curve(trace)  # one line now, not after the other runs, if it has no curve
+    curves = []
+    for seed in range(cfg.seed + 1, cfg.seed + seeds):
+        with progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id} seed {seed}") as bar:
+            run = capture(cfg.model_copy(update={"seed": seed}), bar.update)
+        curve = learning_curve(run)
+        curves.append(SeedCurve(seed=seed, end_steps=curve.end_steps.tolist(),
+                                returns=curve.returns.tolist()))
+    return dataclasses.replace(trace, meta=trace.meta.model_copy(update={"seed_curves": curves}),
+                               _digest=None)
 
 
 def cmd_capture_script(args: argparse.Namespace) -> None:
@@ -160,6 +187,10 @@ def _add_workload_parser(csub, workload) -> None:
                                       if "dataset" in _workload_fields(workload.name) else ""))
     p.add_argument("--steps", type=int, help="environment steps (default per workload)")
     p.add_argument("--seed", type=int, default=0, help="random seed (0 to 2^32 - 1)")
+    p.add_argument("--seeds", type=int, default=1, metavar="N",
+                   help="train N times (seeds SEED to SEED + N - 1) and keep every run's "
+                   "learning curve, so a target return gets the range over seeds; the ops "
+                   "(timing) are the first run's (default 1)")
     mine = _workload_fields(workload.name)
     for name, f in CaptureConfig.model_fields.items():
         if name in _COMMON:

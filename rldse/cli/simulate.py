@@ -27,6 +27,12 @@ def _print_result(result) -> None:
         print(f"target return {result.target_return:g} (trailing mean over "
               f"{result.target_smoothing_episodes} episodes) at {result.steps_to_target:,} env "
               f"steps: {result.time_to_target_s:.6g} s, {result.energy_to_target_j:,.1f} J{cost}")
+        if result.target_seeds is not None:
+            high = ("not reached by every seed" if result.steps_to_target_high is None else
+                    f"{result.steps_to_target_high:,} ({result.time_to_target_s_high:.6g} s)")
+            print(f"  median of {result.target_seeds} seeds ({result.target_seeds_reached} reach "
+                  f"it); range {result.steps_to_target_low:,} "
+                  f"({result.time_to_target_s_low:.6g} s) to {high}")
     if result.staleness_mean_updates is not None:
         print(f"policy lag: {result.staleness_mean_updates:.3g} updates mean, "
               f"{result.staleness_p95_updates:.3g} p95")
@@ -58,9 +64,9 @@ def _print_result(result) -> None:
 
 
 def _target(trace, args: argparse.Namespace):
-    """(Target, steps_to_target) for --target-return, or None; the design is then run for
+    """(Target, TargetSteps) for --target-return, or None; the design is then run for
     exactly those env steps (rldse.sim.target)."""
-    from rldse.sim.target import Target, steps_to_target
+    from rldse.sim.target import Target, target_steps
 
     if args.target_return is None:
         if args.smoothing_episodes is not None:
@@ -69,7 +75,7 @@ def _target(trace, args: argparse.Namespace):
         return None
     try:
         target = Target(args.target_return, args.smoothing_episodes or SMOOTHING_EPISODES)
-        return target, steps_to_target(trace, target)
+        return target, target_steps(trace, target)
     except RldseError as exc:
         raise exc.within("--target-return") from None
 
@@ -108,7 +114,7 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
     if target is None and spec.price_usd_per_hour is not None:
         raise RldseError("price_usd_per_hour prices the run to a target return "
                          "(cost_to_target_usd): give --target-return, or drop it")
-    run_spec = spec if target is None else to_target(spec, target[1])
+    run_spec = spec if target is None else to_target(spec, target[1].steps)
     if target is not None:
         from rldse.system import resolve
 
@@ -122,7 +128,8 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
     result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline,
                       limits=limits, timeline_window=window)
     if target is not None:
-        result = with_target(result, target[1], target[0], spec.price_usd_per_hour)
+        result = with_target(result, target[1].steps, target[0], spec.price_usd_per_hour,
+                             spread=target[1])
     if args.json:
         if band is None:
             print(result.to_json())

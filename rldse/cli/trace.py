@@ -29,6 +29,10 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
         tail = returns[-20:]
         print(f"  {len(returns)} episodes, mean return of last {len(tail)}: "
               f"{sum(tail) / len(tail):.2f}")
+    if meta.seed_curves:
+        seeds = ", ".join(str(c.seed) for c in meta.seed_curves)
+        print(f"  learning curves of {len(meta.seed_curves)} more seeds ({seeds}): a target "
+              "return gets the range over seeds")
     h = meta.host
     print(f"  host: {h.cpu_model}, {h.cores} cores @ {h.clock_mhz:.0f} MHz, "
           f"matmul {h.matmul_gflops:.1f} GFLOP/s, copy {h.copy_gbs:.1f} GB/s, "

@@ -21,7 +21,9 @@ FIXED: tuple[str, ...] = tuple(n for n, f in Result.model_fields.items()
 
 #: Metrics a study has only with a `target:` (rldse.sim.target).
 TARGET_METRICS = ("target_return", "target_smoothing_episodes", "steps_to_target",
-                  "time_to_target_s", "energy_to_target_j", "cost_to_target_usd")
+                  "time_to_target_s", "energy_to_target_j", "cost_to_target_usd",
+                  "target_seeds", "target_seeds_reached", "steps_to_target_low",
+                  "steps_to_target_high", "time_to_target_s_low", "time_to_target_s_high")
 
 #: Names the design text uses for a metric under another name (a check `x` also reads as
 #: `x_ok`, the name study files used before checks were declared by part kinds).

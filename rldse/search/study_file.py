@@ -56,7 +56,7 @@ from rldse.search.constraints import Constraint, parse_constraint, spec_value, w
 from rldse.search.metrics import TARGET_METRICS, metric_name
 from rldse.search.samplers import check_sampler
 from rldse.search.space import Dimension, Scalar, Space
-from rldse.sim.target import DEFAULT_SMOOTHING_EPISODES, Target, steps_to_target
+from rldse.sim.target import DEFAULT_SMOOTHING_EPISODES, Target, TargetSteps, target_steps
 from rldse.system import load_spec, parse_spec, resolve, resolve_parts, set_path
 from rldse.trace import Trace, load_trace
 from rldse.workloads import workload_of
@@ -185,7 +185,7 @@ class StudyFile(BaseModel):
 
     _file: Path = PrivateAttr()
     _storage_url: str | None = PrivateAttr(None)
-    _target_steps: int = PrivateAttr(0)
+    _target_steps: TargetSteps | None = PrivateAttr(None)
     _trace: Trace = PrivateAttr()
     _space: Space = PrivateAttr()
     _constraints: list[Constraint] = PrivateAttr()
@@ -230,7 +230,13 @@ class StudyFile(BaseModel):
 
     @property
     def target_steps(self) -> int:
-        """Env steps at which the trace's curve reaches `target` (each point runs that many)."""
+        """Env steps at which the trace's curve reaches `target` (each point runs that many;
+        the median over seeds when the trace has several)."""
+        return self._target_steps.steps if self._target_steps is not None else 0
+
+    @property
+    def target_spread(self) -> TargetSteps | None:
+        """Steps to `target` over the trace's seeds (rldse.sim.target.target_steps)."""
         return self._target_steps
 
     @property
@@ -322,7 +328,7 @@ def _check_target(study: StudyFile, where: str) -> None:
                              "designs'; a target-return study searches only knobs that keep "
                              "it (parts, placement, cores)")
     try:
-        study._target_steps = steps_to_target(study.loaded_trace, study.target.spec)
+        study._target_steps = target_steps(study.loaded_trace, study.target.spec)
     except RldseError as exc:
         raise exc.within(f"{where}: target.return") from None
 

@@ -101,6 +101,20 @@ class Result(BaseModel):
     cost_to_target_usd: float | None = Field(
         default=None, description="rental cost to steps_to_target at the spec's "
         "price_usd_per_hour (only when it gives one)")
+    # over seeds (a trace captured with --seeds N > 1); steps_to_target is then the median
+    target_seeds: int | None = Field(default=None, description="learning curves (seeds) "
+                                     "the steps to target come from")
+    target_seeds_reached: int | None = Field(default=None, description="seeds whose curve "
+                                             "reaches the target")
+    steps_to_target_low: int | None = Field(default=None, description="fewest env steps to "
+                                            "the target over seeds")
+    steps_to_target_high: int | None = Field(default=None, description="most env steps to "
+                                             "the target over seeds (None: a seed never "
+                                             "reaches it)")
+    time_to_target_s_low: float | None = Field(default=None, description="time to "
+                                               "steps_to_target_low at the run's rate")
+    time_to_target_s_high: float | None = Field(default=None, description="time to "
+                                                "steps_to_target_high at the run's rate")
 
     def metrics(self) -> dict[str, float]:
         """Scalar metrics by name (what objectives and constraints refer to); optional

@@ -35,6 +35,12 @@ capture's) gets a warning in its Result.
   within that round time and energy are taken as linear in steps.
 - Cost to R: only where the spec gives ``price_usd_per_hour`` (the hourly rental of the
   whole machine); omitted otherwise, never a made-up price.
+- Several seeds (``rldse capture --seeds N``: the trace's own curve and ``meta.
+  seed_curves``): the run goes to the median over seeds of the steps each first reaches
+  R, and the Result carries the range over seeds (``steps_to_target_low``/``_high``, and
+  the time to them at the run's rate: ``time_to_target_s_low``/``_high``), with how many
+  seeds reached R at all. A seed that never reaches R leaves the high end unknown (None);
+  when most never do, the target is refused. With one seed there is no interval.
 """
 
 from __future__ import annotations
@@ -125,20 +131,62 @@ def learning_curve(trace: Trace) -> Curve:
     return Curve(end_steps, returns)
 
 
-def steps_to_target(trace: Trace, target: Target) -> int:
-    """Env steps at which the smoothed learning curve first reaches the target return; a
-    one-line RldseError naming the best it reached when it never does."""
-    curve = learning_curve(trace)
+def _first_reach(curve: Curve, target: Target) -> int | None:
+    """Env steps at which ``curve``'s trailing mean first reaches the target; None never."""
+    k = target.smoothing_episodes
+    hit = np.flatnonzero(curve.smoothed(k) >= target.return_)
+    return int(curve.end_steps[int(hit[0]) + k - 1]) if len(hit) else None
+
+
+def _never_reached(trace: Trace, curve: Curve, target: Target) -> RldseError:
     k = target.smoothing_episodes
     means = curve.smoothed(k)
-    hit = np.flatnonzero(means >= target.return_)
-    if len(hit) == 0:
-        best = (f"best trailing mean over {k} episodes: {means.max():.6g} at "
-                f"{int(curve.end_steps[int(np.argmax(means)) + k - 1]):,} env steps"
-                if len(means) else f"the curve has only {len(curve.returns)} episodes")
-        raise RldseError(f"{target.return_:g} is never reached by the learning curve of trace "
-                         f"{trace.digest} ({best})")
-    return int(curve.end_steps[int(hit[0]) + k - 1])
+    best = (f"best trailing mean over {k} episodes: {means.max():.6g} at "
+            f"{int(curve.end_steps[int(np.argmax(means)) + k - 1]):,} env steps"
+            if len(means) else f"the curve has only {len(curve.returns)} episodes")
+    return RldseError(f"{target.return_:g} is never reached by the learning curve of trace "
+                      f"{trace.digest} ({best})")
+
+
+@dataclass(frozen=True)
+class TargetSteps:
+    """Env steps to a target over the trace's seeds: the median the run goes to, the range
+    over seeds (``high`` None when a seed never reaches it) and the seed counts."""
+
+    steps: int
+    low: int
+    high: int | None
+    seeds: int
+    reached: int
+
+
+def target_steps(trace: Trace, target: Target) -> TargetSteps:
+    """Steps to ``target`` on the trace's own curve and its ``meta.seed_curves`` (module
+    docstring); a one-line RldseError when its own curve (one seed) or most seeds never
+    reach it."""
+    own = learning_curve(trace)
+    curves = [own, *(Curve(np.asarray(c.end_steps, np.int64), np.asarray(c.returns, np.float64))
+                     for c in trace.meta.seed_curves)]
+    firsts = [_first_reach(c, target) for c in curves]
+    reached = sorted(f for f in firsts if f is not None)
+    if len(curves) == 1 and not reached:
+        raise _never_reached(trace, own, target)
+    if 2 * len(reached) <= len(curves):
+        raise RldseError(f"{target.return_:g} is reached by only {len(reached)} of the "
+                         f"{len(curves)} seeds' learning curves of trace {trace.digest}: the "
+                         "median seed never reaches it")
+    steps = float(np.median(np.array(firsts, dtype=np.float64)
+                            if len(reached) == len(curves) else
+                            [f if f is not None else np.inf for f in firsts]))
+    return TargetSteps(steps=int(round(steps)), low=reached[0],
+                       high=reached[-1] if len(reached) == len(curves) else None,
+                       seeds=len(curves), reached=len(reached))
+
+
+def steps_to_target(trace: Trace, target: Target) -> int:
+    """Env steps the run to the target goes to (``target_steps``: the median over seeds,
+    the curve's own with one); a one-line RldseError when it is never reached."""
+    return target_steps(trace, target).steps
 
 
 def to_target(spec: Any, steps: int) -> Any:
@@ -167,9 +215,11 @@ def check_same_learning(trace: Trace, system: Any) -> None:
 
 
 def with_target(result: Result, steps: int, target: Target,
-                price_usd_per_hour: float | None = None) -> Result:
+                price_usd_per_hour: float | None = None,
+                spread: TargetSteps | None = None) -> Result:
     """``result`` (a run of at least ``steps`` env steps, `to_target`) with the *_to_target
-    metrics for a target reached at ``steps``: linear within the run's overshoot."""
+    metrics for a target reached at ``steps``: linear within the run's overshoot; with
+    ``spread`` (more than one seed), the range over seeds at the run's rate."""
     if result.env_steps <= 0 or result.sim_time_s <= 0:
         raise RldseError("the simulated run took no env steps, so it has no rate to reach "
                          "the target at")
@@ -181,4 +231,11 @@ def with_target(result: Result, steps: int, target: Target,
               "energy_to_target_j": result.energy_j * share,
               "cost_to_target_usd": (None if price_usd_per_hour is None
                                      else price_usd_per_hour * time_s / 3600.0)}
+    if spread is not None and spread.seeds > 1:
+        rate_s = result.sim_time_s / result.env_steps
+        update.update({
+            "target_seeds": spread.seeds, "target_seeds_reached": spread.reached,
+            "steps_to_target_low": spread.low, "steps_to_target_high": spread.high,
+            "time_to_target_s_low": spread.low * rate_s,
+            "time_to_target_s_high": None if spread.high is None else spread.high * rate_s})
     return result.model_copy(update=update)

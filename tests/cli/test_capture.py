@@ -83,3 +83,32 @@ def test_capture_writes_a_trace_and_force_overwrites(tmp_path, capsys):
     assert main(argv) == 0
     assert main([*argv, "--force"]) == 0
     assert "wrote" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("extra, flag", [
+    (["--seeds", "0"], "--seeds 0: must be at least 1"),
+    (["--seeds", "2", "--dataset", "x.txt"], "--seeds: an offline capture"),
+])
+def test_bad_seeds_is_one_line_before_training(tmp_path, capsys, no_training, extra, flag):
+    code, err = _err(["capture", "tabular", "--env", "FrozenLake-v1", *extra, "-o",
+                      str(tmp_path / "t.parquet")], capsys)
+    assert code == 2 and err.count("\n") == 1 and flag in err
+
+
+def test_seeds_keep_every_runs_learning_curve(tmp_path, capsys):
+    """--seeds 3: the ops are seed 0's run, the curves of seeds 1 and 2 ride along."""
+    from rldse.sim.target import learning_curve
+    from rldse.trace import load_trace
+
+    out, one = tmp_path / "three.parquet", tmp_path / "one.parquet"
+    base = ["capture", "tabular", "--env", "FrozenLake-v1", "--steps", "2000"]
+    assert main([*base, "--seeds", "3", "-o", str(out)]) == 0
+    assert main([*base, "-o", str(one)]) == 0
+    three, single = load_trace(out), load_trace(one)
+    assert [c.seed for c in three.meta.seed_curves] == [1, 2]
+    assert three.meta.episode_returns == single.meta.episode_returns  # seed 0's run
+    for c in three.meta.seed_curves:
+        assert len(c.end_steps) == len(c.returns) > 0 and c.end_steps == sorted(c.end_steps)
+    assert learning_curve(three).returns.tolist() == single.meta.episode_returns
+    main(["trace", "info", str(out)])
+    assert "learning curves of 2 more seeds (1, 2)" in capsys.readouterr().out

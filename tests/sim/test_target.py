@@ -12,7 +12,14 @@ import pytest
 from rldse.cli import main
 from rldse.errors import RldseError
 from rldse.sim import simulate
-from rldse.sim.target import Target, learning_curve, steps_to_target, to_target, with_target
+from rldse.sim.target import (
+    Target,
+    learning_curve,
+    steps_to_target,
+    target_steps,
+    to_target,
+    with_target,
+)
 from rldse.system import parse_spec
 from rldse.trace import load_trace
 
@@ -114,3 +121,49 @@ def test_cli_target(tmp_path, capsys):
                  "--set", "price_usd_per_hour=3"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "price_usd_per_hour prices the run" in err
+
+
+def _with_seeds(trace, *curves):
+    """``trace`` with further seeds' curves: (end_steps, returns) pairs."""
+    import dataclasses
+
+    from rldse.trace import SeedCurve
+
+    seeds = [SeedCurve(seed=i + 1, end_steps=list(s), returns=list(r))
+             for i, (s, r) in enumerate(curves)]
+    return dataclasses.replace(trace, meta=trace.meta.model_copy(update={"seed_curves": seeds}),
+                               _digest=None)
+
+
+def test_several_seeds_give_the_median_and_the_range(dqn):
+    own = target_steps(dqn, Target(195.0)).steps  # 6,463 on the shipped trace
+    early = ([1000 * i for i in range(1, 31)], [200.0] * 30)  # reaches at the 10th episode
+    late = ([1000 * i for i in range(1, 31)], [0.0] * 20 + [200.0] * 10)  # at the 30th
+    spread = target_steps(_with_seeds(dqn, early, late), Target(195.0))
+    assert own == 6_463
+    assert (spread.steps, spread.low, spread.high) == (10_000, own, 30_000)
+    assert (spread.seeds, spread.reached) == (3, 3)
+    never = ([1000 * i for i in range(1, 31)], [0.0] * 30)
+    spread = target_steps(_with_seeds(dqn, early, never), Target(195.0))
+    assert (spread.steps, spread.low, spread.high, spread.reached) == (10_000, own, None, 2)
+    with pytest.raises(RldseError, match="reached by only 1 of the 3 seeds"):
+        target_steps(_with_seeds(dqn, never, never), Target(195.0))
+
+
+def test_the_range_over_seeds_reaches_the_result_at_the_runs_rate(dqn):
+    """Own curve at 6,463 steps, two more seeds at 10,000: the run goes to the median
+    (10,000), the Result carries 6,463-10,000 and the times at the run's rate."""
+    early = ([1000 * i for i in range(1, 31)], [200.0] * 30)
+    trace = _with_seeds(dqn, early, early)
+    assert trace.digest != dqn.digest  # the curves are part of the trace
+    spread = target_steps(trace, Target(195.0))
+    result = simulate(trace, to_target(parse_spec({"name": "box", "cpu": {"preset": "epyc-7742"}}),
+                                       spread.steps))
+    r = with_target(result, spread.steps, Target(195.0), spread=spread)
+    assert (r.target_seeds, r.target_seeds_reached) == (3, 3)
+    assert (r.steps_to_target, r.steps_to_target_low, r.steps_to_target_high) == \
+        (10_000, 6_463, 10_000)
+    rate = result.sim_time_s / result.env_steps
+    assert r.time_to_target_s_low == pytest.approx(6_463 * rate)
+    assert r.time_to_target_s_high == pytest.approx(10_000 * rate)
+    assert "steps_to_target_high" in r.metrics()
