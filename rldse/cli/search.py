@@ -11,7 +11,7 @@ def cmd_search(args: argparse.Namespace) -> None:
     from rldse.search import run_study
 
     report = run_study(args.study, trials=args.trials, workers=args.workers,
-                       storage=args.storage, resume=args.resume)
+                       storage=args.storage, resume=args.resume, allow_long=args.allow_long)
     print(report.summary())
 
 
@@ -30,5 +30,8 @@ def add_parser(sub) -> None:
                          "(default: the journal file out/journal.log beside the study)")
     se.add_argument("--resume", action="store_true",
                     help="continue an interrupted study, or join one in --storage")
+    se.add_argument("--allow-long", action="store_true",
+                    help="run trials whose simulation is estimated over 10 minutes or half "
+                         "of RAM (otherwise they are invalid trials, not runs)")
     presets_option(se)
     se.set_defaults(func=cmd_search)

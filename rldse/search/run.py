@@ -49,6 +49,7 @@ from rldse.search.storage import (
 )
 from rldse.search.study_file import StudyFile, load_study_file
 from rldse.search.trial import TrialRunner
+from rldse.sim.budget import Limits
 from rldse.workloads import workload_of
 
 CACHE_FILE = "cache.sqlite"
@@ -58,9 +59,12 @@ _DIGEST_ATTR = "rldse.study_digest"
 
 def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
               storage: str | None = None, resume: bool = False,
-              progress: bool = True) -> StudyReport:
-    """Run (or resume) the study in `path` to its budget and write its outputs."""
+              progress: bool = True, allow_long: bool = False) -> StudyReport:
+    """Run (or resume) the study in `path` to its budget and write its outputs; a trial
+    whose simulation is estimated over rldse.sim.budget's limits is invalid unless
+    ``allow_long``."""
     study_file = load_study_file(path)
+    study_file._limits = Limits(allow_long=allow_long)
     where = str(path)
     if workers < 1:
         raise RldseError(f"--workers {workers}: must be at least 1")

@@ -56,6 +56,7 @@ from rldse.search.constraints import Constraint, parse_constraint, spec_value, w
 from rldse.search.metrics import TARGET_METRICS, metric_name
 from rldse.search.samplers import check_sampler
 from rldse.search.space import Dimension, Scalar, Space
+from rldse.sim.budget import Limits
 from rldse.sim.target import DEFAULT_SMOOTHING_EPISODES, Target, TargetSteps, target_steps
 from rldse.system import load_spec, parse_spec, resolve, resolve_parts, set_path
 from rldse.trace import Trace, load_trace
@@ -186,6 +187,7 @@ class StudyFile(BaseModel):
     _file: Path = PrivateAttr()
     _storage_url: str | None = PrivateAttr(None)
     _target_steps: TargetSteps | None = PrivateAttr(None)
+    _limits: Limits = PrivateAttr(default_factory=Limits)
     _trace: Trace = PrivateAttr()
     _space: Space = PrivateAttr()
     _constraints: list[Constraint] = PrivateAttr()
@@ -233,6 +235,12 @@ class StudyFile(BaseModel):
         """Env steps at which the trace's curve reaches `target` (each point runs that many;
         the median over seeds when the trace has several)."""
         return self._target_steps.steps if self._target_steps is not None else 0
+
+    @property
+    def limits(self) -> Limits:
+        """What one trial's simulation may cost (``run_study(allow_long=...)``); a design
+        estimated over them is an invalid trial, not a run."""
+        return self._limits
 
     @property
     def target_spread(self) -> TargetSteps | None:

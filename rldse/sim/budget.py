@@ -40,6 +40,14 @@ WORKER_KNOBS = ("actors", "agents")
 #: one iteration of the program simulates, if more).
 PILOT_STEPS = 2_000
 PILOT_GROWTH = 16
+#: the longer timed pilot grows (×SLOPE_GROWTH at a time) until it takes this much more
+#: wall time than the short one: a program's fixed set-up (Machine, result) is about
+#: 0.1 s, so a slope read off a few ms of difference is mostly the host's noise (it put
+#: one estimate of the same run at 0.1 s and another at 97 min). Capped so the estimate
+#: itself stays within a few seconds.
+SLOPE_WALL_S = 0.25
+SLOPE_GROWTH = 4
+PILOT_BUDGET_S = 3.0
 #: worker counts of the memory pilots (each capped at the design's own).
 PILOT_WORKERS = (4, 16)
 #: the most workers a timed pilot runs, and the second count it fits beyond that
@@ -176,6 +184,7 @@ def estimate(trace: Trace, system: ResolvedSystem) -> Budget:
 
     timed = [_run(trace, system, n, knob, w, memory=False)
              for n, w in points(w_time, min(workers, TIMED_WORKERS[0]))]
+    timed = _resolved_slope(trace, system, timed, steps, knob, w_time)
     traced = [_run(trace, system, n, knob, w, memory=True)
               for n, w in points(*(min(workers, w) for w in PILOT_WORKERS))]
     # a program that runs whole iterations of all workers simulates at least one
@@ -184,6 +193,23 @@ def estimate(trace: Trace, system: ResolvedSystem) -> Budget:
                   wall_s=_fit(timed, "wall_s", steps, workers),
                   memory_bytes=_fit(traced, "peak_bytes", steps, workers),
                   env_steps=steps, workers=workers)
+
+
+def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], steps: int,
+                    knob: str | None, workers: int) -> list[_Pilot]:
+    """``timed`` with its longer pilot (the second) regrown until it takes SLOPE_WALL_S
+    more than the short one (or reaches the design's steps, or PILOT_BUDGET_S is spent),
+    so the per-step cost is measured, not the host's noise."""
+    if len(timed) < 2 or timed[1].workers != timed[0].workers:
+        return timed
+    short, longer = timed[0], timed[1]
+    spent = sum(p.wall_s for p in timed)
+    while (longer.wall_s - short.wall_s < SLOPE_WALL_S and longer.steps < steps
+           and spent < PILOT_BUDGET_S):
+        longer = _run(trace, system, min(steps, SLOPE_GROWTH * longer.steps), knob, workers,
+                      memory=False)
+        spent += longer.wall_s
+    return [short, longer, *timed[2:]]
 
 
 def check(budget: Budget, limits: Limits) -> None:

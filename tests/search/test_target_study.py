@@ -96,3 +96,21 @@ def test_hourly_price_without_a_target_is_refused(tmp_path):
     path.write_text(yaml.safe_dump(study))
     with pytest.raises(RldseError, match="price_usd_per_hour prices the run to a target"):
         load_study_file(path)
+
+
+def test_a_design_estimated_over_the_limit_is_an_invalid_trial_not_a_run(tmp_path):
+    """env_steps 1e10 in the base: every trial is refused by rldse.sim.budget's estimate
+    (one line, in trials.csv's note) instead of running for hours."""
+    import pandas as pd
+
+    study = {"trace": str(PPO), "base": {"name": "big", "cpu": {"preset": "epyc-7742"},
+                                         "workload": {"env_steps": 10**10}},
+             "space": {"workload.cores": {"int": [1, 4]}},
+             "objectives": [{"maximize": "env_steps_per_s"}], "sampler": {"name": "random"},
+             "trials": 1}
+    path = tmp_path / "study.yaml"
+    path.write_text(yaml.safe_dump(study))
+    report = run_study(path, progress=False)
+    frame = pd.read_csv(Path(report.out_dir) / "trials.csv")
+    assert (frame["state"] == "COMPLETE").sum() == 0
+    assert "over the 10 min limit; give --allow-long" in frame["note"].iloc[0]

@@ -81,3 +81,22 @@ def test_small_runs_are_their_own_estimate(dqn):
     assert is_small(dqn, _system(dqn, env_steps=200_000, actors=64))
     assert not is_small(dqn, _system(dqn, env_steps=1000, actors=65))
     assert not is_small(dqn, _system(dqn, env_steps=200_001, actors=1))
+
+
+def test_the_longer_pilot_grows_until_its_slope_is_measurable(monkeypatch):
+    """Pilots of 0.1 s are mostly fixed set-up: the longer one is regrown until it takes
+    SLOPE_WALL_S more than the short one, so the per-step cost is not the host's noise."""
+    import rldse.sim.budget as budget
+
+    def fake_run(trace, system, steps, knob, workers, memory):
+        return _Pilot(steps, workers, 0.1 + 1e-6 * steps, steps // 100, None)
+
+    monkeypatch.setattr(budget, "_run", fake_run)
+    timed = [fake_run(None, None, 2_000, None, 1, False), fake_run(None, None, 32_000, None, 1,
+                                                                   False)]
+    grown = budget._resolved_slope(None, None, timed, 10**10, None, 1)
+    assert grown[1].wall_s - grown[0].wall_s >= budget.SLOPE_WALL_S
+    assert grown[1].steps == 32_000 * budget.SLOPE_GROWTH ** 2  # 0.512 M steps: 0.51 s more
+    assert _fit(grown, "wall_s", 10**10, 1) == pytest.approx(0.1 + 1e-6 * 10**10)
+    # never past the design's own steps
+    assert budget._resolved_slope(None, None, timed, 100_000, None, 1)[1].steps == 100_000
