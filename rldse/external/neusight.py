@@ -22,19 +22,22 @@ from scipy.optimize import least_squares
 from rldse.external import Dataset, register
 from rldse.models import load_part, make_model
 from rldse.models.gpu import GpuModel
-from rldse.models.gpu_ops import F32_BYTES, gemm_device_s
+from rldse.models.gpu_ops import F32_BYTES, call_s, gemm_device_s
 
 #: NeuSight's device names → rldse presets.
 PRESETS = {"Tesla P4": "p4", "Tesla P100-PCIE-16GB": "p100-pcie", "Tesla T4": "t4",
            "Tesla V100-PCIE-32GB": "v100-pcie-32g", "NVIDIA A100-PCIE-40GB": "a100-pcie-40g",
            "NVIDIA H200": "h200-sxm"}
 #: Shared coefficients fitted: name, start, lower, upper, scale.
-FITTED = (("flop_energy_pj", 17.0, 1.0, 200.0, 10.0), ("gemm_tile_half", 11.0, 0.0, 500.0, 10.0),
+FITTED = (("flop_energy_pj", 17.0, 1.0, 200.0, 10.0),
+          ("node_power_exponent", 0.35, 0.0, 1.5, 0.1), ("gemm_tile_half", 11.0, 0.0, 500.0, 10.0),
           ("gemm_k_fill", 8.0, 0.0, 500.0, 10.0), ("mem_bw_efficiency", 0.8, 0.2, 1.0, 0.1),
-          ("dispatch_s", 14e-6, 0.0, 1e-4, 1e-5), ("linear_calls", 2.0, 0.5, 5.0, 1.0),
-          ("bmm_calls", 1.8, 0.5, 5.0, 1.0))
+          ("dispatch_s", 14e-6, 0.0, 1e-4, 1e-5), ("launch_share", 0.5, 0.0, 1.0, 0.1),
+          ("linear_calls", 2.0, 0.5, 5.0, 1.0), ("bmm_calls", 1.8, 0.5, 5.0, 1.0))
+#: FITTED's leading entries that are GpuSpec fields of the same name
+SPEC_FIELDS = 7
 #: Rows (seeded subsample of the training GPUs) each fit uses: enough for 7 coefficients.
-FIT_ROWS = 20000
+FIT_ROWS = 8000
 SEED = 0
 ELEMENTWISE_OPERANDS = {"add": 2, "mul": 2, "relu": 1, "tanh": 1}
 BIG_GEMM = "linear+bmm, all dims >= 512"
@@ -81,8 +84,10 @@ def measurements() -> pd.DataFrame:
 
 def _model(device: str, x: np.ndarray) -> GpuModel:
     """The device's spec-sheet preset with shared coefficients ``x`` (order of FITTED)."""
-    over = {name: float(v) for (name, *_), v in zip(FITTED[:5], x[:5], strict=True)}
-    over["op_dispatch_calls"] = {"linear": float(x[5]), "bmm": float(x[6])}
+    over = {name: float(v) for (name, *_), v in zip(FITTED[:SPEC_FIELDS], x[:SPEC_FIELDS],
+                                                    strict=True)}
+    over["op_dispatch_calls"] = {"linear": float(x[SPEC_FIELDS]),
+                                 "bmm": float(x[SPEC_FIELDS + 1])}
     return make_model(load_part("gpu", PRESETS[device], **over))
 
 
@@ -96,8 +101,9 @@ def predict_s(rows: pd.DataFrame, x: np.ndarray) -> np.ndarray:
         gemm = r["gemm"].to_numpy()
         work, *_ = gemm_device_s(s, gm.peak_flops("fp32"), r["batch"], r["m"], r["n"], r["k"])
         ew = r["ew_bytes"].to_numpy() / (s.mem_bw_gbs * 1e9 * s.mem_bw_efficiency)
-        calls = r["op"].map(s.op_dispatch_calls).fillna(1.0).to_numpy()
-        out[idx] = calls * gm.dispatch_s + s.kernel_overhead_s + np.where(gemm, work, ew)
+        host = r["op"].map(s.op_dispatch_calls).fillna(1.0).to_numpy() * gm.dispatch_s
+        out[idx] = call_s(host, s.launch_share * host,
+                          s.kernel_overhead_s + np.where(gemm, work, ew))
     return out
 
 
@@ -109,7 +115,7 @@ def fit(rows: pd.DataFrame) -> np.ndarray:
     start, lo, hi, scale = (np.array(c, float) for c in zip(*(f[1:] for f in FITTED),
                                                                strict=True))
     res = least_squares(lambda x: np.log(predict_s(sub, x) / measured), start,
-                        bounds=(lo, hi), x_scale=scale, loss="soft_l1", f_scale=0.05)
+                        bounds=(lo, hi), x_scale=scale, loss="cauchy", f_scale=0.05)
     return res.x
 
 
