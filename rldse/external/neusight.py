@@ -37,7 +37,7 @@ FITTED = (("flop_energy_pj", 17.0, 1.0, 200.0, 10.0),
 #: FITTED's leading entries that are GpuSpec fields of the same name
 SPEC_FIELDS = 7
 #: Rows (seeded subsample of the training GPUs) each fit uses: enough for 7 coefficients.
-FIT_ROWS = 8000
+FIT_ROWS = 20000
 SEED = 0
 ELEMENTWISE_OPERANDS = {"add": 2, "mul": 2, "relu": 1, "tanh": 1}
 BIG_GEMM = "linear+bmm, all dims >= 512"
@@ -91,19 +91,36 @@ def _model(device: str, x: np.ndarray) -> GpuModel:
     return make_model(load_part("gpu", PRESETS[device], **over))
 
 
-def predict_s(rows: pd.DataFrame, x: np.ndarray) -> np.ndarray:
-    """One eager call of each row, seconds: host dispatch + kernel overhead + device work,
-    by the same terms as ``GpuModel.op_cost`` (vectorized over rows)."""
-    out = np.empty(len(rows))
+def _columns(rows: pd.DataFrame) -> list[tuple[str, np.ndarray, dict[str, np.ndarray]]]:
+    """Per device: its rows' positions and the numpy columns the predictor reads (taken out
+    of pandas once, not at every step of a fit)."""
+    out = []
     for device, idx in rows.groupby("device", sort=False).indices.items():
+        r = rows.iloc[idx]
+        out.append((device, idx, {c: r[c].to_numpy() for c in
+                                  ("gemm", "batch", "m", "n", "k", "ew_bytes", "op")}))
+    return out
+
+
+def predict_s(rows: pd.DataFrame, x: np.ndarray) -> np.ndarray:
+    """One eager call of each row, seconds: host dispatch, kernel overhead and device
+    work, by the same terms as ``GpuModel.op_cost`` (vectorized over rows)."""
+    return _predict(_columns(rows), len(rows), x)
+
+
+def _predict(columns, n_rows: int, x: np.ndarray) -> np.ndarray:
+    out = np.empty(n_rows)
+    for device, idx, c in columns:
         gm = _model(device, x)
-        s, r = gm.spec, rows.iloc[idx]
-        gemm = r["gemm"].to_numpy()
-        work, *_ = gemm_device_s(s, gm.peak_flops("fp32"), r["batch"], r["m"], r["n"], r["k"])
-        ew = r["ew_bytes"].to_numpy() / (s.mem_bw_gbs * 1e9 * s.mem_bw_efficiency)
-        host = r["op"].map(s.op_dispatch_calls).fillna(1.0).to_numpy() * gm.dispatch_s
+        s = gm.spec
+        work, *_ = gemm_device_s(s, gm.peak_flops("fp32"), c["batch"], c["m"], c["n"], c["k"])
+        ew = c["ew_bytes"] / (s.mem_bw_gbs * 1e9 * s.mem_bw_efficiency)
+        calls = np.ones(len(idx))
+        for op, weight in s.op_dispatch_calls.items():
+            calls[c["op"] == op] = weight
+        host = calls * gm.dispatch_s
         out[idx] = call_s(host, s.launch_share * host,
-                          s.kernel_overhead_s + np.where(gemm, work, ew))
+                          s.kernel_overhead_s + np.where(c["gemm"], work, ew))
     return out
 
 
@@ -114,7 +131,8 @@ def fit(rows: pd.DataFrame) -> np.ndarray:
     measured = sub["measured_s"].to_numpy()
     start, lo, hi, scale = (np.array(c, float) for c in zip(*(f[1:] for f in FITTED),
                                                                strict=True))
-    res = least_squares(lambda x: np.log(predict_s(sub, x) / measured), start,
+    columns = _columns(sub)
+    res = least_squares(lambda x: np.log(_predict(columns, len(sub), x) / measured), start,
                         bounds=(lo, hi), x_scale=scale, loss="cauchy", f_scale=0.05)
     return res.x
 
