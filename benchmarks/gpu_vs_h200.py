@@ -146,6 +146,69 @@ def dispatch_rows() -> None:
                   f"per op; same host's CPU {cpu_us:.0f} us; GPU / CPU x{gpu_us / cpu_us:.2f}")
 
 
+#: CPU capture -> the GPU captures of the same loop (traces/h200)
+MOVED = {"dqn b32": ("dqn_cpu_b32", "dqn_gpu_b32"), "dqn b128": ("dqn_cpu_b128", "dqn_gpu_b128"),
+         "ppo": ("ppo_cpu", "ppo_gpu")}
+
+
+def framework_ratios() -> pd.DataFrame:
+    """Per CPU/GPU capture pair and phase: the GPU capture's host time per op over the CPU
+    capture's framework share (its time less the capture host's roofline), what the
+    presets' framework_host_ratio is the mean of."""
+    from rldse.models.cpu import roofline_seconds
+    from rldse.models.registry import cpu_from_host
+
+    rows = []
+    for loop, (cpu_name, gpu_name) in MOVED.items():
+        cpu = load_trace(H200 / f"{cpu_name}.parquet")
+        host = cpu_from_host(cpu.meta.host)
+        for phase in ("act", "learn"):
+            ops = cpu.ops[cpu.ops["phase"] == phase]
+            roof = float(roofline_seconds(host, ops["flops"].to_numpy(float),
+                                          ops["bytes"].to_numpy(float),
+                                          ops["touches"].to_numpy(float)).mean())
+            share_us = mean_us(cpu, phase) - 1e6 * roof
+            for run in RUNS:
+                gpu_us = mean_us(load_trace(H200 / f"{gpu_name}_{run}.parquet"), phase)
+                rows.append({"loop": loop, "family": loop.split()[0], "phase": phase, "run": run,
+                             "cpu_share_us": share_us, "gpu_us": gpu_us,
+                             "ratio": gpu_us / share_us})
+    return pd.DataFrame(rows)
+
+
+def simulated_us(trace: Trace, gpu: str, phase: str) -> float:
+    """Mean simulated time per op of ``phase`` with act and learn on one ``gpu``: its
+    un-overlapped device time and its worker's host dispatch (the phase table books the
+    dispatch on the CPU under 'dispatch'; these loops dispatch only act and learn)."""
+    frame = simulate(trace, host_spec_for(trace, gpu), seed=0).phases_frame()
+    rows = frame[frame["phase"] == phase]
+    worker = rows["worker"].iloc[0]
+    host = frame[(frame["worker"] == worker) & (frame["phase"] == "dispatch")]
+    total = float(rows["time_s"].sum()) + float(host["time_s"].sum())
+    return 1e6 * total / max(int(rows["count"].sum()), 1)
+
+
+def moved_rows(preset: str) -> None:
+    """CPU captures placed on the GPU: host time per act and learn op from the framework
+    ratio, against the GPU captures of the same loop: the simulator on ``preset`` (the
+    ratio from every pair), and leave-one-family-out (DQN's ratio for PPO and back)."""
+    r = framework_ratios()
+    print(f"\nCPU captures with act and learn moved to {preset}: time per op against the GPU "
+          "capture of the same loop (us; the model: framework_host_ratio x the CPU capture's "
+          "framework share, plus the device)")
+    for phase in ("act", "learn"):
+        rows = r[r["phase"] == phase]
+        print(f"  {phase}: ratio over the 6 pairs {rows['ratio'].min():.2f}-"
+              f"{rows['ratio'].max():.2f}, mean {rows['ratio'].mean():.2f} (the presets')")
+        for x in rows.itertuples():
+            cpu_name = MOVED[x.loop][0]
+            sim = simulated_us(load_trace(H200 / f"{cpu_name}.parquet"), preset, phase)
+            other = rows.loc[rows["family"] != x.family, "ratio"].mean()
+            print(f"    {x.loop:9} {x.run}: measured {x.gpu_us:6.0f}, simulated {sim:6.0f} "
+                  f"({100 * (sim / x.gpu_us - 1):+5.1f} %); leave-one-family-out ratio "
+                  f"{other:.2f}: {100 * (other * x.cpu_share_us / x.gpu_us - 1):+5.1f} %")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--preset", default="h200-measured", help="gpu preset (default "
@@ -180,6 +243,7 @@ def main() -> None:
     sumtree_rows(args.preset)
     tempo_rows(args.preset)
     dispatch_rows()
+    moved_rows(args.preset)
     print(f"\nsame host, learner on its CPU (one torch thread), batch 32 -> 128: predicted "
           f"{pred:.0f} us, measured {meas:.0f} us (means), error {100 * (pred / meas - 1):+.1f} %")
 
