@@ -82,7 +82,9 @@ def redact_url(url: str) -> str:
     if "@" in rest:
         userinfo, host = rest.rsplit("@", 1)
         user, colon, _ = userinfo.partition(":")
-        rest = f"{user}{colon}{'***' if colon else ''}@{host}"
+        # a user with an '@' of its own is ambiguous with a password holding one: hide it all
+        kept = f"{user}{colon}{'***' if colon else ''}"
+        rest = f"{'***' if '@' in user else kept}@{host}"
     return prefix + rest + sep + _SECRET_QUERY.sub(r"\1***", query)
 
 
@@ -100,5 +102,8 @@ def _secrets(url: str) -> list[str]:
     rest = head.rpartition("://")[2]
     found = [m.group(0).split("=", 1)[1] for m in _SECRET_QUERY.finditer(query)]
     if "@" in rest:
-        found.append(rest.rsplit("@", 1)[0].partition(":")[2])
+        userinfo = rest.rsplit("@", 1)[0]
+        found.append(userinfo.partition(":")[2])
+        # a driver that splits at the first '@' shows the rest of the password as the host
+        found += [userinfo.split("@", k)[k] for k in range(1, userinfo.count("@") + 1)]
     return sorted({s for s in found if s}, key=len, reverse=True)

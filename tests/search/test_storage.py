@@ -127,3 +127,14 @@ def test_a_trial_killed_before_its_first_heartbeat_is_failed_and_run_again(
     assert len(_finished(optuna.load_study(study_name="study", storage=url))) == 5
     assert not [t for t in trials if t.state == TrialState.RUNNING]
     assert report.finished_now == 2
+
+
+def test_unencoded_at_in_password_never_half_leaks():
+    """A driver that splits at the first '@' names the password's tail as the host."""
+    from rldse.errors import redact_text, redact_url
+    url = "postgresql://simple:a@LongSecretTail99@127.0.0.1:55432/s1"
+    assert "LongSecretTail99" not in redact_url(url)
+    msg = redact_text("failed to resolve host 'LongSecretTail99@127.0.0.1'", url)
+    assert "LongSecretTail99" not in msg
+    assert "pa" not in redact_url("postgresql://user@pa:ss@host/db").split("@")[0]
+    assert redact_url("postgresql://u@h/db") == "postgresql://u@h/db"
