@@ -159,7 +159,7 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
     seed_text = f"{study_file.seed if sampler_seed is None else sampler_seed}/{index}/{existing}"
     seed = int.from_bytes(hashlib.sha256(seed_text.encode()).digest()[:4], "little")
     sampler = make_sampler(study_file.sampler.name, study_file.sampler.options, seed,
-                           study_file.search_space.grid(), f"{study_file.file.name}: sampler")
+                           study_file.search_space.grid, f"{study_file.file.name}: sampler")
     study = optuna.load_study(study_name=study_file.study_name, storage=st, sampler=sampler)
     cache = ResultCache(study_file.out_dir / CACHE_FILE)
     bar = _bar(study, budget) if progress else None

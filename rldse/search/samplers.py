@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import warnings
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -68,13 +69,17 @@ def check_sampler(name: str, options: dict[str, Any], objectives: int, where: st
                 raise validation_error(exc, f"{where}.options.{key}") from None
 
 
-def make_sampler(name: str, options: dict[str, Any], seed: int, grid: dict[str, list] | None,
-                 where: str) -> optuna.samplers.BaseSampler:
-    """A seeded sampler; the grid sampler gets the space's full grid."""
+def make_sampler(name: str, options: dict[str, Any], seed: int,
+                 grid: Callable[[], dict[str, list]], where: str) -> optuna.samplers.BaseSampler:
+    """A seeded sampler; the grid sampler gets the space's full grid (`grid()` is called
+    for it alone: other samplers draw from the ranges, which are never enumerated)."""
     kwargs: dict[str, Any] = dict(options, seed=seed)
     if name == "grid":
-        kwargs["search_space"] = grid
+        kwargs["search_space"] = grid()
     try:
-        return SAMPLERS[name](**kwargs)
+        with warnings.catch_warnings():
+            # Optuna flags qmc and bruteforce as experimental: nothing a user can act on
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            return SAMPLERS[name](**kwargs)
     except (TypeError, ValueError) as exc:
         raise RldseError(f"{where}.options: {exc}") from None

@@ -28,9 +28,11 @@ from optuna.distributions import (
     IntDistribution,
 )
 
+from rldse.errors import RldseError
 from rldse.system import SystemSpec, parse_spec, set_path
 
 Scalar = bool | int | float | str | None
+MAX_GRID = 1_000_000  # values one dimension may enumerate for the grid and bruteforce samplers
 
 
 @dataclass(frozen=True)
@@ -64,20 +66,31 @@ class Dimension:
         """Values that exercise the whole range when validating against the base spec."""
         if self.kind == "categorical":
             return list(self.choices)
-        vals = self.grid_values() if self.kind == "int" else [self.low, self.high]
-        return [vals[0], vals[-1]]
+        if self.kind == "float":
+            return [self.low, self.high]
+        return [int(round(self.low)), int(round(self.low + (self.count() - 1) * self._step()))]
+
+    def _step(self) -> float:
+        if self.step is None and self.kind == "float":
+            raise ValueError("a float range needs a step to be enumerated")
+        return 1.0 if self.step is None else self.step
+
+    def count(self) -> int:
+        """How many values the range allows, computed from the range (never enumerated)."""
+        if self.kind == "categorical":
+            return len(self.choices)
+        return int(math.floor((self.high - self.low) / self._step() + 1e-9)) + 1
 
     def grid_values(self) -> list[Scalar]:
-        """Every value the range allows (ints by step, floats by step, all choices)."""
+        """Every value the range allows (ints by step, floats by step, all choices); a range
+        of more than MAX_GRID values is refused rather than materialised."""
         if self.kind == "categorical":
             return list(self.choices)
-        if self.step is None:
-            if self.kind == "float":
-                raise ValueError("a float range needs a step to be enumerated")
-            step = 1.0
-        else:
-            step = self.step
-        n = int(math.floor((self.high - self.low) / step + 1e-9)) + 1
+        n, step = self.count(), self._step()
+        if n > MAX_GRID:
+            raise RldseError(f"{n:,} values are too many to enumerate for a grid "
+                             f"(at most {MAX_GRID:,}); use a sampler other than grid or "
+                             "bruteforce, or a coarser step", where=f"space.{self.path}")
         vals = [self.low + k * step for k in range(n)]
         return [int(round(v)) for v in vals] if self.kind == "int" else vals
 
@@ -128,4 +141,4 @@ class Space:
         return {d.path: d.grid_values() for d in self.dims}
 
     def grid_size(self) -> int:
-        return math.prod(len(v) for v in self.grid().values())
+        return math.prod(d.count() for d in self.dims)

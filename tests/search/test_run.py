@@ -196,3 +196,26 @@ def test_a_worker_killed_mid_trial_is_reported_and_its_trial_run_again(write_stu
     assert retried[0].params == killed.params
     assert not [t for t in trials if t.state == TrialState.RUNNING]
     assert len(trials) - 1 >= 9 and report.states["COMPLETE"] >= 9  # the budget is met
+
+
+def test_a_vast_log_range_is_sampled_from_its_ends_never_enumerated(write_study, monkeypatch):
+    """{int: [1000, 1e10], log: true} once materialised every value (8 GB at 1e8)."""
+    from rldse.search.space import Dimension
+    dim = Dimension("workload.cores", "int", 1000, 10**10, log=True)
+    assert dim.extremes() == [1000, 10**10] and dim.count() == 10**10 - 999
+    assert Dimension("x", "int", 8, 63, step=8).extremes() == [8, 56]
+    with pytest.raises(RldseError, match="too many"):
+        dim.grid_values()
+    def enumerated(self):
+        raise AssertionError(f"{self.path} enumerated")
+    monkeypatch.setattr(Dimension, "grid_values", enumerated)
+    path = write_study(space={"workload.cores": {"int": [8, 65536], "log": True}}, trials=2)
+    report = run_study(path, progress=False)
+    assert report.finished_now == 2
+
+
+@pytest.mark.parametrize("sampler", ["qmc", "bruteforce"])
+def test_experimental_samplers_warn_nothing(write_study, sampler, recwarn):
+    from rldse.search.samplers import make_sampler
+    make_sampler(sampler, {}, 0, lambda: {}, "s")
+    assert not [w for w in recwarn if issubclass(w.category, optuna.exceptions.ExperimentalWarning)]
