@@ -77,6 +77,9 @@ OPS_COLUMNS: dict[str, tuple[str, str]] = {
     "dtype": ("category", "one of DTYPES"),
 }
 
+#: the largest value of one cell (exact in float64, and far past any real run: 2^53 flops
+#: is 9e15) and of a count column's total (int64 sums stay exact below it)
+_MAX_VALUE, _MAX_TOTAL = float(2**53), float(2**62)
 _INT_COLUMNS = [c for c, (k, _) in OPS_COLUMNS.items() if k == "int64"]
 #: Columns a table may leave out (filled as unknown) or hold NaN in.
 _OPTIONAL_COLUMNS = ("cpu_s",)
@@ -306,6 +309,14 @@ def _numeric_column(s: pd.Series, col: str, target: np.dtype, where: str) -> np.
     if col != "start_s" and np.any(as_float < 0):
         row = int(np.flatnonzero(as_float < 0)[0])
         raise RldseError(f"{where}: column '{col}' is negative at row {row}")
+    too_big = np.abs(as_float) > _MAX_VALUE
+    if too_big.any():
+        row = int(np.flatnonzero(too_big)[0])
+        raise RldseError(f"{where}: column '{col}' is {as_float[row]:.3g} at row {row} "
+                         f"(allowed: -2^53 to 2^53)")
+    if target.kind == "i" and col != "iter" and as_float.sum() > _MAX_TOTAL:
+        raise RldseError(f"{where}: column '{col}' sums to {as_float.sum():.3g} "
+                         "(allowed: at most 2^62 over the trace)")
     return arr.astype(target, copy=False)
 
 
@@ -331,6 +342,9 @@ def load_trace(path: str | Path) -> Trace:
         raw = json.loads(md[_META_KEY])
     except json.JSONDecodeError as exc:
         raise RldseError(f"{path}: metadata 'rldse.meta' is not valid JSON ({exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise RldseError(f"{path}: metadata 'rldse.meta' is not UTF-8 (byte {exc.start})") \
+            from None
     version = raw.get("schema_version") if isinstance(raw, dict) else None
     if version not in READABLE_VERSIONS:
         raise RldseError(f"{path}: schema_version {version!r} is not supported "

@@ -82,7 +82,7 @@ def _target(trace, args: argparse.Namespace):
 
 def cmd_simulate(args: argparse.Namespace) -> None:
     from rldse.system import load_spec, on_flag
-    from rldse.trace import load_trace
+    from rldse.workloads import open_trace as load_trace
 
     if args.bands is not None and args.bands < 1:
         raise RldseError(f"--bands {args.bands}: must be at least 1")
@@ -152,7 +152,8 @@ def cmd_validate(args: argparse.Namespace) -> None:
         cmd_validate_external(args)
         return
     from rldse.sim.validate import validate
-    from rldse.trace import load_trace, networks_on_gpu
+    from rldse.trace import networks_on_gpu
+    from rldse.workloads import open_trace as load_trace
 
     if args.gpu:
         from rldse.models.registry import get_preset

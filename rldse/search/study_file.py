@@ -59,8 +59,8 @@ from rldse.search.space import Dimension, Scalar, Space
 from rldse.sim.budget import Limits
 from rldse.sim.target import DEFAULT_SMOOTHING_EPISODES, Target, TargetSteps, target_steps
 from rldse.system import load_spec, parse_spec, resolve, resolve_parts, set_path
-from rldse.trace import Trace, load_trace
-from rldse.workloads import workload_of
+from rldse.trace import Trace
+from rldse.workloads import open_trace, workload_of
 from rldse.yamlfile import read_mapping
 
 DIRECTIONS = ("maximize", "minimize")
@@ -387,7 +387,7 @@ def _storage_url(study: StudyFile, where: str) -> str | None:
 
 def _load_trace(study: StudyFile, where: str) -> Trace:
     try:
-        return load_trace(study_path(study.trace, study.file.parent, "trace", writes=False))
+        return open_trace(study_path(study.trace, study.file.parent, "trace", writes=False))
     except RldseError as exc:
         raise RldseError(f"{where}: trace: {exc}") from None
 

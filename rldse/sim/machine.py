@@ -368,7 +368,7 @@ class Machine:
                 f"policy lag: actors act on parameters {lag[0]:.3g} updates old on average "
                 f"(p95 {lag[1]:.3g}), the capture's {outcome.captured_staleness_updates:g}; "
                 "time-to-target metrics assume the captured sample efficiency per env step")
-        return Result(
+        return Result(  # checked: a defect upstream shows as one line, not a wrong number
             staleness_mean_updates=None if lag is None else lag[0],
             staleness_p95_updates=None if lag is None else lag[1],
             sim_time_s=t, env_steps=outcome.env_steps,
@@ -381,7 +381,8 @@ class Machine:
             swapped_bytes=outcome.swapped_bytes,
             host_memory_peak_bytes=outcome.host_memory_bytes, checks=self._checks(outcome),
             breakdown_s=outcome.breakdown_s, warnings=warnings, devices=devices, phases=phases,
-            trace_digest=self.trace.digest, spec_digest=self.system.digest, seed=self.seed)
+            trace_digest=self.trace.digest, spec_digest=self.system.digest,
+            seed=self.seed).checked_physical(f"trace {self.trace.source}")
 
     def _checks(self, outcome: Outcome) -> dict[str, bool]:
         """Every check the system's part kinds declare: the program's verdict, or True

@@ -2,15 +2,31 @@
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rldse.errors import RldseError
 from rldse.sim.device import Device
 
 if TYPE_CHECKING:  # on use: `rldse metrics` reads the model's fields, not frames
     import pandas as pd
+
+
+#: quantities no real run can have negative or non-finite: the run's, then each device's
+_PHYSICAL = ("sim_time_s", "energy_j", "avg_power_w", "env_steps", "updates",
+             "gpu_memory_peak_bytes", "swapped_bytes", "host_memory_peak_bytes")
+_DEVICE_PHYSICAL = ("busy_s", "energy_j", "background_j", "avg_power_w")
+
+
+def _unphysical(obj: BaseModel, names: tuple[str, ...]) -> tuple[str, float] | None:
+    for name in names:
+        value = getattr(obj, name)
+        if not math.isfinite(value) or value < 0:
+            return name, value
+    return None
 
 
 class DeviceStats(BaseModel):
@@ -78,6 +94,19 @@ class Result(BaseModel):
                                 description="things in the spec that did not do what it implies")
     devices: list[DeviceStats]
     phases: list[PhaseStats]
+
+    def checked_physical(self, where: str) -> Result:
+        """This result, refused in one line if a time, energy, power or memory is negative
+        or not finite (counts past the models' range, rather than a number printed wrong)."""
+        bad = _unphysical(self, _PHYSICAL)
+        for d in self.devices:
+            if bad is None and (found := _unphysical(d, _DEVICE_PHYSICAL)) is not None:
+                bad = (f"{d.name}.{found[0]}", found[1])
+        if bad is not None:
+            raise RldseError(f"the simulation gave {bad[0]} = {bad[1]:.4g} (allowed: finite, "
+                             "at least 0): the trace's counts are outside what the models "
+                             "cover", where=where)
+        return self
     trace_digest: str
     spec_digest: str
     seed: int

@@ -55,7 +55,7 @@ from rldse.sim.machine import Machine
 from rldse.studies.common import load_params, save_figure
 from rldse.studies.report import Claim, Report, markdown_table
 from rldse.system import parse_spec
-from rldse.trace import load_trace
+from rldse.workloads import open_trace as load_trace
 from rldse.workloads.actor_learner.program import UnitCosts, unit_costs
 
 #: steps per joule "peaks near the knee": its best ratio within this factor of the knee

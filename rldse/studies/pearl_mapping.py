@@ -26,7 +26,7 @@ from rldse.sim.bands import design, percentiles, sampled_spec, uncertain_params
 from rldse.studies.common import load_params, save_figure
 from rldse.studies.report import Claim, Report, markdown_table
 from rldse.system import parse_spec
-from rldse.trace import load_trace
+from rldse.workloads import open_trace as load_trace
 
 
 class Published(BaseModel):

@@ -41,7 +41,7 @@ from rldse.studies.timerl_program import (
     tempo_step,
 )
 from rldse.system import SystemSpec, parse_spec
-from rldse.trace import load_trace
+from rldse.workloads import open_trace as load_trace
 
 GB = 1e9
 

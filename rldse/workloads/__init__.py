@@ -22,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from rldse.errors import RldseError, did_you_mean, validation_error
 from rldse.plugins import Registry
@@ -56,6 +56,22 @@ class Knobs(BaseModel):
                                   description="environment steps to simulate")
     cores: int | None = Field(default=None, ge=1, le=65_536,
                               description="CPU cores the workers get (default: all)")
+
+
+def _not_bool(value: Any) -> Any:
+    if isinstance(value, bool):  # pydantic takes True as 1; JSON's true is no count
+        raise ValueError("expected a whole number, not a boolean")
+    return value
+
+
+#: workload_info's counts: whole numbers (never booleans) in a range a run can have; a
+#: count that also sets a knob is held to the knob's tighter range by `Workload.check`
+Count = Annotated[int, BeforeValidator(_not_bool), Field(ge=1, le=2**40)]
+#: counts that may be zero (learning starts, bytes of an optional part)
+Count0 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=2**40)]
+#: a network's layer widths, input to output
+Layers = Annotated[list[Annotated[int, BeforeValidator(_not_bool), Field(ge=1, le=2**20)]],
+                   Field(min_length=2, max_length=66)]
 
 
 class Info(BaseModel):
@@ -108,6 +124,21 @@ class Workload:
                              "from this rldse have it; capture the trace again)",
                              where=f"trace {trace.source}") from None
 
+    def check(self, trace: Trace) -> None:
+        """The door every trace passes before a model sees it: its workload_info typed and in
+        range, and the knobs it stands for (env steps from its ops, batch, replay, ...)
+        within the knobs' ranges. Raises RldseError naming the field and the range."""
+        info = self.read_info(trace)
+        if not (trace.ops["dur_s"] > 0).any():
+            raise RldseError("column 'dur_s': no row has a measured time (allowed: at least "
+                             "one row > 0 s)", where=f"trace {trace.source}")
+        try:
+            self.knobs.model_validate(self.trace_knobs(info, trace, {}, {}))
+        except ValidationError as exc:
+            err = validation_error(exc, "")
+            raise RldseError(f"{err.where} as the trace has it (workload_info, or its ops for "
+                             f"env_steps): {err.message}", where=f"trace {trace.source}") from None
+
     def check_knob_names(self, raw: dict[str, Any]) -> None:
         """Refuse a knob this family does not have, naming the knob and the family."""
         fields = list(self.knobs.model_fields)
@@ -140,6 +171,15 @@ def register(workload: Workload) -> Workload:
 def workload_of(trace: Trace) -> Workload:
     """The registered workload that replays ``trace``."""
     return WORKLOADS.lookup(trace.meta.workload, f"trace {trace.digest}")
+
+
+def open_trace(path: Any) -> Trace:
+    """`load_trace` and then `Workload.check`: the trace every command simulates."""
+    from rldse.trace import load_trace
+
+    trace = load_trace(path)
+    workload_of(trace).check(trace)
+    return trace
 
 
 def capture(cfg: CaptureConfig, progress: Progress | None = None) -> Trace:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from rldse.workloads import Info, Knobs, Workload, learning_knob, register
+from rldse.workloads import Count, Info, Knobs, Layers, Workload, learning_knob, register
 
 
 class ActorLearnerKnobs(Knobs):
@@ -43,16 +43,16 @@ class ActorLearnerKnobs(Knobs):
 
 
 class ActorLearnerInfo(Info):
-    actors: int
-    envs_per_actor: int
-    rollout_len: int
-    obs_dim: int
-    policy_sizes: list[int]
-    value_sizes: list[int]
-    n_params: int
-    batch_size: int = Field(validation_alias=AliasChoices("batch_size", "minibatch_size"))
-    epochs: int
-    transition_bytes: int
+    actors: Count
+    envs_per_actor: Count
+    rollout_len: Count
+    obs_dim: Count
+    policy_sizes: Layers
+    value_sizes: Layers
+    n_params: Count
+    batch_size: Count = Field(validation_alias=AliasChoices("batch_size", "minibatch_size"))
+    epochs: Count
+    transition_bytes: Count
 
 
 def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:

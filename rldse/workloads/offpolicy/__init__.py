@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator
 
-from rldse.workloads import Info, Knobs, Workload, learning_knob, register
+from rldse.workloads import Count, Count0, Info, Knobs, Layers, Workload, learning_knob, register
 
 
 class OffPolicyKnobs(Knobs):
@@ -43,32 +43,32 @@ class OffPolicyKnobs(Knobs):
 
 
 class DQNInfo(Info):
-    obs_dim: int
-    layer_sizes: list[int]
-    n_params: int
-    batch_size: int
+    obs_dim: Count
+    layer_sizes: Layers
+    n_params: Count
+    batch_size: Count
     replay: str
-    replay_capacity: int
-    learning_starts: int
-    learn_every: int
-    target_sync: int
+    replay_capacity: Count
+    learning_starts: Count0
+    learn_every: Count
+    target_sync: Count
     double: bool
-    transition_bytes: int
+    transition_bytes: Count
     amper: dict[str, Any] | None = None
 
 
 class DDPGInfo(Info):
-    obs_dim: int
-    actor_sizes: list[int]
-    critic_sizes: list[int]
-    actor_n_params: int
-    critic_n_params: int
-    batch_size: int
-    replay_capacity: int
-    learning_starts: int = Field(
+    obs_dim: Count
+    actor_sizes: Layers
+    critic_sizes: Layers
+    actor_n_params: Count
+    critic_n_params: Count
+    batch_size: Count
+    replay_capacity: Count
+    learning_starts: Count0 = Field(
         validation_alias=AliasChoices("learning_starts", "warmup_steps"))
-    learn_every: int
-    transition_bytes: int
+    learn_every: Count
+    transition_bytes: Count
 
 
 def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rldse.workloads import Info, Knobs, Workload, learning_knob, register
+from rldse.workloads import Count, Info, Knobs, Workload, learning_knob, register
 
 
 class TabularKnobs(Knobs):
@@ -33,15 +33,15 @@ class TabularKnobs(Knobs):
 
 class TabularInfo(Info):
     mode: Literal["online", "offline"]
-    n_states: int
-    n_actions: int
+    n_states: Count
+    n_actions: Count
     dtype: str
-    agents: int
-    passes: int | None = None
-    passes_per_round: int | None = None
-    workers: int | None = None
-    dataset_transitions: int | None = None
-    q_table_bytes: int
+    agents: Count
+    passes: Count | None = None
+    passes_per_round: Count | None = None
+    workers: Count | None = None
+    dataset_transitions: Count | None = None
+    q_table_bytes: Count
 
 
 def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:

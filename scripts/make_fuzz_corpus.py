@@ -1,0 +1,172 @@
+"""Write a corpus of damaged inputs for the fuzz suite (tests/fuzz/test_corpus.py).
+
+    python scripts/make_fuzz_corpus.py OUT_DIR
+
+Each input is a bundled trace (cut to its first rows, so a run that succeeds is quick)
+with one thing broken: a workload_info value out of range, missing, null or of the wrong
+type; an ops column at an extreme; the metadata not UTF-8; plus system specs with
+booleans for numbers. Every file name says what was broken. `corpus(out)` returns the
+(name, argv) pairs the suite runs through the CLI, so the corpus and the commands that
+exercise it stay in one place.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TRACES = {"dqn": "dqn_cartpole_uniform.parquet", "ddpg": "ddpg_pendulum.parquet",
+          "actor_learner": "actor_learner_cartpole_2.parquet",
+          "tabular": "tabular_taxi.parquet"}
+ROWS = 2000  # rows kept from each trace: a run that succeeds stays a fraction of a second
+SYSTEM = ROOT / "examples" / "dgx1_like.yaml"
+
+#: workload_info keys holding counts, per family (each gets 0, -1, huge, true, null, "x")
+COUNTS = {"dqn": ["batch_size", "replay_capacity", "learn_every", "obs_dim", "n_params",
+                  "transition_bytes", "target_sync", "learning_starts"],
+          "ddpg": ["batch_size", "replay_capacity", "learn_every", "obs_dim",
+                   "transition_bytes", "warmup_steps"],
+          "actor_learner": ["actors", "envs_per_actor", "rollout_len", "epochs",
+                            "minibatch_size", "obs_dim", "transition_bytes"],
+          "tabular": ["n_states", "n_actions", "agents", "passes", "q_table_bytes"]}
+LAYERS = {"dqn": ["layer_sizes"], "ddpg": ["actor_sizes", "critic_sizes"],
+          "actor_learner": ["policy_sizes", "value_sizes"], "tabular": []}
+BAD_VALUES = {"zero": 0, "neg": -1, "huge": 2**63 - 1, "true": True, "null": None,
+              "text": "x", "float": 1e300}
+#: ops columns set to an extreme on every row, or on one
+OPS_DAMAGE = {"dur0": ("dur_s", 0.0, "all"), "iter_huge": ("iter", 2**62, "one"),
+              "touches_1e300": ("touches", 1e300, "one"),
+              "items_max": ("items", 2**63 - 1, "one"), "items0": ("items", 0, "all"),
+              "flops_max": ("flops", 2**63 - 1, "one"), "bytes_max": ("bytes", 2**63 - 1, "one"),
+              "start_neg": ("start_s", -1e300, "one")}
+
+
+def _cut(family: str):
+    from rldse.trace import Trace, load_trace
+
+    t = load_trace(ROOT / "traces" / TRACES[family])
+    stride = max(1, len(t.ops) // ROWS)  # rows from the whole run: every phase is there
+    return Trace(ops=t.ops.iloc[::stride].reset_index(drop=True), meta=t.meta,
+                 transitions=t.transitions)
+
+
+def _with_info(trace, change):
+    from rldse.trace import Trace
+
+    meta = trace.meta.model_copy(deep=True)
+    info = copy.deepcopy(meta.workload_info)
+    change(info)
+    meta.workload_info = info
+    return Trace(ops=trace.ops, meta=meta, transitions=trace.transitions)
+
+
+def _write_raw(ops, path: Path, blob: bytes) -> None:
+    """Write a trace file by hand: the table and metadata as given, unchecked."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(ops, preserve_index=False)
+    pq.write_table(table.replace_schema_metadata({b"rldse.meta": blob}), path)
+
+
+def make_traces(out: Path) -> list[Path]:
+    import numpy as np
+
+    from rldse.trace import Trace
+
+    out.mkdir(parents=True, exist_ok=True)
+    made = []
+    for family in TRACES:
+        base = _cut(family)
+        made.append(base.save(out / f"{family}-ok.parquet"))
+        for key in COUNTS[family] + LAYERS[family]:
+            for tag, value in BAD_VALUES.items():
+                t = _with_info(base, lambda i, k=key, v=value: i.__setitem__(k, v))
+                made.append(t.save(out / f"{family}-{key}-{tag}.parquet"))
+            t = _with_info(base, lambda i, k=key: i.pop(k, None))
+            made.append(t.save(out / f"{family}-{key}-missing.parquet"))
+        for key in LAYERS[family]:
+            t = _with_info(base, lambda i, k=key: i.__setitem__(k, []))
+            made.append(t.save(out / f"{family}-{key}-empty.parquet"))
+        for tag, (col, value, where) in OPS_DAMAGE.items():
+            ops = base.ops.copy()
+            arr = ops[col].to_numpy().copy().astype(np.float64 if isinstance(value, float)
+                                                    else ops[col].dtype)
+            if where == "all":
+                arr[:] = value
+            else:
+                arr[len(arr) // 2] = value
+            ops[col] = arr
+            try:
+                t = Trace(ops=ops, meta=base.meta, transitions=base.transitions)
+            except Exception:  # refused already when built: write the table raw
+                _write_raw(ops, out / f"{family}-ops-{tag}.parquet",
+                           base.meta.model_dump_json().encode())
+                made.append(out / f"{family}-ops-{tag}.parquet")
+                continue
+            made.append(t.save(out / f"{family}-ops-{tag}.parquet"))
+        one = Trace(ops=base.ops.iloc[:1].copy(), meta=base.meta, transitions=base.transitions)
+        made.append(one.save(out / f"{family}-one-row.parquet"))
+        blob = base.meta.model_dump_json().encode().replace(b'"env_id":"', b'"env_id":"\xff\xfe')
+        _write_raw(base.ops, out / f"{family}-meta-not-utf8.parquet", blob)
+        made.append(out / f"{family}-meta-not-utf8.parquet")
+    tab = _cut("tabular")
+    offline = _with_info(tab, lambda i: i.update(mode="offline", passes=1, passes_per_round=1,
+                                                  workers=1, dataset_transitions=0))
+    made.append(offline.save(out / "tabular-offline-no-transitions.parquet"))
+    empty = Trace(ops=tab.ops.iloc[:0].copy(), meta=tab.meta, transitions=tab.transitions)
+    made.append(empty.save(out / "tabular-no-rows.parquet"))
+    return sorted(set(made))
+
+
+SPEC_DAMAGE = {"count-true": ("gpu", "count", True), "clock-true": ("cpu", "clock_mhz", True),
+               "cores-false": ("cpu", "cores", False), "count-neg": ("gpu", "count", -1),
+               "count-1e300": ("gpu", "count", 1e300)}
+
+
+def make_specs(out: Path) -> list[Path]:
+    import yaml
+
+    base = yaml.safe_load(SYSTEM.read_text())
+    made = []
+    for tag, (part, key, value) in SPEC_DAMAGE.items():
+        raw = copy.deepcopy(base)
+        raw.setdefault(part, {})[key] = value
+        path = out / f"spec-{tag}.yaml"
+        path.write_text(yaml.safe_dump(raw))
+        made.append(path)
+    for tag, text in {"empty": "", "not-mapping": "- 1\n- 2\n", "tab": "a:\n\t- b\n",
+                      "binary": "\xff\xfe"}.items():
+        path = out / f"spec-{tag}.yaml"
+        path.write_bytes(text.encode("latin-1"))
+        made.append(path)
+    return made
+
+
+def corpus(out: Path) -> list[tuple[str, list[str]]]:
+    """Make every input under `out`; the (name, argv) pairs that run them."""
+    runs: list[tuple[str, list[str]]] = []
+    for path in make_traces(out / "traces"):
+        runs.append((path.name, ["simulate", str(path), "--system", str(SYSTEM)]))
+        runs.append((f"validate {path.name}", ["validate", str(path)]))
+    ok = out / "traces" / "dqn-ok.parquet"
+    for path in make_specs(out):
+        runs.append((path.name, ["simulate", str(ok), "--system", str(path)]))
+    for knob in ("env_steps", "batch_size", "replay_capacity", "cores"):
+        for value in ("true", "false", "0", "-1", "1e300", "nan", "inf"):
+            runs.append((f"--set {knob}={value}", ["simulate", str(ok), "--system",
+                                                   str(SYSTEM), "--set",
+                                                   f"workload.{knob}={value}"]))
+    for value in ("true", "0", "-3", "x"):
+        runs.append((f"--set gpu.count={value}", ["simulate", str(ok), "--system",
+                                                  str(SYSTEM), "--set", f"gpu.count={value}"]))
+    return runs
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: python scripts/make_fuzz_corpus.py OUT_DIR")
+    runs = corpus(Path(sys.argv[1]))
+    print(f"{len(runs)} runs over the inputs in {sys.argv[1]}")
