@@ -50,15 +50,18 @@ def check_seed(seed: int, flag: str = "--seed") -> int:
     return seed
 
 
-def check_output_file(path: str, flag: str, suffix: str, force: bool = True) -> Path:
-    """An output file's path, checked before any work: it ends in ``suffix``, is not a
-    folder, exists only with ``force`` (--force), and its folder (or the nearest one that
-    exists) takes new files."""
+def check_output_file(path: str, flag: str, suffix: str | None, force: bool = True) -> Path:
+    """An output file's path, checked before any work: it ends in ``suffix`` (None: any),
+    is not a folder, exists only with ``force`` (--force), and its folder (or the nearest
+    one that exists) takes new files."""
     target = Path(path)
     if target.is_dir() or path.endswith(("/", "\\")):
-        raise RldseError(f"{flag} {path}: is a folder; give a file ending in {suffix}")
-    if target.suffix != suffix:
+        raise RldseError(f"{flag} {path}: is a folder; give a file"
+                         + (f" ending in {suffix}" if suffix else ""))
+    if suffix is not None and target.suffix != suffix:
         raise RldseError(f"{flag} {path}: expected a file name ending in {suffix}")
+    if (target.exists() or target.is_symlink()) and not target.is_file():
+        raise RldseError(f"{flag} {path}: exists and is not a regular file")
     if target.exists() and not force:
         raise RldseError(f"{flag} {path}: exists (add --force to overwrite it)")
     folder = target.parent

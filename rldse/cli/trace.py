@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from rldse.cli.common import progress_bar
+from rldse.cli.common import check_output_file, progress_bar
 from rldse.errors import RldseError
 
 
@@ -117,6 +117,7 @@ def cmd_trace_export(args: argparse.Namespace) -> None:
     from rldse.trace import load_trace
     from rldse.workloads.tabular.swiftrl_format import write_swiftrl
 
+    check_output_file(args.output, "-o", None, force=args.force)
     trace = load_trace(args.file)
     if trace.transitions is None:
         raise RldseError(f"{args.file}: trace holds no transitions to export "
@@ -156,4 +157,5 @@ def add_parser(sub) -> None:
     te.add_argument("file")
     te.add_argument("--format", choices=["swiftrl"], required=True)
     te.add_argument("-o", "--output", required=True)
+    te.add_argument("--force", action="store_true", help="overwrite an existing output file")
     te.set_defaults(func=cmd_trace_export)

@@ -161,3 +161,31 @@ def test_import_and_export_errors(tmp_path):
     trace.transitions = None
     with pytest.raises(RldseError, match="no transitions to export"):
         export_swiftrl(trace, tmp_path / "out.txt")
+
+
+def test_cli_export_is_atomic_refuses_overwrite_and_errors_in_one_line(tmp_path, capsys,
+                                                                       monkeypatch):
+    from rldse.cli import main
+
+    trace = import_swiftrl(write_swiftrl(dataset(200), tmp_path / "FrozenLake_x.txt"))
+    src = str(trace.save(tmp_path / "t.parquet"))
+    out = tmp_path / "out.txt"
+    assert main(["trace", "export", src, "--format", "swiftrl", "-o", str(out)]) == 0
+    first = out.read_bytes()
+    capsys.readouterr()
+    for target in (str(out), str(tmp_path), str(tmp_path) + "/"):  # exists; a folder
+        assert main(["trace", "export", src, "--format", "swiftrl", "-o", target]) == 2
+        assert len(capsys.readouterr().err.strip().splitlines()) == 1
+    assert main(["trace", "export", src, "--format", "swiftrl", "-o", str(out),
+                 "--force"]) == 0
+    assert out.read_bytes() == first
+
+    def full(*a, **k):  # the disk fills mid-write: the old file stays whole, no temporary
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr("pandas.DataFrame.to_csv", full)
+    capsys.readouterr()
+    assert main(["trace", "export", src, "--format", "swiftrl", "-o", str(out),
+                 "--force"]) == 2
+    assert "No space left" in capsys.readouterr().err
+    assert out.read_bytes() == first and sorted(p.name for p in tmp_path.iterdir()) == [
+        "FrozenLake_x.txt", "out.txt", "t.parquet"]

@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from rldse.errors import RldseError
+from rldse.files import atomic_write
 from rldse.trace import Trace
 from rldse.workloads import capture
 from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
@@ -69,9 +70,13 @@ def write_swiftrl(transitions: pd.DataFrame, path: str | Path) -> Path:
         raise RldseError(f"{path}: the SwiftRL format holds integers only, but the reward at "
                          f"transition {row} is {reward[row]!r}")
     out = pd.DataFrame({c: transitions[c].to_numpy().astype(np.int64) for c in COLUMNS})
-    path.parent.mkdir(parents=True, exist_ok=True)
-    out.to_csv(path, sep=" ", header=False, index=False, lineterminator="\n")
-    return path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return atomic_write(path, lambda tmp: out.to_csv(tmp, sep=" ", header=False,
+                                                         index=False, lineterminator="\n"))
+    except OSError as exc:  # full disk, read-only folder: nothing torn is left behind
+        raise RldseError(f"{path}: cannot write ({exc.strerror or type(exc).__name__})") \
+            from None
 
 
 def export_swiftrl(trace: Trace, path: str | Path) -> Path:
