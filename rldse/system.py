@@ -36,6 +36,7 @@ from rldse.errors import RldseError, did_you_mean, validation_error
 from rldse.models import PART_KINDS, ROLES, PartRef
 from rldse.models.kinds import Instance, kinds_for
 from rldse.models.registry import load_part
+from rldse.strict import UserModel
 from rldse.yamlfile import read_mapping
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ Placement = create_model(  # one field per placement role, each naming a part ki
     **{role: (str, Field(default=HOST_KIND, description=text)) for role, text in ROLES.items()})
 
 
-class _SpecBase(BaseModel):
+class _SpecBase(UserModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "system"

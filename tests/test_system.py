@@ -139,3 +139,15 @@ def test_misspelt_part_field_suggests_section_fields(small_trace):
     with pytest.raises(RldseError, match=r"^system\.gpu\.countt: unknown field; did you mean "
                                          r"'count'"):  # first: the closest (then sm_count)
         resolve(spec, small_trace)
+
+
+@pytest.mark.parametrize("path", ["gpu.count", "cpu.clock_mhz", "workload.batch_size",
+                                  "workload.env_steps", "price_usd_per_hour"])
+def test_a_boolean_is_not_a_number(path, capsys):
+    """YAML's true was taken as 1 for every numeric field and knob."""
+    from rldse.cli import main
+    root = Path(__file__).resolve().parents[1]
+    code = main(["simulate", str(root / "traces" / "dqn_cartpole_uniform.parquet"), "--system",
+                 str(root / "examples" / "dgx1_like.yaml"), "--set", f"{path}=true"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and path in err[0]

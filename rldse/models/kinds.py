@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rldse.errors import RldseError
 from rldse.models.spec import PartSpec
 from rldse.plugins import Registry
+from rldse.strict import UserModel
 
 #: Placement roles: the phases a SystemSpec's `placement` maps to a part kind.
 ROLES: dict[str, str] = {
@@ -31,7 +32,7 @@ ROLES: dict[str, str] = {
 }
 
 
-class PartRef(BaseModel):
+class PartRef(UserModel):
     """A SystemSpec section: a preset by name plus overrides of any of its fields (checked
     by the part's spec), and how many instances the system holds (for countable kinds)."""
 

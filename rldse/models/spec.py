@@ -17,11 +17,12 @@ import annotated_types as at
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
 
 from rldse.errors import RldseError, did_you_mean
+from rldse.strict import UserModel
 
 S = TypeVar("S", bound="PartSpec")
 
 
-class PartSpec(BaseModel):
+class PartSpec(UserModel):
     """Base of every part spec: no unknown fields, no NaN or infinity, immutable."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)

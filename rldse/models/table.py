@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from rldse.errors import RldseError
 from rldse.models.kinds import Instance, Loader, PartKind, register
@@ -31,6 +31,7 @@ from rldse.models.link import LinkSpec
 from rldse.models.ops import PHASE_NAMES, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower
 from rldse.models.spec import PartSpec, build, idle_at_most_max, quantity
+from rldse.strict import UserModel
 
 #: PEARL's primitive names -> rldse phases.
 PEARL_PHASES = {"RP-update": "replay_update", "RP-insert": "replay_add",
@@ -169,7 +170,7 @@ def _column_unit(units: dict[str, float], column: str, quantity_name: str, path:
     return _unit(units, unit, f"{path}: column '{column}': unit")
 
 
-class TableRef(BaseModel):
+class TableRef(UserModel):
     """A SystemSpec section: replay manager and learner as rows of a measured latency table
     (PEARL's PT.csv).
 

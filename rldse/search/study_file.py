@@ -41,7 +41,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     PrivateAttr,
@@ -58,6 +57,7 @@ from rldse.search.samplers import check_sampler
 from rldse.search.space import Dimension, Scalar, Space
 from rldse.sim.budget import Limits
 from rldse.sim.target import DEFAULT_SMOOTHING_EPISODES, Target, TargetSteps, target_steps
+from rldse.strict import UserModel
 from rldse.system import load_spec, parse_spec, resolve, resolve_parts, set_path
 from rldse.trace import Trace
 from rldse.workloads import open_trace, workload_of
@@ -67,7 +67,7 @@ DIRECTIONS = ("maximize", "minimize")
 _SQLITE = "sqlite:///"
 
 
-class Range(BaseModel):
+class Range(UserModel):
     """One space entry: exactly one of `int`, `float`, `choices`."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -114,7 +114,7 @@ class Range(BaseModel):
         return Dimension(path, kind, low=low, high=high, step=self.step, log=self.log, when=when)
 
 
-class Objective(BaseModel):
+class Objective(UserModel):
     """`{maximize: steps_per_joule}` or `{minimize: cost_usd}`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -135,7 +135,7 @@ class Objective(BaseModel):
         return {"metric": metric, "direction": direction}
 
 
-class SamplerSpec(BaseModel):
+class SamplerSpec(UserModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "tpe"
@@ -144,7 +144,7 @@ class SamplerSpec(BaseModel):
                              "(set it to vary the sampler alone: the simulations stay equal)")
 
 
-class EstimateSpec(BaseModel):
+class EstimateSpec(UserModel):
     """The analytic first look (rldse.search.estimate)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -154,7 +154,7 @@ class EstimateSpec(BaseModel):
                           "pruning: 0.1 prunes only points 10 % worse than needed")
 
 
-class TargetSpec(BaseModel):
+class TargetSpec(UserModel):
     """`target: {return: 195, smoothing_episodes: 10}` (rldse.sim.target)."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -167,7 +167,7 @@ class TargetSpec(BaseModel):
         return Target(self.return_, self.smoothing_episodes)
 
 
-class StudyFile(BaseModel):
+class StudyFile(UserModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str | None = Field(None, pattern=r"^[A-Za-z0-9_.-]+$")

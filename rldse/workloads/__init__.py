@@ -28,6 +28,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from rldse.errors import RldseError, did_you_mean, validation_error
 from rldse.plugins import Registry
+from rldse.strict import UserModel
 
 if TYPE_CHECKING:
     from rldse.trace import Trace
@@ -46,7 +47,7 @@ def learning_knob(**field: Any) -> Any:
     return Field(json_schema_extra=LEARNING, **field)
 
 
-class Knobs(BaseModel):
+class Knobs(UserModel):
     """Knobs every family has. None: as in the trace (or, where the trace cannot say, the
     system's: all its cores)."""
 
@@ -74,7 +75,7 @@ Layers = Annotated[list[Annotated[int, BeforeValidator(_not_bool), Field(ge=1, l
                    Field(min_length=2, max_length=66)]
 
 
-class Info(BaseModel):
+class Info(UserModel):
     """Base of a family's typed workload_info: keys it does not name are kept, not read."""
 
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)

@@ -40,9 +40,10 @@ from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from rldse.errors import RldseError
+from rldse.strict import UserModel
 from rldse.trace import Trace
 from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
 from rldse.workloads.common import atari, base
@@ -68,7 +69,7 @@ if TYPE_CHECKING:  # `rldse capture actor_learner --help` reads PPOConfig withou
 ROLLOUT_FIELDS = ("obs", "actions", "logp", "rewards", "dones", "values")
 
 
-class PPOConfig(BaseModel):
+class PPOConfig(UserModel):
     """Everything an actor-learner run depends on; CaptureConfig.options may override."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -18,6 +18,7 @@ from pydantic import (
 )
 
 from rldse.errors import RldseError
+from rldse.strict import UserModel
 
 if TYPE_CHECKING:  # the CLI builds its capture flags from CaptureConfig: keep it light
     import gymnasium as gym
@@ -52,7 +53,7 @@ def _for(*workloads: str) -> dict[str, Any]:
     return {"workloads": list(workloads)}
 
 
-class CaptureConfig(BaseModel):
+class CaptureConfig(UserModel):
     """One capture request: `rldse capture WORKLOAD --env ENV ...` as a value."""
 
     model_config = ConfigDict(extra="forbid")

@@ -19,10 +19,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from rldse.errors import RldseError
 from rldse.sim.machine import Machine, Outcome
+from rldse.strict import UserModel
 from rldse.trace import Trace
 from rldse.workloads.common import base
 from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
@@ -54,7 +55,7 @@ INDEX_BYTES = 8  # int64 sampled index
 DONE_BYTES = 1  # bool
 
 
-class DDPGConfig(BaseModel):
+class DDPGConfig(UserModel):
     """Everything a DDPG run depends on; CaptureConfig.options may override any field."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)

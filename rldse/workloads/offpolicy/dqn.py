@@ -26,10 +26,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from rldse.errors import RldseError
 from rldse.sim.machine import Machine, Outcome
+from rldse.strict import UserModel
 from rldse.trace import Trace
 from rldse.workloads.common import atari, base
 from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
@@ -56,7 +57,7 @@ if TYPE_CHECKING:  # `rldse capture dqn --help` reads DQNConfig without gymnasiu
     import gymnasium as gym
 
 
-class DQNConfig(BaseModel):
+class DQNConfig(UserModel):
     """Everything a DQN run depends on; CaptureConfig.options may override any field.
 
     Defaults were chosen on CartPole-v1 over 8 seeds: MSE loss, an update every 2 env

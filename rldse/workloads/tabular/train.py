@@ -52,9 +52,10 @@ from time import perf_counter, perf_counter_ns
 from typing import TYPE_CHECKING
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
 from rldse.errors import RldseError
+from rldse.strict import UserModel
 from rldse.trace import Trace
 from rldse.workloads.common.base import (
     CaptureConfig,
@@ -103,7 +104,7 @@ OFFLINE_ALPHA, OFFLINE_GAMMA, OFFLINE_EPSILON = 0.1, 0.95, 0.1
 EVAL_MAX_STEPS = 200
 
 
-class TabularParams(BaseModel):
+class TabularParams(UserModel):
     """Hyperparameters; ``options`` of a CaptureConfig fill these by name."""
 
     model_config = ConfigDict(extra="forbid")
