@@ -25,6 +25,7 @@ from rldse.cli import (
     study,
     trace,
 )
+from rldse.cli.common import OneLineParser
 from rldse.errors import RldseError
 
 COMMANDS = (capture, trace, simulate, calibrate, search, dashboard, study, parts, spec,
@@ -32,7 +33,7 @@ COMMANDS = (capture, trace, simulate, calibrate, search, dashboard, study, parts
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="rldse", description=__doc__.splitlines()[0])
+    p = OneLineParser(prog="rldse", description=__doc__.splitlines()[0])
     p.add_argument("--version", action="version", version=f"rldse {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:

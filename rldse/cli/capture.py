@@ -15,7 +15,7 @@ import types
 import typing
 from pathlib import Path
 
-from rldse.cli.common import check_output_file, parse_set, progress_bar
+from rldse.cli.common import OneLineParser, check_output_file, parse_set, progress_bar
 from rldse.errors import RldseError
 
 #: CaptureConfig fields that are not per-workload flags (set from the common flags).
@@ -200,7 +200,7 @@ def _options_epilog(workload) -> str:
     return "\n".join(lines)
 
 
-class _CaptureParser(argparse.ArgumentParser):
+class _CaptureParser(OneLineParser):
     """A capture subcommand's parser whose epilog (its workload's Config options) is built
     only when its help is printed: the Config lives in the capture module, which loads the
     real loop (gymnasium, numpy, pandas), and no other command should pay for that."""

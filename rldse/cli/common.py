@@ -8,6 +8,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from rldse.errors import RldseError
 
@@ -21,6 +22,14 @@ def progress_bar(total: int | None, desc: str):
 
     return tqdm(total=total, desc=desc, unit="step", file=sys.stderr,
                 disable=None, dynamic_ncols=True, mininterval=0.5)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, as every rldse error is (argparse
+    prints the usage block first); the usage stays one `-h` away."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} -h)\n")
 
 
 def parse_set(pairs: Sequence[str]) -> dict:
