@@ -163,7 +163,9 @@ def trials_frame(study_file: StudyFile, study: optuna.Study) -> pd.DataFrame:
 
 def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, budget: int,
                   finished_now: int, elapsed_s: float, requeued: int,
-                  workers: int) -> StudyReport:
+                  workers: int, run_notes: list[str] = ()) -> StudyReport:
+    """Write the trials table, figures, best specs and summary.json (the report, with
+    ``run_notes``: what the run warned of, such as requeued or taken-over trials)."""
     from rldse.search.figures import write_figures  # matplotlib: only when drawing
 
     out = study_file.out_dir
@@ -176,7 +178,7 @@ def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, b
                  lambda tmp: _parquet_safe(frame).to_parquet(tmp, index=False))
     objectives = [(o.metric, o.direction) for o in study_file.objectives]
     figs, notes = write_figures(study, objectives, study_file.search_space, out / "figures")
-    notes = [*target_notes(study_file, frame), *notes]
+    notes = [*run_notes, *target_notes(study_file, frame), *notes]
     files["figures"] = str(out / "figures")
     files.update(figs)
     best = _write_best(study_file, study, out / "best")

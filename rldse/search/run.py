@@ -86,9 +86,12 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
         st = open_storage(ref)
         with creation_lock(ref, st, study_file.study_name):
             study, requeued = _open_study(study_file, st, ref, resume, where)
+        if requeued:
+            notes.append(f"{requeued} trial(s) left running by an earlier run were failed "
+                         "and queued again")
         before = _finished(study)
         if workers == 1:
-            _work(study_file, ref, budget, 0, None, progress, st)
+            notes += _work(study_file, ref, budget, 0, None, progress, st)
         else:
             if hasattr(st, "engine"):
                 st.engine.dispose()  # forked workers must not share pooled connections
@@ -96,8 +99,7 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
         elapsed_s = time.perf_counter() - started
         report = write_outputs(study_file, study, ref, budget,
                                finished_now=_finished(study) - before, elapsed_s=elapsed_s,
-                               requeued=requeued, workers=workers)
-        report.notes.extend(notes)
+                               requeued=requeued, workers=workers, run_notes=notes)
         return report
 
 
@@ -150,7 +152,7 @@ def _finished(study: optuna.Study) -> int:
 
 def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
           parent_pid: int | None, progress: bool,
-          st: optuna.storages.BaseStorage | None = None) -> None:
+          st: optuna.storages.BaseStorage | None = None) -> list[str]:
     """One worker: trials until the study reaches its budget (or, for a forked worker,
     until its parent is gone: a killed `rldse search` takes its workers with it)."""
     st = st or open_storage(ref)
@@ -174,6 +176,7 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
             study.stop()
 
     runner = TrialRunner(study_file, cache)
+    notes: list[str] = []  # what the user is warned of, for the report too
     try:
         while True:
             if _counted(study) < budget:
@@ -184,8 +187,9 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
                 except Exception:  # Optuna cannot tell a trial another worker has failed
                     if runner.taken_over is None:
                         raise
-                    _warn(f"trial {runner.taken_over} was failed and re-queued by another "
-                          "worker while this one was paused; moving on")
+                    notes.append(f"trial {runner.taken_over} was failed and re-queued by "
+                                 "another worker while this one was paused; moving on")
+                    _warn(notes[-1])
                     runner.taken_over = None
                     continue
             orphaned = parent_pid is not None and os.getppid() != parent_pid
@@ -196,6 +200,7 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
         cache.close()
         if bar is not None:
             bar.close()
+    return notes
 
 
 def _worker_main(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
@@ -255,11 +260,11 @@ def _fork_workers(study_file: StudyFile, ref: StorageRef, budget: int, workers: 
     requeued = requeue_stale(study, ref)  # embedded: every worker is gone, none owns them
     # the requeued trials run even where the others overshot the budget (workers finishing
     # trials they started as it was reached): a trial queued again is never left waiting
-    _work(study_file, ref, max(budget, _finished(study) + requeued), workers + 1, None,
-          progress)
+    taken = _work(study_file, ref, max(budget, _finished(study) + requeued), workers + 1,
+                  None, progress)
     note = (f"{'; '.join(killed)}: {requeued} trial(s) it left running were failed and "
             "queued again, and this process ran the rest of the budget")
-    return [note]
+    return [note, *taken]
 
 
 def _bar(study: optuna.Study, budget: int):

@@ -3,6 +3,7 @@ rules, local worker processes."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 import optuna
@@ -189,6 +190,8 @@ def test_a_worker_killed_mid_trial_is_reported_and_its_trial_run_again(write_stu
     err = capsys.readouterr().err
     assert "rldse: warning: rldse-search-" in err and "killed by signal 9" in err
     assert any("killed by signal 9" in n for n in report.notes)
+    summary = json.loads((path.parent / "out" / "summary.json").read_text())
+    assert summary["notes"] == report.notes  # what the run printed is in its summary
     trials = _study(path).trials
     (killed,) = [t for t in trials if t.state == TrialState.FAIL]
     retried = [t for t in trials if t.system_attrs.get("failed_trial") == killed.number]
