@@ -8,7 +8,9 @@ are ``.NAME.rldse-PID.tmp``; ``clean_stale_temporaries`` removes those whose wri
 
 from __future__ import annotations
 
+import fcntl
 import os
+import shutil
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -97,3 +99,40 @@ def replace_markdown_table(path: str | Path, header: str, table: str, flag: str)
     end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")),
                len(lines))
     return atomic_write_text(path, "\n".join([*lines[:start], table, *lines[end:]]) + "\n")
+
+
+@contextmanager
+def folder_lock(folder: Path, busy: str) -> Iterator[None]:
+    """Hold ``folder``'s exclusive run lock (``folder/.lock``, released by the kernel when
+    the holder dies, so a killed run never leaves it held); ``busy(pid)`` is the one line
+    raised when another process holds it."""
+    from rldse.errors import RldseError
+
+    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise RldseError(busy.format(pid=holder)) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def remove_tree_inside(path: Path, root: Path) -> None:
+    """Remove the folder ``path``, which must lie inside ``root`` and not be reached
+    through a symbolic link: a link is removed itself, never the folder it points to."""
+    from rldse.errors import RldseError
+
+    if path.is_symlink():
+        path.unlink()
+        return
+    if not path.exists():
+        return
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise RldseError(f"{path}: resolves to {path.resolve()}, outside {root}; "
+                         "refusing to delete it")
+    shutil.rmtree(path)

@@ -17,6 +17,7 @@ import matplotlib
 matplotlib.use("Agg")  # figures are files; no display needed
 
 from rldse.errors import RldseError, did_you_mean  # noqa: E402
+from rldse.files import folder_lock  # noqa: E402
 from rldse.studies.report import Report  # noqa: E402
 
 STUDIES = ("pearl_mapping", "swiftrl_pim", "amper_replay", "cpu_gpu_ratio", "timerl_memory")
@@ -37,6 +38,12 @@ def run_study(name: str, root: str | Path = "studies", progress: bool = True) ->
     """Run one study; write out/results.csv, figures, out/claims.csv and out/report.md;
     return the report."""
     path = study_dir(name, root)
+    out = path / "out"
+    if out.is_symlink() and not out.resolve().is_relative_to(path.resolve()):
+        raise RldseError(f"{out}: a link to {out.resolve()}, outside the study folder; "
+                         "a study run writes (and replaces) only inside it")
     module = import_module(f"rldse.studies.{name}")
-    report: Report = module.run(path, progress=progress)
-    return report.write(path / "out")
+    with folder_lock(path, f"{path}: being run by another process (pid {{pid}}); wait "
+                     "for it to finish"):
+        report: Report = module.run(path, progress=progress)
+        return report.write(out)

@@ -37,7 +37,6 @@ The analytic rates, for N actors with E envs each, C cores, one GPU:
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -47,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
 from rldse.errors import RldseError
+from rldse.files import remove_tree_inside
 from rldse.paths import StudyOutput
 from rldse.search import load_study_file, run_study
 from rldse.sim import simulate
@@ -127,6 +127,30 @@ def knee(u: UnitCosts, cores: int, top: float) -> float:
 
 # ---- the study ------------------------------------------------------------------------------
 
+def _fresh_search(search_file: Path, out_dir: Path, study_dir: Path, progress: bool):
+    """The search run afresh; its previous outputs are moved aside first and put back if
+    this run fails or is interrupted, or by the next run if it was killed (they are
+    deleted only once the new ones exist)."""
+    aside = out_dir.with_name(f".{out_dir.name}.previous")
+    if aside.is_dir() and not aside.is_symlink():  # a killed run's: its outputs come back
+        remove_tree_inside(out_dir, study_dir)
+        aside.rename(out_dir)
+    if out_dir.is_symlink() or out_dir.exists():
+        if out_dir.is_symlink():
+            out_dir.unlink()
+        else:
+            out_dir.rename(aside)
+    try:
+        rep = run_study(search_file, progress=progress)
+    except BaseException:
+        remove_tree_inside(out_dir, study_dir)
+        if aside.exists():
+            aside.rename(out_dir)
+        raise
+    remove_tree_inside(aside, study_dir)
+    return rep
+
+
 def run(study_dir: Path, progress: bool = True) -> Report:
     p = load_params(study_dir, Params)
     if p.atari not in p.environments:
@@ -175,9 +199,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
                             zip(sweep.environment, sweep.actors_per_gpu, strict=True)]
 
     # ---- the Optuna search (fresh each run: every number is this run's) -------------------
-    if sf.out_dir.exists():
-        shutil.rmtree(sf.out_dir)
-    rep = run_study(search_file, progress=progress)
+    rep = _fresh_search(search_file, sf.out_dir, study_dir, progress)
     trials = pd.read_parquet(rep.files["trials.parquet"])
 
     out.mkdir(parents=True, exist_ok=True)

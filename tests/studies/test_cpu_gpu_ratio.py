@@ -77,3 +77,50 @@ def test_cpu_gpu_ratio_study_provisioned_sweep_and_claims(tmp_path):
 def test_cpu_gpu_ratio_study_refuses_an_unknown_atari_environment(tmp_path):
     with pytest.raises(RldseError, match="atari: 'Breakout' is not one of environments"):
         run_study("cpu_gpu_ratio", root=_copy(tmp_path, atari="Breakout"), progress=False)
+
+
+def test_a_second_concurrent_run_is_refused_in_one_line(tmp_path):
+    from rldse.files import folder_lock
+
+    root = _copy(tmp_path)
+    with folder_lock(root / "cpu_gpu_ratio", "held"), \
+            pytest.raises(RldseError, match="being run by another process"):
+        run_study("cpu_gpu_ratio", root=root, progress=False)
+
+
+def test_out_linked_outside_the_study_is_refused_and_left_alone(tmp_path):
+    root = _copy(tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "keep.txt").write_text("x")
+    (root / "cpu_gpu_ratio" / "out").symlink_to(elsewhere)
+    with pytest.raises(RldseError, match="outside the study folder"):
+        run_study("cpu_gpu_ratio", root=root, progress=False)
+    assert (elsewhere / "keep.txt").read_text() == "x"
+
+
+def test_the_previous_search_outputs_survive_a_failed_or_killed_search(tmp_path, monkeypatch):
+    from rldse.studies import cpu_gpu_ratio
+
+    study = tmp_path / "s"
+    out = study / "out" / "search"
+    out.mkdir(parents=True)
+    (out / "summary.json").write_text("old")
+
+    def dies(*a, **k):  # the search writes part of its outputs, then fails
+        out.mkdir()
+        (out / "summary.json").write_text("torn")
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cpu_gpu_ratio, "run_study", dies)
+    with pytest.raises(KeyboardInterrupt):
+        cpu_gpu_ratio._fresh_search(study / "search.yaml", out, study, False)
+    assert (out / "summary.json").read_text() == "old"
+    # killed -9 mid-search: the old outputs lie aside; the next run puts them back first
+    out.rename(study / "out" / ".search.previous")
+    out.mkdir()
+    (out / "summary.json").write_text("torn")
+    seen = []
+    monkeypatch.setattr(cpu_gpu_ratio, "run_study", lambda *a, **k: seen.append(
+        (study / "out" / ".search.previous" / "summary.json").read_text()) or "report")
+    assert cpu_gpu_ratio._fresh_search(study / "search.yaml", out, study, False) == "report"
+    assert seen == ["old"] and not (study / "out" / ".search.previous").exists()
