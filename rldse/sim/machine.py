@@ -142,7 +142,11 @@ class SplitCycle:
         self.host.pos = self.device.pos = self.wall.pos = row
 
     def take(self, k: int) -> PartTime:
-        return PartTime(self.host.take(k), self.device.take(k), self.wall.take(k))
+        """The next ``k`` rows. Each row's host and device time lie within its wall time,
+        but the three sums come from separate prefix sums whose rounding grows with the
+        cycle's running total, so host and device are clipped to the wall."""
+        wall = self.wall.take(k)
+        return PartTime(min(self.host.take(k), wall), min(self.device.take(k), wall), wall)
 
     def takes(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(host, device, wall) seconds of consecutive takes of ``counts[i]`` operations."""
