@@ -169,10 +169,11 @@ def test_validate_on_own_host(one_actor):
 
 def test_two_actors_predicted_from_one(one_actor):
     """Fidelity check (a) of issue 4, its structure: 2 actors on 2 cores predicted from the
-    1-actor capture step in parallel (the rollouts in less time, at most half), each
-    start up, and beat both the 1-actor replay and 2 actors sharing
-    one core. All from the trace's own costs, so host load cannot move it; the comparison
-    with a real 2-actor run is benchmarks/fidelity_actor_learner.py (live timing)."""
+    1-actor capture step in parallel (the rollouts in less time, at most half, and less
+    than two actors sharing one core), each start up, and run less than twice as fast as
+    one actor (whether faster at all depends on start-up and per-iteration costs, which a
+    busy capture host inflates). Identities on one trace's costs, whatever its host's load;
+    the comparison with a real 2-actor run is benchmarks/fidelity_actor_learner.py."""
     one = simulate(one_actor, _host_spec(one_actor))
     two = simulate(one_actor, _host_spec(one_actor, actors=2, cores=2))
     shared = simulate(one_actor, _host_spec(one_actor, actors=2, cores=1))
@@ -181,8 +182,7 @@ def test_two_actors_predicted_from_one(one_actor):
     assert b2["startup_s"] == pytest.approx(2 * b1["startup_s"], rel=1e-9)
     assert b1["rollout_s"] / 2 * (1 - 1e-9) <= b2["rollout_s"] < b1["rollout_s"]
     assert b2["rollout_s"] < shared.breakdown_s["rollout_s"]
-    assert shared.env_steps_per_s < one.env_steps_per_s < two.env_steps_per_s
-    assert two.env_steps_per_s < 2 * one.env_steps_per_s
+    assert shared.env_steps_per_s < two.env_steps_per_s < 2 * one.env_steps_per_s
 
 
 # ---- GPU memory -------------------------------------------------------------------------
