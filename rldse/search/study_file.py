@@ -134,6 +134,14 @@ class Objective(BaseModel):
             raise ValueError(f"{direction}: expected a metric name, got {metric!r}")
         return {"metric": metric, "direction": direction}
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema, handler) -> dict[str, Any]:
+        """The form a file writes (``{maximize: METRIC}``), not the parsed fields."""
+        metric = {"type": "string", "description": "a metric: rldse metrics lists them"}
+        return {"title": "Objective", "type": "object", "minProperties": 1,
+                "maxProperties": 1, "additionalProperties": False,
+                "properties": {d: metric for d in DIRECTIONS}}
+
 
 class SamplerSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -142,6 +150,12 @@ class SamplerSpec(BaseModel):
     options: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = Field(None, ge=0, le=2**32 - 1, description="default: the study's seed "
                              "(set it to vary the sampler alone: the simulations stay equal)")
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema, handler) -> dict[str, Any]:
+        """A file may give the sampler by name alone (``sampler: tpe``)."""
+        return {"anyOf": [{"type": "string", "description": "a sampler's name"},
+                          handler(core_schema)]}
 
 
 class EstimateSpec(BaseModel):
