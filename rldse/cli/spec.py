@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 
-
 #: the dialect pydantic generates
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
