@@ -1069,6 +1069,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
                 rm.add_action_energy(label, joules)
     breakdown = {}
     if state["updates"]:
+        breakdown["warmup_s"] = state["first_update_s"]
         breakdown["iteration_s"] = ((state["last_update_end_s"] - state["first_update_s"])
                                     / state["updates"])
     merged = state["steps"] - sum(staleness.values())  # merged rounds: no lag by construction
