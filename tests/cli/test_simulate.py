@@ -80,3 +80,21 @@ def test_smoothing_episodes_without_a_target_is_refused(capsys):
     err = capsys.readouterr().err
     assert code == 2 and "--smoothing-episodes: applies with --target-return" in err
     assert err.count("\n") == 1
+
+
+def test_phase_table_shows_device_busy_beside_the_workers_time(capsys):
+    """Pong's learner dispatches to the GPU and waits little: the learner's time in
+    `learn` is far below the GPU's busy seconds on it; both are shown, and a row the
+    program accounts in bulk shows no count rather than 0."""
+    pong = str(ROOT / "traces" / "pong_ppo.parquet")
+    assert main(["simulate", pong, "--system", SPEC, "--set", "workload.env_steps=8192"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["worker", "phase"])
+    assert lines[head].split() == ["worker", "phase", "device", "count", "worker_s",
+                                   "path_share", "device_busy_s"]
+    rows = {tuple(line.split()[:3]): line.split() for line in lines[head + 1:]
+            if line.startswith((" ", "a", "l")) and len(line.split()) == 7}
+    learn = rows[("learner", "learn", "gpu")]
+    assert float(learn[6]) > float(learn[4]) > 0
+    assert all(r[3] != "0" for r in rows.values())
+    assert rows[("actor", "wait:learner", "any")][6] == "-"
