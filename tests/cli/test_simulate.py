@@ -98,3 +98,18 @@ def test_phase_table_shows_device_busy_beside_the_workers_time(capsys):
     assert float(learn[6]) > float(learn[4]) > 0
     assert all(r[3] != "0" for r in rows.values())
     assert rows[("actor", "wait:learner", "any")][6] == "-"
+
+
+def test_a_user_preset_with_a_base_and_plain_numbers_simulates(tmp_path, capsys):
+    (tmp_path / "gpu.yaml").write_text(
+        "kind: gpu\npresets:\n  my-v100:\n    base: v100-sxm2\n    idle_w: 60\n"
+        "    price_usd: 5000\n")
+    argv = ["simulate", TRACE, "--system", SPEC, *SMALL, "--json"]
+    assert main(argv) == 0
+    base = __import__("json").loads(capsys.readouterr().out)
+    assert main([*argv, "--presets", str(tmp_path), "--set", "gpu.preset=my-v100"]) == 0
+    mine = __import__("json").loads(capsys.readouterr().out)
+    gpu = {d["kind"]: d for d in mine["devices"]}["gpu"]
+    assert gpu["preset"] == "my-v100"
+    assert mine["energy_j"] > base["energy_j"]  # idles at 60 W, not the V100's 43 W
+    assert mine["cost_usd"] == pytest.approx(base["cost_usd"] - 10_000 + 5000)  # one GPU
