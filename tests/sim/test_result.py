@@ -51,3 +51,10 @@ def test_device_busy_per_phase_adds_up_to_its_busy_time():
     r = simulate(trace, load_spec(DGX, {"workload.env_steps": 2000}))
     for d in r.devices:
         assert sum(d.phase_busy_s.values()) == pytest.approx(d.busy_s, rel=1e-9)
+
+
+def test_a_run_that_never_leaves_its_warm_up_says_so():
+    trace = load_trace(ROOT / "traces" / "dqn_cartpole_uniform.parquet")
+    r = simulate(trace, load_spec(DGX, {"workload.env_steps": 1000}))  # < learning_starts
+    assert r.updates == 0 and r.breakdown_s["warmup_s"] == r.sim_time_s
+    assert any(w.startswith("warm-up takes") and "100% of" in w for w in r.warnings)
