@@ -97,11 +97,11 @@ def _import_torch_profiler(args: argparse.Namespace):
     from rldse.cli.common import parse_set
     from rldse.recording.torch_profiler import import_torch_profiler
 
-    if args.env is None:
-        raise RldseError("--env: required with --format torch-profiler (the env id it ran)")
-    if args.layers is None:
-        raise RldseError("--layers: required with --format torch-profiler (the network's "
-                         "layer sizes, e.g. 4,64,64,2)")
+    missing = [f"--{name} ({what})" for name, what in (
+        ("env", "the env id it ran"), ("layers", "the network's layer sizes, e.g. 4,64,64,2"))
+        if getattr(args, name) is None]
+    if missing:
+        raise RldseError(f"required with --format torch-profiler: {', '.join(missing)}")
     try:
         layers = [int(w) for w in args.layers.split(",")]
     except ValueError:

@@ -89,10 +89,9 @@ def workload_info(workload: str, nets: dict[str, Network],
     info.update({k: v for k, v in hyperparameters.items() if k in names})
     try:
         info_type.model_validate(info)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"hyperparameter '{field}': {err['msg'].lower()} (the {workload} "
-                         f"program reads {', '.join(info_type.model_fields)})",
-                         where="recording") from None
+    except ValidationError as exc:  # every missing or bad one at once
+        bad = "; ".join(f"hyperparameter '{'.'.join(str(p) for p in err['loc'])}': "
+                        f"{err['msg'].lower()}" for err in exc.errors())
+        raise RldseError(f"{bad} (the {workload} program reads "
+                         f"{', '.join(info_type.model_fields)})", where="recording") from None
     return info

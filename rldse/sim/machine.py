@@ -25,7 +25,7 @@ from rldse.models.spec import PartSpec
 from rldse.sim import trace_cache
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
-from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats
+from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats, ramp_warnings
 from rldse.sim.timeline import NO_TAG, TimelineStream
 from rldse.system import ResolvedSystem, resolve
 from rldse.trace import NETWORK_PHASES, Trace, networks_on_gpu
@@ -366,6 +366,7 @@ class Machine:
                     "and its cost" for d in devices if d.busy_s == 0]
         warnings += [w for m in {id(m): m for m in self.models.values()}.values()
                      for w in getattr(m, "warnings", ())]
+        warnings += ramp_warnings(outcome.breakdown_s, t)
         lag = _staleness(outcome)
         if lag is not None and lag[0] != outcome.captured_staleness_updates:
             warnings.append(
