@@ -44,7 +44,8 @@ from rldse.recording.cuts import Cuts, Rows, closed_before, rows
 from rldse.recording.info import NETWORKS, workload_info
 from rldse.recording.loops import loop_kind
 from rldse.recording.network import Network, is_module
-from rldse.trace import PHASES, Trace
+from rldse.threads import current_torch_threads
+from rldse.trace import PHASES, Trace, plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -124,7 +125,7 @@ class Recording:
         self.nets = nets
         self.env_id, self.seed = env_id, int(seed)
         self.algorithm = algorithm or self.workload
-        self.hyperparameters = dict(hyperparameters)
+        self.hyperparameters = plain(dict(hyperparameters), "recording: hyperparameters")
         self.info = workload_info(self.workload, nets, self.hyperparameters)
         self.actor = actor if loop == "on_policy" else "host"
         self.learner = learner if loop == "on_policy" else "host"
@@ -146,6 +147,9 @@ class Recording:
         self.cuts.cpu.sample(self._t0)
         self._end_ns: int | None = None
         self._wall_s: float | None = None
+        #: torch's threads and who chose them (rldse.threads.TorchThreads.stop), set by an
+        #: integration that pinned them; else the trace records torch's count as it ends
+        self.torch_threads: tuple[int, str] | None = None
 
     # ---- marking -----------------------------------------------------------------
     def phase(self, name: str, *, items: int | None = None, flops: int | None = None,
@@ -337,7 +341,8 @@ class Recording:
                            hyperparameters=self.hyperparameters, workload_info=info,
                            episode_returns=self.returns, wall_time_s=self._wall_s,
                            frames=[ops], overhead_ns=self.cut_cost_ns,
-                           load_start=self._load_start)
+                           load_start=self._load_start,
+                           torch_threads=self.torch_threads or current_torch_threads())
 
     def _check_episodes(self, r: Rows) -> None:
         """Returns are placed on env steps by the env_reset rows that end their episodes
