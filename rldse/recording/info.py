@@ -28,6 +28,9 @@ NETWORKS: dict[str, tuple[str, ...]] = {
     "dqn": ("q",), "ddpg": ("actor", "critic"), "actor_learner": ("policy", "value"),
     "tabular": (),
 }
+#: Workloads that also take one network, under this role: its work is described as one
+#: network (a policy alone, REINFORCE's; a shared actor-critic body).
+ONE_NETWORK = {"actor_learner": "policy"}
 
 
 def obs_bytes(net: Network) -> int:

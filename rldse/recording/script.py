@@ -109,7 +109,7 @@ class _Hooks:
     load_start: tuple[float, int] | None = None
     folder: Path | None = None  # the script's: classes defined there may be replay buffers
     named: tuple[str, ...] = ()  # replay buffer classes the user named (--replay)
-    replay_classes: list[str] = field(default_factory=list)  # hooked, as module.Class
+    replay_classes: list[str] = field(default_factory=list)  # used, as module.Class
     list_replay: bool = False  # random.sample from a list or deque was seen
     n_envs: int = 1  # the last vector step's envs
     torch_threads: tuple[int, str] | None = None  # rldse.threads.TorchThreads.stop
@@ -226,14 +226,20 @@ class _Hooks:
         return ()
 
     def hook_replay(self, cls: type, adds: tuple[str, ...]) -> None:
-        hooks = self
+        hooks, label = self, f"{cls.__module__}.{cls.__qualname__}"
+
+        def used() -> None:
+            if label not in hooks.replay_classes:
+                hooks.replay_classes.append(label)
 
         def add_items(args, kwargs, out) -> int:
+            used()
             x = args[1] if len(args) > 1 else None
             shape = getattr(x, "shape", ())
             return hooks.n_envs if len(shape) >= 2 and shape[0] == hooks.n_envs else 1
 
         def sample_items(args, kwargs, out) -> int:
+            used()
             hooks.replay_capacity = _capacity(args[0])
             batch = kwargs.get("batch_size", args[1] if len(args) > 1 else None)
             if isinstance(batch, (int, np.integer)) and not isinstance(batch, bool):
@@ -244,7 +250,6 @@ class _Hooks:
             if callable(cls.__dict__.get(name)):
                 self.patch(cls, name, "replay_add", add_items)
         self.patch(cls, "sample", "replay_sample", sample_items)
-        self.replay_classes.append(f"{cls.__module__}.{cls.__qualname__}")
 
     def _watch_random_sample(self) -> None:
         """``random.sample`` from a list or deque: a list replay buffer's sample."""

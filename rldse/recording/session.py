@@ -41,7 +41,7 @@ import numpy as np
 from rldse.errors import RldseError
 from rldse.host import load_sample
 from rldse.recording.cuts import Cuts, Rows, closed_before, rows
-from rldse.recording.info import NETWORKS, workload_info
+from rldse.recording.info import NETWORKS, ONE_NETWORK, workload_info
 from rldse.recording.loops import loop_kind
 from rldse.recording.network import Network, is_module
 from rldse.threads import current_torch_threads
@@ -117,11 +117,15 @@ class Recording:
                              f"not {loop!r}", where="recording")
         nets = _networks(network, obs_shape)
         self.workload = self.loop.workload(actor_critic="critic" in nets)
-        need = NETWORKS[self.workload]
-        if set(nets) != set(need):
+        need, one = NETWORKS[self.workload], ONE_NETWORK.get(self.workload)
+        if one is not None and set(nets) == {"q"}:  # one module: the loop's one network
+            nets = {one: nets["q"]}
+        if set(nets) != set(need) and (one is None or set(nets) != {one}):
             given = ", ".join(sorted(nets)) or "none"
+            also = f" (or one network: a module, or {{'{one}': ...}})" if one else ""
             raise RldseError(f"the {loop} loop ({self.workload}) needs "
-                             f"{_network_form(need)}, got {given}", where="recording: network")
+                             f"{_network_form(need)}{also}, got {given}",
+                             where="recording: network")
         self.nets = nets
         self.env_id, self.seed = env_id, int(seed)
         self.algorithm = algorithm or self.workload

@@ -1,0 +1,188 @@
+"""`rldse capture script` on scripts written as their authors write them (tests/recording/
+data: CleanRL's dqn.py and ppo.py, the same DQN with its own numpy ring buffer, PyTorch's
+REINFORCE example), run without edits, each trace simulated; a run whose trace cannot be
+written leaves its raw record; torch's thread count is pinned and recorded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch", reason="the 'torch' extra")
+pytest.importorskip("stable_baselines3", reason="the 'sb3' extra")
+
+import torch  # noqa: E402
+
+from rldse.cli import main  # noqa: E402
+from rldse.trace import load_trace  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parent / "data"
+SYSTEM = str(ROOT / "examples" / "dgx1_like.yaml")
+
+
+def capture(tmp_path: Path, name: str, *flags: str) -> Path:
+    out = tmp_path / f"{name}.parquet"
+    code = main(["capture", "script", str(DATA / f"{name}.py"), "-o", str(out), *flags])
+    assert code == 0
+    return out
+
+
+@pytest.fixture(scope="module")
+def traces(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("real")
+    return {name: capture(folder, name) for name in
+            ("cleanrl_dqn", "dqn_numpy_buffer", "cleanrl_ppo", "reinforce")}
+
+
+def phases(trace) -> dict[str, int]:
+    return trace.ops["phase"].astype(str).value_counts().to_dict()
+
+
+@pytest.mark.parametrize("name", ["cleanrl_dqn", "dqn_numpy_buffer"])
+def test_cleanrl_dqn_with_sb3_or_numpy_buffer(traces, name):
+    trace = load_trace(traces[name])
+    assert trace.meta.workload == "dqn"
+    counts = phases(trace)
+    # 400 steps; learning from step 101 (> learning_starts 100) at even steps: 149 updates
+    assert counts["env_step"] == 400 and counts["replay_add"] == 400
+    assert counts["learn"] == counts["replay_sample"] == 149
+    info, hp = trace.meta.workload_info, trace.meta.hyperparameters
+    # QNetwork sized by numpy integers (single_action_space.n), stored as plain ints
+    assert info["layer_sizes"] == [4, 120, 84, 2]
+    assert all(type(w) is int for w in info["layer_sizes"])
+    assert info["replay_capacity"] == 1000 and info["batch_size"] == 32
+    assert info["learning_starts"] == 102 and info["learn_every"] == 2
+    assert "target_sync" in hp["inferred"]  # CleanRL copies parameters: no call to see
+    assert hp["replay_classes"] == (["stable_baselines3.common.buffers.ReplayBuffer"]
+                                    if name == "cleanrl_dqn" else ["__main__.ReplayBuffer"])
+
+
+def test_cleanrl_ppo_agent_with_actor_and_critic(traces):
+    trace = load_trace(traces["cleanrl_ppo"])
+    info = trace.meta.workload_info
+    assert trace.meta.workload == "actor_learner"
+    # 2 iterations of 16 steps × 4 envs, 2 epochs of 4 minibatches of 16
+    assert (info["rollout_len"], info["envs_per_actor"]) == (16, 4)
+    assert (info["batch_size"], info["epochs"]) == (16, 2)
+    assert info["policy_sizes"] == [4, 64, 64, 2] and info["value_sizes"] == [4, 64, 64, 1]
+    counts = phases(trace)
+    assert counts["learn"] == 16 and counts["act"] == 2 * 16 and counts["sync"] == 2
+
+
+def test_reinforce_one_policy_network(traces):
+    trace = load_trace(traces["reinforce"])
+    info = trace.meta.workload_info
+    assert trace.meta.workload == "actor_learner"
+    assert info["value_sizes"] == [] and "network" in info  # the policy, described
+    assert info["epochs"] == 1
+    ops = trace.ops
+    learn = ops[ops["phase"] == "learn"]
+    acts = ops[ops["phase"] == "act"]
+    assert len(learn) == 4  # one update per episode (--episodes 4)
+    # each update trains on its episode's acts: its batch is their count
+    assert learn["items"].sum() == len(acts) == phases(trace)["env_step"]
+    assert (learn["flops"] > 0).all() and (learn["dur_s"] > 0).all()
+
+
+@pytest.mark.parametrize("name", ["cleanrl_dqn", "dqn_numpy_buffer", "cleanrl_ppo",
+                                  "reinforce"])
+def test_real_script_traces_simulate(traces, name, capsys):
+    learner = ["--set", "workload.learner=sync"] if "dqn" in name else []
+    code = main(["simulate", str(traces[name]), "--system", SYSTEM,
+                 "--set", "workload.env_steps=2000", *learner])
+    assert code == 0, capsys.readouterr().err
+
+
+def test_torch_threads_pinned_and_recorded(traces, tmp_path):
+    load = load_trace(traces["reinforce"]).meta.host.load
+    assert (load.torch_threads, load.torch_threads_set_by) == (1, "rldse")
+    before = torch.get_num_threads()
+    out = capture(tmp_path, "reinforce", "--torch-threads", "2", "--", "--episodes", "1")
+    load = load_trace(out).meta.host.load
+    assert (load.torch_threads, load.torch_threads_set_by) == (2, "user")
+    assert torch.get_num_threads() == before  # restored
+
+
+def test_bad_thread_count_and_unknown_replay_class_refused_before_training(tmp_path,
+                                                                          capsys):
+    script = tmp_path / "never.py"
+    script.write_text("class Memory:\n    pass\nraise SystemExit(3)\n")  # 3: it ran
+    for flags, word in ((["--torch-threads", "-1"], "--torch-threads"),
+                        (["--replay", "Buffer"], "--replay Buffer")):
+        code = main(["capture", "script", str(script), "-o", str(tmp_path / "x.parquet"),
+                     *flags])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and word in err and "status 3" not in err
+
+
+def test_a_run_whose_trace_cannot_be_written_leaves_its_raw_record(tmp_path, monkeypatch,
+                                                                   capsys):
+    import pyarrow.parquet as pq
+
+    from rldse.trace import Trace
+
+    def fail(self, path):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Trace, "save", fail)
+    out = tmp_path / "run.parquet"
+    code = main(["capture", "script", str(DATA / "reinforce.py"), "-o", str(out), "--",
+                 "--episodes", "2"])
+    err = capsys.readouterr().err
+    raw = tmp_path / "run.raw.parquet"
+    assert code == 2 and err.count("\n") == 1 and str(raw) in err
+    assert not out.exists()
+    table = pq.read_table(raw)
+    kinds = set(table.column("kind").to_pylist())
+    assert {"env_step", "forward", "backward", "opt"} <= kinds
+    context = json.loads(table.schema.metadata[b"rldse.raw"])
+    assert context["script"] == "reinforce.py" and context["args"] == ["--episodes", "2"]
+    assert context["modules"][0]["class"] == "Policy"
+
+
+LIST_DQN = '''
+import random
+from collections import deque
+
+import gymnasium as gym
+import numpy as np
+import torch
+from torch import nn
+
+env = gym.make("CartPole-v1")
+q = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 2))
+opt = torch.optim.Adam(q.parameters())
+memory = deque(maxlen=500)
+obs, _ = env.reset(seed=0)
+for step in range(120):
+    with torch.no_grad():
+        action = int(q(torch.as_tensor(obs).unsqueeze(0)).argmax())
+    next_obs, reward, term, trunc, _ = env.step(action)
+    memory.append((obs, action, reward, next_obs, term))
+    obs = next_obs if not (term or trunc) else env.reset()[0]
+    if step >= 40:
+        batch = random.sample(memory, 16)
+        o = torch.as_tensor(np.array([b[0] for b in batch]))
+        a = torch.as_tensor([b[1] for b in batch]).unsqueeze(1)
+        loss = q(o).gather(1, a).pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+'''
+
+
+def test_a_deque_replay_buffer_sampled_by_random_sample(tmp_path):
+    script = tmp_path / "list_dqn.py"
+    script.write_text(LIST_DQN)
+    out = tmp_path / "list.parquet"
+    assert main(["capture", "script", str(script), "-o", str(out)]) == 0
+    trace = load_trace(out)
+    counts = phases(trace)
+    assert trace.meta.workload == "dqn" and counts["replay_sample"] == counts["learn"] == 80
+    assert trace.meta.workload_info["replay_capacity"] == 500  # the deque's maxlen
+    assert "replay_add" in trace.meta.hyperparameters["inferred"]  # appends: untimed
+    adds = trace.ops[trace.ops["phase"] == "replay_add"]
+    assert len(adds) == 120 and (adds["dur_s"] == 0).all()
