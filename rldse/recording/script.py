@@ -108,7 +108,9 @@ class _Hooks:
     cpu: CpuClock = field(default_factory=lambda: CpuClock(process_time_ns))
     load_start: tuple[float, int] | None = None
     folder: Path | None = None  # the script's: classes defined there may be replay buffers
-    named: tuple[str, ...] = ()  # replay buffer classes the user named (--replay)
+    #: replay buffer classes the user named (--replay): name -> (add methods, sample
+    #: method), or None to find them as for any class
+    named: dict[str, tuple[tuple[str, ...], str] | None] = field(default_factory=dict)
     replay_classes: list[str] = field(default_factory=list)  # used, as module.Class
     list_replay: bool = False  # random.sample from a list or deque was seen
     n_envs: int = 1  # the last vector step's envs
@@ -180,12 +182,12 @@ class _Hooks:
         for (module, name), adds in REPLAY_CLASSES.items():  # those imported already
             cls = getattr(sys.modules.get(module), name, None)
             if isinstance(cls, type):
-                self.hook_replay(cls, adds)
-        for name in self.named:  # a library class named by its module path
+                self.hook_replay(cls, (*adds, "sample"))
+        for name, spec in self.named.items():  # a library class named by its module path
             module, _, cls_name = name.rpartition(".")
             if module:
                 cls = getattr(importlib.import_module(module), cls_name)
-                self.hook_replay(cls, self.replay_methods(cls, vars(sys.modules[module])))
+                self.hook_replay(cls, self._named_methods(cls, spec))
         self._watch_classes()
         self._watch_random_sample()
 
@@ -206,26 +208,39 @@ class _Hooks:
         self.undo.append(lambda: setattr(builtins, "__build_class__", original))
 
     def replay_methods(self, cls: type, module_globals: dict) -> tuple[str, ...]:
-        """The add-like methods of ``cls`` if it is replay storage: a library buffer
-        (REPLAY_CLASSES), a class the user named, or one defined beside the script with
-        ``sample`` and an add-like method (not a rollout buffer)."""
+        """The add-like methods and, last, the sample method of ``cls`` if it is replay
+        storage: a library buffer (REPLAY_CLASSES), a class the user named, or one defined
+        beside the script with ``sample`` and an add-like method (not a rollout buffer);
+        () if not."""
         module = str(module_globals.get("__name__", ""))
         if (module, cls.__name__) in REPLAY_CLASSES:
-            return REPLAY_CLASSES[(module, cls.__name__)]
+            return (*REPLAY_CLASSES[(module, cls.__name__)], "sample")
+        key = next((k for k in (cls.__name__, f"{module}.{cls.__name__}")
+                    if k in self.named), None)
+        if key is not None:
+            return self._named_methods(cls, self.named[key])
         adds = tuple(m for m in ADD_METHODS if callable(cls.__dict__.get(m)))
-        named = cls.__name__ in self.named or f"{module}.{cls.__name__}" in self.named
         file = module_globals.get("__file__")
         beside = (self.folder is not None and file is not None
                   and Path(file).resolve().parent == self.folder)
-        if named and not (adds and callable(getattr(cls, "sample", None))):
-            raise RldseError(f"--replay {cls.__name__}: the class has no sample method or "
-                             f"no add method ({', '.join(ADD_METHODS)})")
-        if named or (beside and adds and callable(cls.__dict__.get("sample"))
-                     and "rollout" not in cls.__name__.lower()):
-            return adds
+        if beside and adds and callable(cls.__dict__.get("sample")) \
+                and "rollout" not in cls.__name__.lower():
+            return (*adds, "sample")
         return ()
 
-    def hook_replay(self, cls: type, adds: tuple[str, ...]) -> None:
+    @staticmethod
+    def _named_methods(cls: type, spec: tuple[tuple[str, ...], str] | None
+                       ) -> tuple[str, ...]:
+        """The methods of a class named by --replay: as named, or found by name."""
+        adds, sample = spec or (tuple(m for m in ADD_METHODS if hasattr(cls, m)), "sample")
+        if not adds or not all(callable(getattr(cls, m, None)) for m in (*adds, sample)):
+            raise RldseError(f"--replay {cls.__name__}: the class has no "
+                             f"{'/'.join(adds) or 'add'} or {sample} method (name them: "
+                             "--replay CLASS:ADD,SAMPLE)")
+        return (*adds, sample)
+
+    def hook_replay(self, cls: type, methods: tuple[str, ...]) -> None:
+        """Time ``methods`` of ``cls`` (replay_methods: add-like ones, then sample)."""
         hooks, label = self, f"{cls.__module__}.{cls.__qualname__}"
 
         def used() -> None:
@@ -246,10 +261,11 @@ class _Hooks:
                 return int(batch)
             return _batch_of(out)
 
+        *adds, sample = methods
         for name in adds:
-            if callable(cls.__dict__.get(name)):
+            if callable(getattr(cls, name, None)):
                 self.patch(cls, name, "replay_add", add_items)
-        self.patch(cls, "sample", "replay_sample", sample_items)
+        self.patch(cls, sample, "replay_sample", sample_items)
 
     def _watch_random_sample(self) -> None:
         """``random.sample`` from a list or deque: a list replay buffer's sample."""
@@ -356,12 +372,35 @@ def check_script(script: str | Path, replay: tuple[str, ...] = (),
         raise RldseError(f"{script}: not a Python script ({type(exc).__name__}: "
                          f"{getattr(exc, 'msg', exc)}, line {getattr(exc, 'lineno', '?')})"
                          ) from None
-    defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
-    for name in replay:
-        if "." not in name and name not in defined:
+    defined = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    for name, spec in parse_replay(replay).items():
+        if "." in name:
+            continue
+        if name not in defined:
             raise RldseError(f"--replay {name}: {path.name} defines no class {name} (name a "
                              "class it defines, or a library one as module.Class)")
+        node = defined[name]
+        methods = {f.name for f in node.body if isinstance(f, ast.FunctionDef)}
+        adds, sample = spec or ([m for m in ADD_METHODS if m in methods], "sample")
+        if not node.bases and not (adds and {*adds, sample} <= methods):
+            raise RldseError(f"--replay {name}: the class has no {'/'.join(adds) or 'add'} "
+                             f"or {sample} method (name them: --replay CLASS:ADD,SAMPLE)")
     return path
+
+
+def parse_replay(values: tuple[str, ...]) -> dict[str, tuple[tuple[str, ...], str] | None]:
+    """--replay values: ``CLASS`` (its add-like and sample methods found by name) or
+    ``CLASS:ADD[,ADD2],SAMPLE``."""
+    named: dict[str, tuple[tuple[str, ...], str] | None] = {}
+    for value in values:
+        cls, colon, methods = value.partition(":")
+        names = [m.strip() for m in methods.split(",")] if colon else []
+        if not cls.strip() or (colon and (len(names) < 2 or not all(
+                m.isidentifier() for m in names))):
+            raise RldseError(f"--replay {value}: expected CLASS or CLASS:ADD,SAMPLE (method "
+                             "names)")
+        named[cls.strip()] = (tuple(names[:-1]), names[-1]) if names else None
+    return named
 
 
 def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = (),
@@ -371,7 +410,7 @@ def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = ()
     the user named as replay storage; ``torch_threads``: torch's intra-op threads (None:
     the script's own)."""
     path = check_script(script, replay, torch_threads)
-    hooks = _Hooks(folder=path.resolve().parent, named=tuple(replay))
+    hooks = _Hooks(folder=path.resolve().parent, named=parse_replay(replay))
     bias = _calibrate(hooks)
     threads = TorchThreads(torch_threads, where="--torch-threads")
     saved_argv, saved_path = sys.argv, list(sys.path)
@@ -425,12 +464,32 @@ def _gaps(events: list[_Event]) -> list[list[_Event]]:
 
 
 def infer_loop(events: list[_Event]) -> str:
-    """``off_policy`` where replay storage was used, else ``on_policy``."""
+    """``off_policy`` where replay storage was used; ``on_policy`` where a gap between env
+    steps holds several updates (epochs of minibatches), or an update trains on exactly
+    the transitions since the last one (A2C's rollout) or on the acts' own forwards
+    (REINFORCE); else the script updates on data of its own choosing from storage rldse
+    did not recognise: refused, saying how to name it."""
     if not any(e.kind == "opt" for e in events):
         raise RldseError("capture script: the script made no optimizer step (no learning "
                          "seen): is it a PyTorch training script? (--loop cannot help)")
-    replay = any(e.kind in ("replay_add", "replay_sample") for e in events)
-    return "off_policy" if replay else "on_policy"
+    if any(e.kind in ("replay_add", "replay_sample") for e in events):
+        return "off_policy"
+    since = updates = 0  # transitions since the last update; updates in this gap
+    batch: int | None = None  # the first grad-enabled forward's batch in this gap
+    for e in events:
+        if e.kind == "env_step":
+            since, updates, batch = since + e.items, 0, None
+        elif e.kind == "forward" and e.grad and batch is None:
+            batch = e.items
+        elif e.kind == "opt":
+            updates += 1
+            if updates > 1 or batch is None or batch == since:
+                return "on_policy"
+            since, batch = 0, None
+    raise RldseError("capture script: the script updates on batches it samples itself, "
+                     "like an off-policy loop, but rldse recognised no replay storage: name "
+                     "its class with --replay CLASS (CLASS:ADD,SAMPLE where its methods have "
+                     "other names), or pass --loop on_policy")
 
 
 def _modules(forwards: list[_Event]) -> tuple[tuple[Any, tuple[int, ...]], ...]:

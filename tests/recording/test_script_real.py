@@ -186,3 +186,40 @@ def test_a_deque_replay_buffer_sampled_by_random_sample(tmp_path):
     assert "replay_add" in trace.meta.hyperparameters["inferred"]  # appends: untimed
     adds = trace.ops[trace.ops["phase"] == "replay_add"]
     assert len(adds) == 120 and (adds["dur_s"] == 0).all()
+
+
+def test_a_buffer_with_other_method_names_is_named_by_flag(tmp_path, capsys):
+    """Unrecognised storage is refused saying how to name it (the raw record kept); a
+    named class with other method names is refused before training unless its methods
+    are named; named, the loop records as off-policy."""
+    script = tmp_path / "memory_dqn.py"
+    script.write_text(LIST_DQN.replace("memory = deque(maxlen=500)", "memory = Memory()")
+                      .replace("memory.append(", "memory.remember(")
+                      .replace("random.sample(memory, 16)", "memory.recall(16)")
+                      .replace("env = gym.make", '''
+class Memory:
+    def __init__(self):
+        self.data = deque(maxlen=500)
+
+    def remember(self, t):
+        self.data.append(t)
+
+    def recall(self, k):
+        return [self.data[i] for i in np.random.randint(0, len(self.data), k)]
+
+
+env = gym.make''', 1))
+    out = tmp_path / "m.parquet"
+    assert main(["capture", "script", str(script), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--replay CLASS" in err and (tmp_path / "m.raw.parquet").exists()
+    assert main(["capture", "script", str(script), "--replay", "Memory", "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "CLASS:ADD,SAMPLE" in err and err.count("\n") == 1
+    assert main(["capture", "script", str(script), "--replay", "Memory:remember,recall",
+                 "-o", str(out)]) == 0
+    trace = load_trace(out)
+    counts = phases(trace)
+    assert trace.meta.workload == "dqn" and counts["replay_add"] == 120
+    assert counts["replay_sample"] == counts["learn"] == 80
+    assert trace.meta.workload_info["replay_capacity"] == 500  # the deque it holds
