@@ -220,13 +220,15 @@ class _Hooks:
         if key is not None:
             return self._named_methods(cls, self.named[key])
         adds = tuple(m for m in ADD_METHODS if callable(cls.__dict__.get(m)))
-        file = module_globals.get("__file__")
-        beside = (self.folder is not None and file is not None
-                  and Path(file).resolve().parent == self.folder)
-        if beside and adds and callable(cls.__dict__.get("sample")) \
+        if self.beside(module_globals.get("__file__")) and adds and callable(cls.__dict__.get("sample")) \
                 and "rollout" not in cls.__name__.lower():
             return (*adds, "sample")
         return ()
+
+    def beside(self, file: str | None) -> bool:
+        """Whether source ``file`` is in the script's folder (the script's own code)."""
+        return self.folder is not None and file is not None and \
+            Path(file).resolve().parent == self.folder
 
     @staticmethod
     def _named_methods(cls: type, spec: tuple[tuple[str, ...], str] | None
@@ -268,12 +270,14 @@ class _Hooks:
         self.patch(cls, sample, "replay_sample", sample_items)
 
     def _watch_random_sample(self) -> None:
-        """``random.sample`` from a list or deque: a list replay buffer's sample."""
+        """``random.sample`` from a list or deque, called by code beside the script (not a
+        library's): a list replay buffer's sample."""
         original, hooks = random.sample, self
         timed = self.timed("replay_sample", original, lambda a, k, o: len(o))
 
         def sample(population, *args, **kwargs):
-            if isinstance(population, (list, deque)):
+            if isinstance(population, (list, deque)) and hooks.beside(
+                    sys._getframe(1).f_code.co_filename):
                 hooks.list_replay = True
                 if isinstance(population, deque) and population.maxlen:
                     hooks.replay_capacity = int(population.maxlen)
