@@ -429,11 +429,16 @@ def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = ()
         hooks.load_start = load_sample()
         hooks.cpu.sample()
         t0 = perf_counter()
+        failed: Exception | None = None
         try:
             runpy.run_path(str(path), run_name="__main__")
         except SystemExit as exc:
             if exc.code not in (None, 0):
                 raise RldseError(f"{script}: exited with status {exc.code}") from None
+        except RldseError:
+            raise
+        except Exception as exc:  # the script's own error: keep what ran (capture_script)
+            failed = exc
         finally:
             wall_s = perf_counter() - t0
             hooks.cpu.sample()
@@ -441,7 +446,29 @@ def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = ()
     finally:
         hooks.remove()
         sys.argv, sys.path[:] = saved_argv, saved_path
+    if failed is not None:
+        raise ScriptFailed(_where_failed(failed, path), (hooks.events, hooks, bias, wall_s))
     return hooks.events, hooks, bias, wall_s
+
+
+class ScriptFailed(RldseError):
+    """The script raised: the one-line reason, and ``run``, what ran until then (events,
+    hooks, bias ns, wall s)."""
+
+    def __init__(self, message: str, run: tuple) -> None:
+        super().__init__(message)
+        self.run = run
+
+
+def _where_failed(exc: Exception, path: Path) -> str:
+    """``exc`` in one line, at the script's last line in its traceback."""
+    import traceback
+
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
+             if Path(f.filename).resolve() == path.resolve()]
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    at = f" at line {lines[-1]}" if lines else ""
+    return f"{path.name} raised {type(exc).__name__}{at}: {text}"
 
 
 @dataclass
@@ -560,8 +587,16 @@ def capture_script(script: str | Path, args: list[str], *, loop: str | None = No
                          "PyTorch loops (a tabular loop has no network to hook)")
     if seed < 0:
         raise RldseError(f"--seed {seed}: expected 0 or more")
-    events, hooks, bias, wall_s = run_script(script, args, tuple(replay), torch_threads)
     name = Path(script).name
+    try:
+        events, hooks, bias, wall_s = run_script(script, args, tuple(replay), torch_threads)
+    except ScriptFailed as failed:
+        events, hooks, bias, wall_s = failed.run
+        if out is None or not events:
+            raise RldseError(failed.message) from None
+        raw = _save_raw(out, events, hooks, bias, wall_s, name, list(args), loop, env_id)
+        raise RldseError(f"{failed.message}; the raw record of what ran is in {raw}"
+                         ) from None
     try:
         trace = _script_trace(events, hooks, loop, env_id, seed, bias, wall_s, name)
         if out is not None:

@@ -223,3 +223,21 @@ env = gym.make''', 1))
     assert trace.meta.workload == "dqn" and counts["replay_add"] == 120
     assert counts["replay_sample"] == counts["learn"] == 80
     assert trace.meta.workload_info["replay_capacity"] == 500  # the deque it holds
+
+
+def test_a_script_that_raises_mid_run_keeps_what_ran(tmp_path, capsys):
+    script = tmp_path / "crash.py"
+    script.write_text(LIST_DQN.replace("    if step >= 40:", "    if step == 30:\n"
+                                       "        raise ValueError('diverged')\n"
+                                       "    if step >= 40:"))
+    out = tmp_path / "c.parquet"
+    assert main(["capture", "script", str(script), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    line = LIST_DQN.splitlines().index("    if step >= 40:") + 2  # the raise's line
+    assert err.count("\n") == 1 and f"raised ValueError at line {line}: diverged" in err
+    raw = tmp_path / "c.raw.parquet"
+    assert str(raw) in err and not out.exists()
+    import pyarrow.parquet as pq
+
+    kinds = pq.read_table(raw).column("kind").to_pylist()
+    assert kinds.count("env_step") == 31
