@@ -14,7 +14,10 @@ one the user names (``--replay CLASS``), seen as it is defined (``__build_class_
 so its ``replay_add`` rows are written with no duration, named in
 ``hyperparameters['inferred']``). Each hooked call is timed on ``perf_counter_ns`` with
 the hook's own bias, calibrated on a no-op, removed (RL-Scope's calibration, Gleeson et
-al., MLSys 2021). Code outside the hooks (logging, GAE, bookkeeping) is not recorded.
+al., MLSys 2021). Code outside the hooks (logging, GAE, bookkeeping) is not recorded. The
+trace's wall time runs from the first hooked call to the script's end: the set-up before
+it (imports, envs, networks) is not the loop; the whole script's is
+``hyperparameters['script_wall_s']``.
 torch runs on CAPTURE_TORCH_THREADS intra-op threads unless ``--torch-threads`` says
 otherwise; the trace's host load records the count and who chose it.
 
@@ -115,6 +118,7 @@ class _Hooks:
     list_replay: bool = False  # random.sample from a list or deque was seen
     n_envs: int = 1  # the last vector step's envs
     torch_threads: tuple[int, str] | None = None  # rldse.threads.TorchThreads.stop
+    script_wall_s: float = 0.0  # the whole script, its set-up included
 
     # ---- timed wrappers -------------------------------------------------------------
     def timed(self, kind: str, fn, items_of=None):
@@ -440,7 +444,11 @@ def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = ()
         except Exception as exc:  # the script's own error: keep what ran (capture_script)
             failed = exc
         finally:
-            wall_s = perf_counter() - t0
+            end_ns = perf_counter_ns()
+            hooks.script_wall_s = perf_counter() - t0
+            # the loop's wall time: from its first hooked call (the set-up before it,
+            # imports, envs, networks, is not the loop) to the script's end
+            wall_s = (end_ns - hooks.events[0].t0) / 1e9 if hooks.events else 0.0
             hooks.cpu.sample()
             hooks.torch_threads = threads.stop()
     finally:
@@ -652,6 +660,7 @@ def _save_raw(out: Path, events: list[_Event], hooks: _Hooks, bias: float, wall_
     context = {"script": name, "args": args, "loop": loop, "env_id": env_id,
                "env_ids": hooks.env_ids, "replay_classes": hooks.replay_classes,
                "replay_capacity": hooks.replay_capacity, "bias_ns": bias, "wall_s": wall_s,
+               "script_wall_s": hooks.script_wall_s,
                "load_start": hooks.load_start, "torch_threads": hooks.torch_threads,
                "modules": described}
     raw = out.with_name(out.name.removesuffix(".parquet") + RAW_SUFFIX)
@@ -726,7 +735,7 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
     frac = hooks.cpu.fraction(start, start + np.array([r.dur for r in rows], np.int64))
     frame = rows_to_frame(out, origin, bias, frac)
     hp = {**hp, "script": name, "loop": loop, "inferred": inferred,
-          "replay_classes": hooks.replay_classes}
+          "replay_classes": hooks.replay_classes, "script_wall_s": hooks.script_wall_s}
     return build_trace(workload=workload, algorithm=f"script:{Path(name).stem}", env_id=env_id,
                        seed=seed, hyperparameters=hp, workload_info=info,
                        episode_returns=[], wall_time_s=wall_s, frames=[frame],
