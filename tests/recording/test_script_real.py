@@ -241,3 +241,19 @@ def test_a_script_that_raises_mid_run_keeps_what_ran(tmp_path, capsys):
 
     kinds = pq.read_table(raw).column("kind").to_pylist()
     assert kinds.count("env_step") == 31
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, args", [
+    ("cleanrl_dqn", ["--total-timesteps", "3000", "--learning-starts", "500"]),
+    ("cleanrl_ppo", ["--total-timesteps", "2048", "--num-steps", "128"]),
+])
+def test_longer_cleanrl_runs_replay_their_loop(tmp_path, name, args):
+    """Longer runs replayed on the capture host: the loop's wall time (first hooked call to
+    the end) within 30 % (code outside the hooks, GAE and bookkeeping, is not recorded;
+    measured on a loaded 2-core host: DQN -7 %, PPO -15 %)."""
+    from rldse.sim.validate import validate
+
+    out = capture(tmp_path, name, "--", *args)
+    table, _ = validate(load_trace(out))
+    assert abs(table.loc["TOTAL (wall)", "error"]) < 0.3
