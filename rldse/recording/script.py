@@ -160,6 +160,10 @@ class _Hooks:
 
         def n_envs(args, kwargs, out) -> int:
             self.n_envs = int(getattr(args[0], "num_envs", 1))
+            if not self.env_ids:  # made by gymnasium.make_vec, say: its spec names it
+                spec = getattr(args[0], "spec", None)
+                if getattr(spec, "id", None):
+                    self.env_ids.append(str(spec.id))
             return self.n_envs
 
         for cls in (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv):

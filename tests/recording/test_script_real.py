@@ -257,3 +257,64 @@ def test_longer_cleanrl_runs_replay_their_loop(tmp_path, name, args):
     out = capture(tmp_path, name, "--", *args)
     table, _ = validate(load_trace(out))
     assert abs(table.loc["TOTAL (wall)", "error"]) < 0.3
+
+
+#: An A2C-style loop whose one module has a shared body and two heads (its forward returns
+#: logits and value), trained twice per rollout.
+SHARED_AC = '''import gymnasium as gym
+import torch
+from torch import nn
+from torch.distributions import Categorical
+
+
+class ActorCritic(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 64), nn.Tanh())
+        self.pi = nn.Linear(64, 2)
+        self.v = nn.Linear(64, 1)
+
+    def forward(self, x):
+        h = self.body(x)
+        return self.pi(h), self.v(h)
+
+
+envs = gym.vector.SyncVectorEnv([lambda: gym.make("CartPole-v1") for _ in range(2)])
+net = ActorCritic()
+opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+obs, _ = envs.reset(seed=0)
+for it in range(3):
+    buf_obs, buf_a, buf_r = [], [], []
+    for t in range(8):
+        x = torch.as_tensor(obs)
+        with torch.no_grad():
+            logits, v = net(x)
+        a = Categorical(logits=logits).sample()
+        obs, r, term, trunc, _ = envs.step(a.numpy())
+        buf_obs.append(x)
+        buf_a.append(a)
+        buf_r.append(torch.as_tensor(r))
+    X, A, R = torch.cat(buf_obs), torch.cat(buf_a), torch.cat(buf_r).float()
+    for epoch in range(2):
+        logits, v = net(X)
+        adv = R - v.squeeze(-1)
+        loss = -(Categorical(logits=logits).log_prob(A) * adv.detach()).mean() + adv.pow(2).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+'''
+
+
+def test_a_shared_actor_critic_body(tmp_path, capsys):
+    script = tmp_path / "shared_ac.py"
+    script.write_text(SHARED_AC)
+    out = tmp_path / "ac.parquet"
+    assert main(["capture", "script", str(script), "-o", str(out)]) == 0
+    trace = load_trace(out)
+    info = trace.meta.workload_info
+    assert trace.meta.workload == "actor_learner" and info["value_sizes"] == []
+    layers = [layer["name"] for layer in info["network"]["layers"]]
+    assert layers[0] == "body.0" and {"pi", "v"} <= set(layers)  # one network, both heads
+    assert (info["rollout_len"], info["envs_per_actor"], info["epochs"]) == (8, 2, 2)
+    code = main(["simulate", str(out), "--system", SYSTEM, "--set", "workload.env_steps=2000"])
+    assert code == 0, capsys.readouterr().err
