@@ -115,10 +115,11 @@ def _script_options(p: argparse.ArgumentParser) -> None:
                    help="the loop kind (default: inferred from what the script does)")
     p.add_argument("--env", help="env id to record (default: the first env the script makes)")
     p.add_argument("--seed", type=int, default=0, help="seed written to the trace's meta")
-    p.add_argument("--replay", action="append", default=[], metavar="CLASS",
+    p.add_argument("--replay", action="append", default=[], metavar="CLASS[:ADD,SAMPLE]",
                    help="the script's replay buffer class (a class it defines, or "
-                   "module.Class), when rldse does not recognise it: its add-like method "
-                   "and sample are recorded (repeatable)")
+                   "module.Class), when rldse does not recognise it: its add and sample "
+                   "methods are recorded, found by name or named after the colon "
+                   "(repeatable)")
     p.add_argument("--torch-threads", type=int, default=CAPTURE_TORCH_THREADS, metavar="N",
                    help=f"torch's intra-op threads while the script runs (default "
                    f"{CAPTURE_TORCH_THREADS}; 0: leave the script's own); the trace records "

@@ -81,7 +81,8 @@ REPLAY_CLASSES = {
 }
 #: Instance attributes that hold a replay buffer's capacity, in the order tried.
 _CAPACITY_ATTRS = ("capacity", "buffer_size", "max_size", "maxlen", "memory_size")
-#: The raw record of a run whose trace could not be made: OUT's name with this suffix.
+#: The raw record of a run whose trace was not written (or whose script raised): OUT's
+#: name with this suffix.
 RAW_SUFFIX = ".raw.parquet"
 
 
