@@ -66,21 +66,13 @@ import numpy as np
 from rldse.cpu_clock import CpuClock
 from rldse.errors import RldseError
 from rldse.host import load_sample
+from rldse.recording import replay_storage
+from rldse.recording.replay_storage import ADD_METHODS, REPLAY_CLASSES, parse_replay
 from rldse.threads import CAPTURE_TORCH_THREADS, TorchThreads
 from rldse.trace import Trace
 
 _CALIBRATION_CALLS = 2000
 LOOPS = ("off_policy", "on_policy")
-#: Method names that add to a replay buffer (a class with one of them and ``sample``).
-ADD_METHODS = ("add", "push", "store", "append", "insert", "put", "extend",
-               "add_transition", "store_transition")
-#: Library replay buffers, by defining module and class name: their add-like methods.
-REPLAY_CLASSES = {
-    ("stable_baselines3.common.buffers", "ReplayBuffer"): ("add",),
-    ("torchrl.data.replay_buffers.replay_buffers", "ReplayBuffer"): ("add", "extend"),
-}
-#: Instance attributes that hold a replay buffer's capacity, in the order tried.
-_CAPACITY_ATTRS = ("capacity", "buffer_size", "max_size", "maxlen", "memory_size")
 #: The raw record of a run whose trace was not written (or whose script raised): OUT's
 #: name with this suffix.
 RAW_SUFFIX = ".raw.parquet"
@@ -266,11 +258,11 @@ class _Hooks:
 
         def sample_items(args, kwargs, out) -> int:
             used()
-            hooks.replay_capacity = _capacity(args[0])
+            hooks.replay_capacity = replay_storage.capacity(args[0])
             batch = kwargs.get("batch_size", args[1] if len(args) > 1 else None)
             if isinstance(batch, (int, np.integer)) and not isinstance(batch, bool):
                 return int(batch)
-            return _batch_of(out)
+            return replay_storage.batch_of(out)
 
         *adds, sample = methods
         for name in adds:
@@ -329,33 +321,6 @@ class _Hooks:
         self.events.append(_Event("opt", self._opt_t0, perf_counter_ns() - self._opt_t0))
 
 
-def _capacity(buf: Any) -> int | None:
-    """A replay buffer's capacity (transitions): a capacity-like int attribute (times
-    ``n_envs`` where it has one, SB3's per-env size), else the longest preallocated array
-    or deque it holds; None where none says."""
-    for name in _CAPACITY_ATTRS:
-        value = getattr(buf, name, None)
-        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0:
-            return int(value) * int(getattr(buf, "n_envs", 1) or 1)
-    lengths = [v.maxlen if isinstance(v, deque) else v.shape[0]
-               for v in vars(buf).values() if (isinstance(v, deque) and v.maxlen)
-               or (hasattr(v, "shape") and len(getattr(v, "shape", ())) >= 1)] \
-        if hasattr(buf, "__dict__") else []
-    return int(max(lengths)) if lengths else None
-
-
-def _batch_of(out: Any) -> int:
-    """The batch a sample returned: the length of its first array (1 if none)."""
-    if isinstance(out, dict):
-        out = next(iter(out.values()), None)
-    elif isinstance(out, (tuple, list)) and out and not hasattr(out, "shape"):
-        out = out[0] if hasattr(out[0], "shape") else out
-    shape = getattr(out, "shape", None)
-    if shape is not None and len(shape) >= 1:
-        return int(shape[0])
-    return len(out) if isinstance(out, (list, tuple)) else 1
-
-
 def _calibrate(hooks: _Hooks) -> float:
     """Median duration a timed wrapper records around a no-op, in ns: its bias."""
     noop = hooks.timed("calibration", lambda: None)
@@ -399,21 +364,6 @@ def check_script(script: str | Path, replay: tuple[str, ...] = (),
             raise RldseError(f"--replay {name}: the class has no {'/'.join(adds) or 'add'} "
                              f"or {sample} method (name them: --replay CLASS:ADD,SAMPLE)")
     return path
-
-
-def parse_replay(values: tuple[str, ...]) -> dict[str, tuple[tuple[str, ...], str] | None]:
-    """--replay values: ``CLASS`` (its add-like and sample methods found by name) or
-    ``CLASS:ADD[,ADD2],SAMPLE``."""
-    named: dict[str, tuple[tuple[str, ...], str] | None] = {}
-    for value in values:
-        cls, colon, methods = value.partition(":")
-        names = [m.strip() for m in methods.split(",")] if colon else []
-        if not cls.strip() or (colon and (len(names) < 2 or not all(
-                m.isidentifier() for m in names))):
-            raise RldseError(f"--replay {value}: expected CLASS or CLASS:ADD,SAMPLE (method "
-                             "names)")
-        named[cls.strip()] = (tuple(names[:-1]), names[-1]) if names else None
-    return named
 
 
 def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = (),
