@@ -63,11 +63,51 @@ def cmd_capture(args: argparse.Namespace) -> None:
         raise RldseError("--seeds: an offline capture (--dataset) has no learning curve to "
                          "repeat")
     with progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id}") as bar:
-        trace = capture(cfg, bar.update)
+        trace = capture(cfg, Bounded(bar.update, cfg.steps, args.allow_long))
     if args.seeds > 1:
         trace = _with_seed_curves(trace, cfg, args.seeds)
     path = save_trace(trace, out)
     print(f"wrote {path} ({len(trace.ops)} ops, digest {trace.digest})")
+
+
+#: A capture projected past this much training is stopped early unless --allow-long.
+CAPTURE_LIMIT_S = 3600.0
+#: Wall seconds of training the projection waits for (start-up and warm-up excluded).
+PROJECT_AFTER_S = 3.0
+
+
+class Bounded:
+    """A capture's progress callback that also projects its length: once PROJECT_AFTER_S
+    of steps have gone, the rate so far times the steps asked for; over CAPTURE_LIMIT_S
+    (with ``allow_long`` False) it stops the training with one line giving the projection,
+    before hours go into a run nobody meant to start."""
+
+    def __init__(self, update, steps: int | None, allow_long: bool) -> None:
+        import time
+
+        self.update, self.steps, self.allow_long = update, steps, allow_long
+        self.clock = time.perf_counter
+        self.start_s: float | None = None
+        self.done = 0
+        self.checked = allow_long or steps is None
+
+    def __call__(self, n: int) -> None:
+        self.update(n)
+        now = self.clock()
+        if self.start_s is None:  # the first step: start-up is behind us
+            self.start_s = now
+            return
+        self.done += n
+        if self.checked or now - self.start_s < PROJECT_AFTER_S or not self.done:
+            return
+        self.checked = True
+        projected_s = (now - self.start_s) * self.steps / self.done
+        if projected_s > CAPTURE_LIMIT_S:
+            raise RldseError(f"--steps {self.steps:,}: at {self.done / (now - self.start_s):,.0f} "
+                             f"steps/s so far this capture would train for about "
+                             f"{projected_s / 3600:,.1f} h, over the "
+                             f"{CAPTURE_LIMIT_S / 3600:.0f} h limit; give --allow-long to "
+                             "run it anyway, or fewer --steps")
 
 
 def _with_seed_curves(trace, cfg, seeds: int):
@@ -220,6 +260,9 @@ def _add_workload_parser(csub, workload) -> None:
 def _output_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, help="trace file to write (.parquet)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    p.add_argument("--allow-long", action="store_true",
+                   help=f"train on when the rate of the first {PROJECT_AFTER_S:.0f} s projects "
+                        f"the capture past {CAPTURE_LIMIT_S / 3600:.0f} h")
 
 
 def add_parser(sub) -> None:

@@ -136,8 +136,18 @@ class GpuSpec(PartSpec):
     process_node: str = quantity("", "foundry node (a key of gpu_ops.PROCESS_POWER)")
     flop_energy_pj: float = quantity("pJ", "board energy per FP32 flop at the boost clock on "
                                      "16 nm (sets the power-limited clock)", gt=0, le=1e4)
+    node_power_exponent: float = quantity("", "share of the node's logic power reduction "
+                                          "(PROCESS_POWER) a board's energy per flop "
+                                          "follows, as an exponent", ge=0, le=2)
+    base_clock_mhz: float = quantity("MHz", "base clock (guaranteed under the power limit)",
+                                     gt=0, le=1e5)
+    boost_clock_mhz: float = quantity("MHz", "boost clock (fp32_tflops is at this clock)",
+                                      gt=0, le=1e5)
     gemm_tile_half: float = quantity("elements", "tile reuse tm·tn/(tm+tn) at which a GEMM "
                                      "tile reaches half of the SM's peak", ge=0, le=1e4)
+    fp32_lanes_per_scheduler: Literal[16, 32] = quantity(
+        "lanes", "FP32 lanes per warp scheduler (an FMA warp instruction takes 32 / this "
+        "cycles of its lanes; one instruction issues per cycle)")
     gemm_k_fill: float = quantity("k-steps", "a GEMM tile's pipeline fill and epilogue, in "
                                   "reduction steps", ge=0, le=1e5)
     mem_bw_efficiency: float = quantity("fraction", "share of mem_bw_gbs a streaming "
@@ -145,6 +155,9 @@ class GpuSpec(PartSpec):
     op_dispatch_calls: dict[str, Annotated[float, Field(ge=0, le=100)]] = quantity(
         "dispatches", "host dispatch of one eager call of an operator, in dispatch_s units "
         "(operators not listed: 1)")
+    launch_share: float = quantity("fraction", "share of an eager operator's host dispatch "
+                                   "that precedes its kernel launch (the rest overlaps the "
+                                   "kernel)", ge=0, le=1)
     dispatch_core: str = quantity("", "CPU preset whose single core dispatch_s was measured "
                                   "or assumed on")
 

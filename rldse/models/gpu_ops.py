@@ -10,9 +10,12 @@ gpu.yaml defaults say "fitted on NeuSight") are fitted once on NeuSight's five G
   idle_w + flop_energy_pj × node power factor × peak FP32 flop/s. A board whose limit is
   below that (T4 70 W, P4 75 W) lowers its clock until it fits; at the bottom of the DVFS
   range the voltage no longer drops, so power is linear in clock and the sustained share
-  of boost is min(1, (max_w − idle_w) / that dynamic power). ``flop_energy_pj`` is per
-  FP32 flop on TSMC 16 nm FinFET (shared, fitted); ``PROCESS_POWER`` scales it to the
-  GPU's node by the foundry's published iso-speed power reductions.
+  of boost is min(1, (max_w − idle_w) / that dynamic power), and never below the base
+  clock, which the spec sheet guarantees under the board's power limit.
+  ``flop_energy_pj`` is per FP32 flop on TSMC 16 nm FinFET (shared, fitted);
+  ``PROCESS_POWER`` ^ ``node_power_exponent`` scales it to the GPU's node: the foundry's
+  published iso-speed logic power reductions, of which a board (memory, SRAM, I/O,
+  voltage regulation) gets only a share (the exponent, shared, fitted).
 - **GEMM (linear, bmm) as FP32 SIMT thread-block tiles, wave-quantized over the SMs.**
   For each candidate tile tm×tn (``GEMM_TILES``, CUTLASS's SGEMM tile shapes), tiles =
   batch × ceil(m/tm) × ceil(n/tn), one resident per SM, waves = ceil(tiles / sm_count);
@@ -25,9 +28,13 @@ gpu.yaml defaults say "fitted on NeuSight") are fitted once on NeuSight's five G
   compulsory bytes at achieved bandwidth.
 - **Element-wise ops at achieved bandwidth**: bytes / (mem_bw × mem_bw_efficiency).
 - **The eager per-call floor**: each kernel costs ``kernel_overhead_s`` on the device, and
-  the host dispatches ``op_dispatch_calls[op]`` × ``dispatch_s`` before it launches (an
-  ``nn.Linear`` does more host work than an ``add``). One call timed between CUDA events
-  on an idle GPU measures host dispatch + device time, which is ``OpCost.call_s``.
+  the host dispatches ``op_dispatch_calls[op]`` × ``dispatch_s`` (an ``nn.Linear`` does
+  more host work than an ``add``), of which ``launch_share`` precedes the kernel launch
+  (argument parsing, dispatcher, allocation) and the rest (wrapping the output, returning
+  to Python, recording the end event) runs while the kernel does. One call timed between
+  CUDA events on an idle GPU therefore measures launch + max(rest of the dispatch, device
+  time), ``OpCost.call_s``: NeuSight's element-wise latencies stay at the floor until the
+  kernel outlasts the host's remaining work, then grow by the kernel time alone.
 """
 
 from __future__ import annotations
@@ -68,14 +75,30 @@ BOUNDS = ("compute", "memory", "waves/launch", "dispatch floor")
 
 def power_limited_ops(spec: GpuSpec) -> float:
     """Operations per second the board's power above idle pays for at the node's energy
-    per FP32 flop (module docstring); other dtypes are taken at the same energy per op."""
-    joules_per_op = spec.flop_energy_pj * 1e-12 * PROCESS_POWER[spec.process_node]
-    return float((spec.max_w - spec.idle_w) / joules_per_op)
+    per FP32 flop (module docstring), or at its base clock where that is more; other
+    dtypes are taken at the same energy per op."""
+    joules_per_op = spec.flop_energy_pj * 1e-12 \
+        * PROCESS_POWER[spec.process_node] ** spec.node_power_exponent
+    base_ops = spec.fp32_tflops * 1e12 * spec.base_clock_mhz / spec.boost_clock_mhz
+    return float(max(base_ops, (spec.max_w - spec.idle_w) / joules_per_op))
 
 
 def sustained_clock_share(spec: GpuSpec) -> float:
     """Share of the boost clock a board sustains under full FP32 load (module docstring)."""
     return float(min(1.0, power_limited_ops(spec) / (spec.fp32_tflops * 1e12)))
+
+
+def tile_efficiency(spec: GpuSpec, tm: int, tn: int) -> float:
+    """Share of its SM's FP32 peak a tm×tn tile's inner loop reaches: per k-step it issues
+    F FMA instructions and F × gemm_tile_half / reuse others (shared-memory loads, address
+    arithmetic, loop), reuse = tm·tn/(tm+tn). One scheduler issues one warp instruction
+    per cycle; an FMA occupies its FP32 lanes 32 / fp32_lanes_per_scheduler cycles (c),
+    so the cycles are max(c·F, F + others) and e = min(1, c · reuse / (reuse + half)):
+    16-lane schedulers (Volta, Turing, GA100) hide the other instructions behind the FMAs,
+    32-lane ones (Pascal, GA102, Hopper) pay for them."""
+    reuse = tm * tn / (tm + tn)
+    issue_cycles = 32.0 / spec.fp32_lanes_per_scheduler
+    return min(1.0, issue_cycles * reuse / (reuse + spec.gemm_tile_half))
 
 
 def gemm_device_s(spec: GpuSpec, peak_flops: float, batch, m, n, k) -> tuple[np.ndarray, ...]:
@@ -87,16 +110,14 @@ def gemm_device_s(spec: GpuSpec, peak_flops: float, batch, m, n, k) -> tuple[np.
     best = np.full(np.broadcast(b, m, n, k).shape, np.inf)
     waves_at = np.zeros_like(best)
     for tm, tn in GEMM_TILES:
-        reuse = tm * tn / (tm + tn)
-        eff = reuse / (reuse + spec.gemm_tile_half)
+        eff = tile_efficiency(spec, tm, tn)
         waves = np.ceil(b * np.ceil(m / tm) * np.ceil(n / tn) / spec.sm_count)
         t = waves * 2.0 * tm * tn * (k + spec.gemm_k_fill) / (sm_flops * eff)
         better = t < best
         best, waves_at = np.where(better, t, best), np.where(better, waves, waves_at)
     # the same flops spread evenly over every SM at the largest tile: what waves cost
-    reuse = GEMM_TILES[0][0] * GEMM_TILES[0][1] / sum(GEMM_TILES[0])
     even = 2.0 * b * m * n * (k + spec.gemm_k_fill) / (
-        sm_flops * spec.sm_count * reuse / (reuse + spec.gemm_tile_half))
+        sm_flops * spec.sm_count * tile_efficiency(spec, *GEMM_TILES[0]))
     memory = F32_BYTES * b * (m * k + k * n + m * n) / achieved_bps(spec)
     return np.maximum(best, memory), best, memory, waves_at, even
 
@@ -175,6 +196,7 @@ class OpCost:
     shape: tuple[int, ...]
     dtype: str
     host_s: float
+    launch_s: float  # the part of host_s before the kernel launches
     device_s: float
     energy_j: float
     bound: str
@@ -183,9 +205,15 @@ class OpCost:
 
     @property
     def call_s(self) -> float:
-        """One call timed between CUDA events on an idle GPU: the device waits for the
-        host's dispatch, so the two add up."""
-        return self.host_s + self.device_s
+        """One call timed between CUDA events on an idle GPU: the kernel starts after the
+        launch and runs beside the rest of the host's dispatch (module docstring)."""
+        return call_s(self.host_s, self.launch_s, self.device_s)
+
+
+def call_s(host_s, launch_s, device_s):
+    """One eager call between CUDA events: launch + max(rest of the host's dispatch, device
+    time); element-wise over arrays."""
+    return launch_s + np.maximum(np.asarray(host_s) - launch_s, device_s)
 
 
 def parse_shape(op: str, shape: str | tuple[int, ...]) -> tuple[int, ...]:
@@ -214,11 +242,13 @@ def op_cost(model: GpuModel, op: str, shape: str | tuple[int, ...],
     peak = model.peak_flops(dtype)
     w = GPU_OPS[op].work(s, peak, dims)
     host_s = s.op_dispatch_calls.get(op, 1.0) * model.dispatch_s
+    launch_s = s.launch_share * host_s
     device_s = w.kernels * s.kernel_overhead_s + w.work_s
     bound = w.bound if w.work_s > w.kernels * s.kernel_overhead_s else "waves/launch"
-    if host_s > device_s:
+    if host_s - launch_s > device_s:
         bound = "dispatch floor"
     occupancy = model.occupancy(w.flops, w.bytes, w.kernels)
     energy_j = float(utilisation_power_w(s.idle_w, s.max_w,
                                          model.power_share(occupancy))[()] * device_s)
-    return OpCost(op, dims, dtype, host_s, device_s, energy_j, bound, w.flops, w.bytes)
+    return OpCost(op, dims, dtype, host_s, launch_s, device_s, energy_j, bound, w.flops,
+                  w.bytes)

@@ -177,9 +177,17 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
     try:
         while True:
             if _counted(study) < budget:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                    study.optimize(runner, callbacks=[after_trial], gc_after_trial=False)
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+                        study.optimize(runner, callbacks=[after_trial], gc_after_trial=False)
+                except Exception:  # Optuna cannot tell a trial another worker has failed
+                    if runner.taken_over is None:
+                        raise
+                    _warn(f"trial {runner.taken_over} was failed and re-queued by another "
+                          "worker while this one was paused; moving on")
+                    runner.taken_over = None
+                    continue
             orphaned = parent_pid is not None and os.getppid() != parent_pid
             if ref.embedded or orphaned or _finished(study) >= budget:
                 break

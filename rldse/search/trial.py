@@ -55,6 +55,10 @@ def trial_attrs(trial: optuna.trial.FrozenTrial | optuna.Trial) -> dict[str, Any
     return {**{k: v for k, v in ua.items() if k != ATTRS}, **packed}
 
 
+class TakenOver(Exception):
+    """This worker's trial was failed (and re-queued) by another worker meanwhile."""
+
+
 class TrialRunner:
     """The objective function Optuna calls (one per worker process)."""
 
@@ -62,12 +66,18 @@ class TrialRunner:
         self.study = study
         self.cache = cache
         self.objectives = [(o.metric, o.direction) for o in study.objectives]
+        #: the trial another worker failed and re-queued while this one ran it (a worker
+        #: paused past the heartbeat grace period): its result is not this worker's to tell
+        self.taken_over: int | None = None
 
     def __call__(self, trial: optuna.Trial) -> float | tuple[float, ...]:
         attrs: dict[str, Any] = {"worker": f"{socket.gethostname()}/{os.getpid()}"}
         try:
             return self._run(trial, attrs)
         finally:  # one storage write for the whole record, whatever the trial's outcome
+            if trial.study._storage.get_trial(trial._trial_id).state != TrialState.RUNNING:
+                self.taken_over = trial.number
+                raise TakenOver(trial.number)
             trial.set_user_attr(ATTRS, attrs)
 
     def _run(self, trial: optuna.Trial, attrs: dict[str, Any]) -> float | tuple[float, ...]:

@@ -36,10 +36,9 @@ if TYPE_CHECKING:
 
 #: Knobs that multiply per-worker state (processes, buffers): capped in the pilots.
 WORKER_KNOBS = ("actors", "agents")
-#: env steps of the first pilot; the second runs PILOT_GROWTH times more (or times what
+#: env steps of the first pilot; the second runs SLOPE_GROWTH times more (or times what
 #: one iteration of the program simulates, if more).
 PILOT_STEPS = 2_000
-PILOT_GROWTH = 16
 #: the longer timed pilot grows (×SLOPE_GROWTH at a time) until it takes this much more
 #: wall time than the short one: a program's fixed set-up (Machine, result) is about
 #: 0.1 s, so a slope read off a few ms of difference is mostly the host's noise (it put
@@ -176,7 +175,7 @@ def estimate(trace: Trace, system: ResolvedSystem) -> Budget:
     w_time = min(workers, TIMED_WORKERS[1])
     first = _run(trace, system, min(steps, 2 * w_time), knob, w_time, memory=False)
     short = min(steps, PILOT_STEPS)
-    longer = min(steps, PILOT_GROWTH * max(PILOT_STEPS, first.steps))
+    longer = min(steps, SLOPE_GROWTH * max(PILOT_STEPS, first.steps))
 
     def points(w_lo: int, w_hi: int) -> list[tuple[int, int]]:
         out = [(short, w_lo)] + ([(longer, w_lo)] if longer > short else [])

@@ -112,3 +112,30 @@ def test_seeds_keep_every_runs_learning_curve(tmp_path, capsys):
     assert learning_curve(three).returns.tolist() == single.meta.episode_returns
     main(["trace", "info", str(out)])
     assert "learning curves of 2 more seeds (1, 2)" in capsys.readouterr().out
+
+
+def test_a_capture_projected_past_the_limit_stops_in_one_line():
+    """Bounded: after PROJECT_AFTER_S of steps, the rate so far times the steps asked for;
+    over CAPTURE_LIMIT_S it stops the training (a fake clock: no timing)."""
+    from rldse.cli.capture import CAPTURE_LIMIT_S, PROJECT_AFTER_S, Bounded
+    from rldse.errors import RldseError
+
+    now = [0.0]
+    seen = []
+    bounded = Bounded(seen.append, steps=10**9, allow_long=False)
+    bounded.clock = lambda: now[0]
+    bounded(1)  # start-up done
+    for _ in range(10):  # 1,000 steps/s: 10^6 s projected
+        now[0] += PROJECT_AFTER_S / 5
+        if now[0] >= PROJECT_AFTER_S:
+            with pytest.raises(RldseError, match=r"--steps 1,000,000,000: at 1,000 steps/s .* "
+                                                 r"over the 1 h limit; give --allow-long"):
+                bounded(int(1000 * PROJECT_AFTER_S / 5))
+            break
+        bounded(int(1000 * PROJECT_AFTER_S / 5))
+    assert sum(seen) > 1 and CAPTURE_LIMIT_S < 10**9 / 1000
+    allowed = Bounded(seen.append, steps=10**9, allow_long=True)
+    allowed.clock = lambda: now[0]
+    allowed(1)
+    now[0] += 10 * PROJECT_AFTER_S
+    allowed(10)  # no projection at all

@@ -7,16 +7,23 @@ import pytest
 from rldse.cli.parts import part_cost
 from rldse.errors import RldseError
 from rldse.models import load_part, make_model
-from rldse.models.gpu_ops import GEMM_TILES, gemm_device_s, sustained_clock_share
+from rldse.models.gpu_ops import (
+    GEMM_TILES,
+    PROCESS_POWER,
+    call_s,
+    gemm_device_s,
+    sustained_clock_share,
+    tile_efficiency,
+)
 
 
 def test_wave_quantization_by_hand():
-    """V100 PCIe (80 SMs, not power-limited): a 1×(2048×k)·(k×1280) GEMM at 128×128 tiles is
+    """V100 PCIe (80 SMs; here with energy per flop low enough not to be power-limited): a 1×(2048×k)·(k×1280) GEMM at 128×128 tiles is
     16 × 10 = 160 tiles = 2 full waves. At 1408 columns 128×128 tiles would be 176, 3 waves
     (49,152 tile-outputs per SM); 64×64 tiles are 32 × 22 = 704, 9 waves of 4,096
     (36,864), so with every tile equally efficient the smaller tile wins."""
     spec = load_part("gpu", "v100-pcie-32g", gemm_tile_half=0.0, gemm_k_fill=0.0,
-                     mem_bw_efficiency=1.0)
+                     mem_bw_efficiency=1.0, flop_energy_pj=1.0)
     assert sustained_clock_share(spec) == 1.0
     peak = spec.fp32_tflops * 1e12
     sm = peak / spec.sm_count
@@ -29,7 +36,38 @@ def test_wave_quantization_by_hand():
 
 def test_power_limited_boards_sustain_below_boost():
     assert sustained_clock_share(load_part("gpu", "t4")) < 0.7
-    assert sustained_clock_share(load_part("gpu", "v100-pcie-32g")) == 1.0
+    assert sustained_clock_share(load_part("gpu", "p100-pcie")) == 1.0
+
+
+def test_sustained_clock_by_hand_and_base_clock_floor():
+    """share = min(1, (max_w − idle_w) / (E × PROCESS_POWER^x × peak)), never below
+    base / boost."""
+    t4 = load_part("gpu", "t4", flop_energy_pj=20.0, node_power_exponent=0.5)
+    power = (t4.max_w - t4.idle_w) / (20e-12 * PROCESS_POWER["12nm"] ** 0.5
+                                      * t4.fp32_tflops * 1e12)
+    assert power > t4.base_clock_mhz / t4.boost_clock_mhz
+    assert sustained_clock_share(t4) == pytest.approx(power)
+    starved = load_part("gpu", "t4", flop_energy_pj=500.0)
+    assert sustained_clock_share(starved) == pytest.approx(585 / 1590)
+
+
+def test_tile_efficiency_by_issue_rate():
+    """A 32-lane scheduler pays for a tile's other instructions, reuse / (reuse + half);
+    a 16-lane one issues them while its FMAs occupy the lanes a second cycle."""
+    p100, v100 = (load_part("gpu", p, gemm_tile_half=16.0) for p in ("p100-pcie",
+                                                                      "v100-pcie-32g"))
+    assert tile_efficiency(p100, 128, 128) == pytest.approx(64 / 80)
+    assert tile_efficiency(v100, 128, 128) == 1.0
+    assert tile_efficiency(v100, 32, 32) == 1.0  # reuse 16 = half: 2 × 16 / 32
+    assert tile_efficiency(load_part("gpu", "v100-pcie-32g", gemm_tile_half=48.0),
+                           32, 32) == pytest.approx(2 * 16 / 64)
+
+
+def test_one_call_overlaps_the_kernel_with_the_host_after_launch():
+    """launch + max(rest of the dispatch, device): a short kernel hides under the host's
+    remaining work, a long one adds to the launch."""
+    assert call_s(30e-6, 20e-6, 5e-6) == pytest.approx(30e-6)
+    assert call_s(30e-6, 20e-6, 50e-6) == pytest.approx(70e-6)
 
 
 def test_dispatch_scales_with_the_issuing_core():
@@ -44,7 +82,8 @@ def test_parts_cost_json_and_bounds():
     out = json.loads(part_cost("gpu/v100-pcie-32g", "linear", "256,64,64", "fp32",
                                as_json=True))
     assert out["shape"] == [1, 256, 64, 64] and out["bound"] == "dispatch floor"
-    assert out["call_s"] == pytest.approx(out["host_s"] + out["device_s"])
+    assert out["call_s"] == pytest.approx(out["launch_s"] + max(
+        out["host_s"] - out["launch_s"], out["device_s"]))
     assert out["energy_j"] > 0
     big = json.loads(part_cost("gpu/t4", "bmm", "8,1024,1024,1024", "fp32", as_json=True))
     assert big["bound"] == "compute"

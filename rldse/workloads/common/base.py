@@ -35,6 +35,17 @@ def no_progress(_: int) -> None:
     return None
 
 
+#: A loop reports progress at most this many steps apart, so a run's length can be
+#: projected from its first seconds (rldse.cli.capture.Bounded) however long it is.
+PROGRESS_CHUNK_MAX = 2_000
+
+
+def progress_chunk(total: int) -> int:
+    """Steps between progress calls of a ``total``-step loop: about 1 %, at most
+    PROGRESS_CHUNK_MAX."""
+    return max(1, min(total // 100, PROGRESS_CHUNK_MAX))
+
+
 def _for(*workloads: str) -> dict[str, Any]:
     """Field metadata: the workloads a CaptureConfig field applies to (the CLI offers its
     flag only on their subcommands; setting it for another workload is refused)."""

@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from rldse.trace import Trace
-from rldse.workloads.common.base import Progress, build_trace, no_progress
+from rldse.workloads.common.base import Progress, build_trace, no_progress, progress_chunk
 from rldse.workloads.common.mlp import Work
 from rldse.workloads.common.recorder import NullRecorder, Recorder
 from rldse.workloads.common.replay import OpWork
@@ -67,11 +67,11 @@ def run_offpolicy(env: gym.Env, agent: OffPolicyAgent, steps: int, learning_star
     """Run ``agent`` on ``env`` for ``steps`` env steps, recording into ``rec``; close env.
 
     The env is reset with ``seed`` first. Returns the completed episodes' returns.
-    ``progress`` is called with the steps done, in chunks of ``max(1, steps // 100)``.
+    ``progress`` is called with the steps done, in chunks of ``progress_chunk(steps)``.
     """
     now, add = rec.now, rec.add
     act_w, replay_dtype = agent.act_work, agent.replay.dtype
-    chunk = max(1, steps // 100)
+    chunk = progress_chunk(steps)
     returns: list[float] = []
     ep_return = 0.0
 

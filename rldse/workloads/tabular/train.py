@@ -56,7 +56,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rldse.errors import RldseError
 from rldse.trace import Trace
-from rldse.workloads.common.base import CaptureConfig, Progress, build_trace, no_progress
+from rldse.workloads.common.base import (
+    CaptureConfig,
+    Progress,
+    build_trace,
+    no_progress,
+    progress_chunk,
+)
 from rldse.workloads.common.recorder import NullRecorder, Recorder
 from rldse.workloads.tabular.swiftrl_format import line_of_row, read_swiftrl
 
@@ -235,10 +241,10 @@ def evaluate_greedy(env_id: str, q: np.ndarray, episodes: int = 1000, seed: int 
 # ---- online training ------------------------------------------------------------------
 
 class _Ticker:
-    """Calls ``progress`` about every 1% of ``total`` instead of every step."""
+    """Calls ``progress`` every ``progress_chunk(total)`` steps instead of every step."""
 
     def __init__(self, progress: Progress, total: int) -> None:
-        self.progress, self.step, self.pending = progress, max(1, total // 100), 0
+        self.progress, self.step, self.pending = progress, progress_chunk(total), 0
 
     def __call__(self, n: int) -> None:
         self.pending += n
