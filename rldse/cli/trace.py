@@ -42,7 +42,10 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
         print(f"  load: 1-min average {h.load.loadavg_1m_start:.2f} -> "
               f"{h.load.loadavg_1m_end:.2f}, other runnable {h.load.runnable_others_start} -> "
               f"{h.load.runnable_others_end}, compute wall/CPU "
-              + ("unknown" if ratio is None else f"{ratio:.3f}"))
+              + ("unknown" if ratio is None else f"{ratio:.3f}")
+              + ("" if h.load.torch_threads is None else
+                 f", torch threads {h.load.torch_threads} (set by "
+                 f"{h.load.torch_threads_set_by})"))
     if trace.ops["cpu_s"].isna().all():
         print("  CPU time: unknown (a trace from before it); the simulator costs every op "
               "from its wall time, contention included")

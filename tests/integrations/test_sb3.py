@@ -142,3 +142,26 @@ def test_a_spilled_log_records_the_same_rows(tmp_path, monkeypatch, algo, kwargs
     whole, spilled = (load_trace(tmp_path / f"{n}.parquet").ops[columns]
                       for n in ("whole", "spilled"))
     assert whole.equals(spilled) and len(whole) > 500
+
+
+def test_torch_threads_pinned_for_training_and_recorded(tmp_path):
+    """The callback runs training on one torch thread unless told otherwise, restores the
+    count after, and the trace says which count ran and who chose it."""
+    torch.set_num_threads(2)
+    seen = []
+
+    class Spy(sb3.common.callbacks.BaseCallback):
+        def _on_step(self) -> bool:
+            seen.append(torch.get_num_threads())
+            return True
+
+    for threads, expect in ((1, (1, "rldse")), (3, (3, "user"))):
+        path = tmp_path / f"a2c{threads}.parquet"
+        model = sb3.A2C("MlpPolicy", "CartPole-v1", seed=0, device="cpu", n_steps=5)
+        seen.clear()
+        model.learn(20, callback=[RldseCallback(path, torch_threads=threads), Spy()])
+        assert set(seen) == {threads} and torch.get_num_threads() == 2
+        load = load_trace(path).meta.host.load
+        assert (load.torch_threads, load.torch_threads_set_by) == expect
+    with pytest.raises(RldseError, match="torch_threads"):
+        RldseCallback(tmp_path / "x.parquet", torch_threads=0)

@@ -168,7 +168,9 @@ def test_hand_written_dqn_replays_and_simulates(dqn_trace, capsys):
     ({"loop": "my_loop"}, r"unknown loop 'my_loop' \(expected one of tabular, off_policy, "),
     ({"loop": "off_policy", "path": "run.csv"}, r"must end in \.parquet"),
     ({"loop": "off_policy", "batch_size": None}, r"hyperparameter 'batch_size'"),
-    ({"loop": "on_policy"}, r"needs network=\{'policy': \.\.\., 'value': \.\.\.\}"),
+    ({"loop": "on_policy", "network": {"pi": [4, 64, 2]}},
+     r"needs network=\{'policy': \.\.\., 'value': \.\.\.\} \(or one network"),
+    ({"loop": "off_policy", "device": object()}, r"hyperparameters\.device: a builtins"),
     ({"loop": "off_policy", "network": "q"}, r"expected a torch.nn.Module"),
     ({"loop": "off_policy", "actor": "a/0"}, r"apply to the on_policy loop"),
 ])
@@ -287,3 +289,16 @@ def test_rows_keep_cpu_time(tmp_path):
     assert ops["cpu_s"].notna().all()
     assert (ops["cpu_s"] <= ops["dur_s"]).all()
     assert (ops.loc[ops["phase"] == "act", "cpu_s"] > 0).all()
+
+
+def test_one_network_on_policy_and_numpy_hyperparameters(tmp_path):
+    """An on-policy loop with one network (REINFORCE's policy, a shared actor-critic body)
+    is described as one network; numpy hyperparameters are taken as plain numbers."""
+    from rldse.recording.session import Recording
+
+    rec = Recording(tmp_path / "run.parquet", loop="on_policy", env_id="CartPole-v1",
+                    network=[4, 128, 2], rollout_len=np.int64(200),
+                    minibatch_size=np.int64(200), epochs=1, envs_per_actor=1)
+    assert set(rec.nets) == {"policy"}
+    assert rec.info["value_sizes"] == [] and "network" in rec.info
+    assert type(rec.hyperparameters["rollout_len"]) is int
