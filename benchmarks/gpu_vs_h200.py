@@ -153,9 +153,8 @@ MOVED = {"dqn b32": ("dqn_cpu_b32", "dqn_gpu_b32"), "dqn b128": ("dqn_cpu_b128",
 
 def framework_ratios() -> pd.DataFrame:
     """Per CPU/GPU capture pair and phase: the GPU capture's host time per op over the CPU
-    capture's framework share (its time less the capture host's roofline), what the
-    presets' framework_host_ratio is the mean of."""
-    from rldse.models.cpu import roofline_seconds
+    capture's framework share (its time less its flops at the capture host's core rate,
+    GpuModel.moved_host_s), what the presets' framework_host_ratio is the mean of."""
     from rldse.models.registry import cpu_from_host
 
     rows = []
@@ -164,10 +163,8 @@ def framework_ratios() -> pd.DataFrame:
         host = cpu_from_host(cpu.meta.host)
         for phase in ("act", "learn"):
             ops = cpu.ops[cpu.ops["phase"] == phase]
-            roof = float(roofline_seconds(host, ops["flops"].to_numpy(float),
-                                          ops["bytes"].to_numpy(float),
-                                          ops["touches"].to_numpy(float)).mean())
-            share_us = mean_us(cpu, phase) - 1e6 * roof
+            compute_s = float(ops["flops"].mean()) / (host.core_gflops * 1e9)
+            share_us = mean_us(cpu, phase) - 1e6 * compute_s
             for run in RUNS:
                 gpu_us = mean_us(load_trace(H200 / f"{gpu_name}_{run}.parquet"), phase)
                 rows.append({"loop": loop, "family": loop.split()[0], "phase": phase, "run": run,

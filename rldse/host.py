@@ -14,6 +14,7 @@ import multiprocessing
 import os
 import platform
 import time
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
@@ -36,6 +37,25 @@ class CaptureLoad(BaseModel):
     compute_wall_per_cpu: float | None = Field(
         default=None, gt=0, description="wall / CPU time of the compute operations "
         "(rldse.trace.compute_mask): 1 on a quiet host; None where no CPU time was read")
+    torch_threads: int | None = Field(
+        default=None, ge=1, description="torch's intra-op threads (torch.get_num_threads) "
+        "as the capture ended: its operations' times depend on it; None: torch not loaded, "
+        "or a trace from before it")
+    torch_threads_set_by: Literal["rldse", "user", "script"] | None = Field(
+        default=None, description="who chose torch_threads: 'rldse' (captures pin one "
+        "thread unless told otherwise), 'user' (the count the capture was given), 'script' "
+        "(left to, or changed by, the training script)")
+
+    @model_serializer(mode="wrap")
+    def _drop_unrecorded(self, handler):
+        """Thread fields left at None are left out, so a trace captured before they
+        existed keeps its digest."""
+        data = handler(self)
+        if isinstance(data, dict):
+            for key in ("torch_threads", "torch_threads_set_by"):
+                if data.get(key, 0) is None:
+                    del data[key]
+        return data
 
 
 #: ``rldse trace info`` calls a capture contended above this wall/CPU ratio of its compute

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rldse.errors import RldseError
 from rldse.files import atomic_write
@@ -130,6 +130,38 @@ class TraceMeta(BaseModel):
     recorder_overhead_ns: float = Field(ge=0, description="per-record bias removed from dur_s")
     library_versions: dict[str, str] = Field(default_factory=dict)
     host: HostFingerprint
+
+    @field_validator("hyperparameters", "workload_info", mode="before")
+    @classmethod
+    def _plain(cls, value: Any, info) -> Any:
+        return plain(value, info.field_name) if isinstance(value, dict) else value
+
+
+def plain(value: Any, where: str) -> Any:
+    """``value`` as plain JSON types: a user's script hands over numpy scalars
+    (``env.single_action_space.n`` is a numpy.int64), arrays, tuples, paths, torch
+    devices and dtypes, which the trace's JSON metadata cannot hold; a 0-d tensor becomes
+    its number. Anything else is refused, naming where it sits (``where``: the key path),
+    so a recording can check its hyperparameters before training rather than fail at save."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, dict):
+        return {str(k): plain(v, f"{where}.{k}") for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, Path):
+        return str(value)
+    kind = f"{type(value).__module__}.{type(value).__name__}"
+    if kind in ("torch.device", "torch.dtype"):
+        return str(value)
+    if kind == "torch.Tensor" and value.ndim == 0:
+        return value.item()
+    raise RldseError(f"a {kind} is not a plain value (number, string, list or dict of "
+                     "them)", where=where)
 
 
 @dataclass

@@ -216,3 +216,28 @@ def test_cpu_time_may_be_nan_but_not_negative(small_trace):
         Trace(ops=small_trace.ops.assign(cpu_s=-1.0), meta=small_trace.meta)
     with pytest.raises(RldseError, match="column 'dur_s' is not finite"):
         Trace(ops=small_trace.ops.assign(dur_s=np.nan), meta=small_trace.meta)
+
+
+def test_numpy_values_in_meta_become_plain_and_others_are_refused(small_trace, tmp_path):
+    """A script's hyperparameters and network sizes are often numpy scalars (gymnasium's
+    ``Discrete.n`` is a numpy.int64): they are stored as plain numbers, so the trace
+    writes; an object with no plain form is refused, naming its key."""
+    from pathlib import Path
+
+    meta = small_trace.meta.model_dump()
+    meta["hyperparameters"] = {"n": np.int64(3), "lr": np.float32(0.5),
+                               "shape": (np.int64(4),), "grid": np.arange(2),
+                               "out": Path("runs/a"), "nested": {"b": np.bool_(True)}}
+    meta["workload_info"] = {**meta["workload_info"],
+                             "layer_sizes": [np.int64(4), 64, np.int64(2)]}
+    trace = Trace(ops=small_trace.ops, meta=type(small_trace.meta).model_validate(meta))
+    hp = trace.meta.hyperparameters
+    assert hp == {"n": 3, "lr": 0.5, "shape": [4], "grid": [0, 1], "out": "runs/a",
+                  "nested": {"b": True}}
+    assert type(hp["n"]) is int and type(hp["nested"]["b"]) is bool
+    trace.save(tmp_path / "t.parquet")
+    assert load_trace(tmp_path / "t.parquet").meta.workload_info["layer_sizes"] == [4, 64, 2]
+    meta["hyperparameters"] = {"env": object()}
+    with pytest.raises(RldseError) as err:
+        type(small_trace.meta).model_validate(meta)
+    assert err.value.where == "hyperparameters.env"

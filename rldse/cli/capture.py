@@ -17,6 +17,7 @@ from pathlib import Path
 
 from rldse.cli.common import OneLineParser, check_output_file, parse_set, progress_bar
 from rldse.errors import RldseError
+from rldse.threads import CAPTURE_TORCH_THREADS
 
 #: CaptureConfig fields that are not per-workload flags (set from the common flags).
 _COMMON = ("workload", "env_id", "steps", "seed", "options")
@@ -142,10 +143,11 @@ def cmd_capture_script(args: argparse.Namespace) -> None:
     if args.output is None:
         raise RldseError("-o/--output: required (the trace file to write, .parquet)")
     out = checked_output(args.output, args.force)
+    threads = args.torch_threads or None  # 0: the script's own
     trace = capture_script(args.script, rest[cut + 1:], loop=args.loop, env_id=args.env,
-                           seed=args.seed)
-    path = save_trace(trace, out)
-    print(f"wrote {path} ({len(trace.ops)} ops, digest {trace.digest})")
+                           seed=args.seed, replay=tuple(args.replay), torch_threads=threads,
+                           out=out)
+    print(f"wrote {out} ({len(trace.ops)} ops, digest {trace.digest})")
 
 
 def _script_options(p: argparse.ArgumentParser) -> None:
@@ -153,6 +155,15 @@ def _script_options(p: argparse.ArgumentParser) -> None:
                    help="the loop kind (default: inferred from what the script does)")
     p.add_argument("--env", help="env id to record (default: the first env the script makes)")
     p.add_argument("--seed", type=int, default=0, help="seed written to the trace's meta")
+    p.add_argument("--replay", action="append", default=[], metavar="CLASS[:ADD,SAMPLE]",
+                   help="the script's replay buffer class (a class it defines, or "
+                   "module.Class), when rldse does not recognise it: its add and sample "
+                   "methods are recorded, found by name or named after the colon "
+                   "(repeatable)")
+    p.add_argument("--torch-threads", type=int, default=CAPTURE_TORCH_THREADS, metavar="N",
+                   help=f"torch's intra-op threads while the script runs (default "
+                   f"{CAPTURE_TORCH_THREADS}; 0: leave the script's own); the trace records "
+                   "the count")
     p.add_argument("-o", "--output", help="trace file to write (.parquet; required)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
 

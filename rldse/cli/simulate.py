@@ -57,10 +57,29 @@ def _print_result(result) -> None:
     cols = ["name", "preset", "lanes", "utilisation", "energy_j", "avg_power_w", "estimator"]
     with pd.option_context("display.width", 200, "display.max_colwidth", 50):
         print(result.devices_frame()[cols].to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-        phases = result.phases_frame()
-        print(phases[["worker", "phase", "device", "count", "time_s", "share"]]
-              .to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        print(phase_table(result).to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+    print("  worker_s: the workers of a kind in that phase (wait:*: blocked); path_share: "
+          "its share of their time, on the critical path for the pacing kind; device_busy_s: "
+          "lane-seconds the device ran the phase, overlapped or not; count '-': accounted "
+          "in bulk, not per operation")
     print(f"trace {result.trace_digest}, spec {result.spec_digest}, seed {result.seed}")
+
+
+def phase_table(result):
+    """Per worker kind and phase: the workers' time and its share of theirs (where the
+    critical path goes), beside the busy time the device itself spent on the phase (a
+    GPU's learn overlaps the host's dispatch, so the first can be far below the second)."""
+    phases = result.phases_frame()
+    busy: dict[tuple[str, str], float] = {}
+    for d in result.devices:
+        for phase, s in d.phase_busy_s.items():
+            busy[(d.kind, phase)] = busy.get((d.kind, phase), 0.0) + s
+    table = phases.rename(columns={"time_s": "worker_s", "share": "path_share"})
+    table["device_busy_s"] = [f"{busy[key]:.4g}" if key in busy else "-"
+                              for key in zip(phases["device"], phases["phase"], strict=True)]
+    table["count"] = [str(c) if c else "-" for c in phases["count"]]
+    return table[["worker", "phase", "device", "count", "worker_s", "path_share",
+                  "device_busy_s"]]
 
 
 def _target(trace, args: argparse.Namespace):
@@ -144,7 +163,9 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
     if args.timeline:
         print(f"timeline: {args.timeline} (open in https://ui.perfetto.dev)")
     if band is not None:
-        print(band.table())
+        from rldse.sim.bands import numeric
+
+        print(band.table(nominal=numeric(result.metrics())))
 
 
 def cmd_validate(args: argparse.Namespace) -> None:

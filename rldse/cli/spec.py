@@ -6,15 +6,16 @@ from __future__ import annotations
 import argparse
 import json
 
+#: the dialect pydantic generates
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
 
 def schema(study: bool) -> dict:
     if study:
-        from rldse.search.study_file import StudyFile
-
-        return StudyFile.model_json_schema()
-    from rldse.system import SystemSpec
-
-    return SystemSpec.model_json_schema()
+        from rldse.search.study_file import StudyFile as model
+    else:
+        from rldse.system import SystemSpec as model
+    return {"$schema": DIALECT, **model.model_json_schema()}
 
 
 def cmd_spec(args: argparse.Namespace) -> None:

@@ -42,7 +42,10 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
         print(f"  load: 1-min average {h.load.loadavg_1m_start:.2f} -> "
               f"{h.load.loadavg_1m_end:.2f}, other runnable {h.load.runnable_others_start} -> "
               f"{h.load.runnable_others_end}, compute wall/CPU "
-              + ("unknown" if ratio is None else f"{ratio:.3f}"))
+              + ("unknown" if ratio is None else f"{ratio:.3f}")
+              + ("" if h.load.torch_threads is None else
+                 f", torch threads {h.load.torch_threads} (set by "
+                 f"{h.load.torch_threads_set_by})"))
     if trace.ops["cpu_s"].isna().all():
         print("  CPU time: unknown (a trace from before it); the simulator costs every op "
               "from its wall time, contention included")
@@ -97,11 +100,11 @@ def _import_torch_profiler(args: argparse.Namespace):
     from rldse.cli.common import parse_set
     from rldse.recording.torch_profiler import import_torch_profiler
 
-    if args.env is None:
-        raise RldseError("--env: required with --format torch-profiler (the env id it ran)")
-    if args.layers is None:
-        raise RldseError("--layers: required with --format torch-profiler (the network's "
-                         "layer sizes, e.g. 4,64,64,2)")
+    missing = [f"--{name} ({what})" for name, what in (
+        ("env", "the env id it ran"), ("layers", "the network's layer sizes, e.g. 4,64,64,2"))
+        if getattr(args, name) is None]
+    if missing:
+        raise RldseError(f"required with --format torch-profiler: {', '.join(missing)}")
     try:
         layers = [int(w) for w in args.layers.split(",")]
     except ValueError:

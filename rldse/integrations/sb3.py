@@ -50,6 +50,7 @@ except ImportError as exc:  # the extra is absent
 
 from rldse.recording.cuts import GAP
 from rldse.recording.session import Recording
+from rldse.threads import CAPTURE_TORCH_THREADS, TorchThreads
 
 #: Algorithms whose loops the callback knows, by class.
 SUPPORTED = (PPO, A2C, DQN, SAC)
@@ -59,8 +60,12 @@ class RldseCallback(BaseCallback):
     """Record ``model.learn`` into the trace file ``path`` (written when training ends)."""
 
     def __init__(self, path: str | Path, seed: int | None = None, verbose: int = 0,
-                 force: bool = False) -> None:
+                 force: bool = False,
+                 torch_threads: int | None = CAPTURE_TORCH_THREADS) -> None:
+        """``torch_threads``: torch's intra-op threads while training is recorded (the
+        trace records the count; None leaves torch's own)."""
         super().__init__(verbose)
+        self.threads = TorchThreads(torch_threads, where="RldseCallback: torch_threads")
         self.path = Path(path)
         if self.path.suffix != ".parquet":
             raise RldseError(f"{self.path}: a trace file must end in .parquet",
@@ -107,6 +112,7 @@ class RldseCallback(BaseCallback):
             self._wrap(model.replay_buffer, "sample", self._nested(rec.kind("replay_sample")))
         # the run's first reset (done by SB3 before training): starts the curve
         self._empty_row(rec.kind("env_reset", items=model.n_envs))
+        self.threads.start()  # last: nothing above failed, so _on_training_end restores it
 
     def _on_rollout_start(self) -> None:
         """On-policy: the tile open since the last optimizer step (logging, mode switches,
@@ -134,6 +140,7 @@ class RldseCallback(BaseCallback):
             self.cuts.relabel(self.cuts.open, GAP)
             self.cuts.gap()
         self.rec.stop()
+        self.rec.torch_threads = self.threads.stop()
         for obj, name in reversed(self._restore):
             delattr(obj, name)
         self._restore.clear()

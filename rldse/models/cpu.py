@@ -314,6 +314,14 @@ def roofline_seconds(spec: CpuSpec, flops: ArrayLike, bytes_: ArrayLike,
             + k * spec.random_access_ns * 1e-9)
 
 
+def rescaled(explained: np.ndarray, old_s: np.ndarray, new_s: np.ndarray) -> np.ndarray:
+    """``explained`` seconds of a roofline time ``old_s`` at the roofline time ``new_s``:
+    new × explained/old. explained ≤ old, so the share is at most 1, and a denormal
+    ``old_s`` cannot overflow it the way new/old can (inf × 0 is NaN)."""
+    share = np.divide(explained, old_s, out=np.zeros_like(old_s), where=old_s > 0)
+    return new_s * share
+
+
 def with_work(host: CpuSpec, ops: OpColumns, flops: ArrayLike, bytes_: ArrayLike,
               items: float) -> OpColumns:
     """Trace rows with their work replaced (another batch size, agent count, ...): the part
@@ -326,10 +334,9 @@ def with_work(host: CpuSpec, ops: OpColumns, flops: ArrayLike, bytes_: ArrayLike
     old = roofline_seconds(host, ops.flops, ops.bytes, ops.touches)
     new = roofline_seconds(host, flops, bytes_, ops.touches)
     explained = np.minimum(ops.host_dur_s, old)
-    scale = np.divide(new, old, out=np.ones_like(old), where=old > 0)
     return OpColumns(phase=ops.phase, dtype=ops.dtype, items=np.full(n, float(items)),
                      flops=flops, bytes=bytes_, touches=ops.touches,
-                     host_dur_s=ops.host_dur_s - explained + explained * scale)
+                     host_dur_s=ops.host_dur_s - explained + rescaled(explained, old, new))
 
 
 def gemm_seconds(spec: CpuSpec, gemms: Sequence[tuple[str, int, int, int]]) -> float:
@@ -454,8 +461,8 @@ def with_works(host: CpuSpec, ops: OpColumns, new: WorkLike | Sequence[WorkLike]
     r_new, r_old = new_c[:, 0], old_c[:, 0]
     calls_s = (new_c[:, 1] - old_c[:, 1]) * (host.numpy_call_ns or 0.0) * 1e-9
     explained = np.minimum(ops.host_dur_s, r_old)
-    scale = np.divide(r_new, r_old, out=np.ones_like(r_old), where=r_old > 0)
-    dur = np.maximum(ops.host_dur_s - explained + explained * scale + calls_s, 0.0)
+    dur = np.maximum(ops.host_dur_s - explained + rescaled(explained, r_old, r_new) + calls_s,
+                     0.0)
 
     def counted(column: np.ndarray, k: int) -> np.ndarray:
         """The trace's count × new/old formula count (the new count where old has none)."""
@@ -523,8 +530,7 @@ class CpuModel:
             r_host = roofline_seconds(self.host, ops.flops, ops.bytes, ops.touches)
             r_target = roofline_seconds(self.spec, ops.flops, ops.bytes, ops.touches)
         work = np.minimum(dur, r_host)
-        ratio = np.divide(r_target, r_host, out=np.ones_like(r_host), where=r_host > 0)
-        return self.interp_scale * (dur - work) + ratio * work
+        return self.interp_scale * (dur - work) + rescaled(work, r_host, r_target)
 
     @property
     def warnings(self) -> list[str]:

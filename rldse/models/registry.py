@@ -9,10 +9,15 @@ The CPU preset ``host`` is built from a trace's host fingerprint instead.
 User preset directories add to the packaged presets: every ``*.yaml`` file in them has the
 same form as a packaged kind file (``kind:``, optional ``defaults:``, ``presets:`` by name,
 and an optional free-form ``provenance:`` block, which ``rldse calibrate`` writes), and is
-grouped by its ``kind``. A user preset starts from the packaged kind's defaults. A name
+grouped by its ``kind``. A user preset starts from the packaged kind's defaults, or with
+``base: NAME`` from another preset of its kind (packaged, or in any user file): then a
+field it changes may be a plain value, in the base field's unit (``mem_bw_gbs: 4000``),
+and ``rldse parts show`` says which values came from the base. Every bad or missing field
+of a file is reported at once, each naming the file and the field. A name
 that is already a preset (packaged or in another user file) is an error naming both
 files, never an override. The directories are one explicit setting:
-``use_preset_dirs([...])`` (the CLI's ``--presets``) plus ``RLDSE_PRESETS``
+``use_preset_dirs([...])`` (the CLI's ``--presets``; a study file's ``presets:`` adds
+to them) plus ``RLDSE_PRESETS``
 (os.pathsep-separated); ``preset_dirs()`` says which are active.
 
 The engine's entry points: ``load_part(kind, name, **overrides)`` for a validated spec,
@@ -58,6 +63,9 @@ class Preset:
     params: dict[str, Param]
     origin: str = ""  # the file it was read from ("" for a packaged preset)
     provenance: dict[str, Any] | None = None  # a user file's `provenance:` block
+    #: with a ``base:``, field -> the preset its value comes from ("base NAME"); fields
+    #: the preset sets itself are absent. None: no base
+    inherited: dict[str, str] | None = None
 
     def spec(self, where: str | None = None, **overrides: Any) -> PartSpec:
         """The validated spec, with ``overrides`` (field → value) applied."""
@@ -180,15 +188,20 @@ def show_preset(name: str, host: HostFingerprint | None = None) -> str:
                              f"(see `rldse parts`)")
         preset, note = get_preset(kind, name), ""
     spec = preset.spec()
-    rows = [(field, _fmt(p.value), p.unit, _fmt_range(p.range), p.source)
+    came = preset.inherited
+    rows = [(field, _fmt(p.value), p.unit, _fmt_range(p.range),
+             *((came.get(field, "this preset"),) if came is not None else ()), p.source)
             for field in type(spec).model_fields if (p := preset.params.get(field))]
     price = getattr(spec, "price_usd", None)
     if price is not None and "price_usd" not in preset.params:
-        rows.append(("price_usd (total)", _fmt(price), "USD", "", "derived: unit price × count"))
+        rows.append(("price_usd (total)", _fmt(price), "USD", "",
+                     *(("derived",) if came is not None else ()), "derived: unit price × count"))
     head = f"{preset.name} ({preset.kind}): {preset.description}{note}"
     if preset.origin:
         head += f"\nfrom {preset.origin}"
-    return f"{head}\n{text_table(('field', 'value', 'unit', 'sweep range', 'source'), rows, _MAX_WIDTH)}"
+    header = ("field", "value", "unit", "sweep range",
+              *(("from",) if came is not None else ()), "source")
+    return f"{head}\n{text_table(header, rows, _MAX_WIDTH)}"
 
 
 # ---- loading ---------------------------------------------------------------------------
@@ -203,6 +216,12 @@ def use_preset_dirs(dirs: Iterable[str | Path]) -> tuple[Path, ...]:
     global _explicit_dirs
     previous, _explicit_dirs = _explicit_dirs, tuple(Path(d) for d in dirs)
     return previous
+
+
+def add_preset_dirs(dirs: Iterable[str | Path]) -> None:
+    """Add ``dirs`` to the explicit user preset directories (a study file's ``presets:``);
+    whoever set the current ones with use_preset_dirs restores them, these included."""
+    use_preset_dirs([*_explicit_dirs, *(Path(d) for d in dirs)])
 
 
 def preset_dirs() -> tuple[Path, ...]:
@@ -228,16 +247,22 @@ def _read_kind(kind: str) -> tuple[dict[str, Param], dict[str, Preset]]:
 
 
 def _parse_kind(kind: str, doc: dict[str, Any], where: str, base: dict[str, Param],
-                origin: str) -> tuple[dict[str, Param], dict[str, Preset]]:
+                origin: str, known: Callable[[str], Preset | None] = lambda name: None,
+                problems: list[str] | None = None,
+                ) -> tuple[dict[str, Param], dict[str, Preset]]:
     """(defaults, presets) of one kind file's mapping, each number checked, the specs not
     yet (the presets they name may come later); ``base`` are defaults the file's own
-    extend (a user file: the packaged kind's)."""
+    extend (a user file: the packaged kind's); ``known(name)`` finds a ``base:`` preset
+    outside this file. Every problem of the file is reported at once: raised, or added to
+    ``problems`` (and the presets without one returned)."""
     model = PART_KINDS[kind].spec
     raw_defaults = doc.get("defaults") or {}
     if not isinstance(raw_defaults, dict):
         raise RldseError(f"{where}: defaults: expected a mapping of fields")
-    defaults = {**base, **{f: _param(model, f, raw, f"{where}: defaults.{f}")
-                           for f, raw in raw_defaults.items()}}
+    collect = problems is not None
+    problems = problems if problems is not None else []
+    first = len(problems)
+    defaults = {**base, **_params(model, raw_defaults, f"{where}: defaults", None, problems)}
     entries = doc.get("presets")
     if not isinstance(entries, dict) or not entries:
         raise RldseError(f"{where}: presets: expected a mapping of preset names to fields")
@@ -245,16 +270,49 @@ def _parse_kind(kind: str, doc: dict[str, Any], where: str, base: dict[str, Para
     presets: dict[str, Preset] = {}
     for name, entry in entries.items():
         if not isinstance(name, str) or not name or name == HOST:
-            raise RldseError(f"{where}: presets: {name!r} is not a usable preset name"
-                             + (" ('host' is built from a trace)" if name == HOST else ""))
+            problems.append(f"{where}: presets: {name!r} is not a usable preset name"
+                            + (" ('host' is built from a trace)" if name == HOST else ""))
+            continue
         if not isinstance(entry, dict):
-            raise RldseError(f"{where}: {name}: expected a mapping of fields")
+            problems.append(f"{where}: {name}: expected a mapping of fields")
+            continue
         entry = dict(entry)
         description = str(entry.pop("description", ""))
-        params = {f: _param(model, f, raw, f"{where}: {name}.{f}") for f, raw in entry.items()}
-        presets[name] = Preset(kind, name, description, {**defaults, **params}, origin,
-                               provenance if isinstance(provenance, dict) else None)
+        parent_name = entry.pop("base", None)
+        parent = None
+        if parent_name is not None:
+            parent = presets.get(str(parent_name)) or known(str(parent_name))
+            if parent is None:
+                problems.append(f"{where}: {name}.base: unknown {kind} preset "
+                                f"'{parent_name}' (its base must be a {kind} preset)")
+                continue
+        own = _params(model, entry, f"{where}: {name}", parent, problems)  # the good ones:
+        # its spec is still checked, so a file's bad values show in the same message
+        start = parent.params if parent is not None else defaults
+        came = None if parent is None else {  # the base's own inheritance carried along
+            f: (parent.inherited or {}).get(f, f"base {parent_name}")
+            for f in parent.params if f not in own}
+        presets[name] = Preset(
+            kind, name, description or (f"{parent.description} (base {parent_name})"
+                                        if parent is not None else ""),
+            {**start, **own}, origin, provenance if isinstance(provenance, dict) else None,
+            came)
+    if len(problems) > first and not collect:
+        raise RldseError("; ".join(problems[first:]))
     return defaults, presets
+
+
+def _params(model: type[PartSpec], raw: dict[str, Any], where: str, parent: Preset | None,
+            problems: list[str]) -> dict[str, Param]:
+    """The fields of one mapping as Params; a problem is added to ``problems``, not raised,
+    so that a file's every problem is reported at once."""
+    out = {}
+    for field, value in raw.items():
+        try:
+            out[field] = _param(model, field, value, f"{where}.{field}", parent)
+        except RldseError as exc:
+            problems.append(str(exc))
+    return out
 
 
 def _user_presets() -> dict[str, dict[str, Preset]]:
@@ -279,6 +337,7 @@ def _read_user_files(stamp: tuple[tuple[str, str], ...]) -> dict[str, dict[str, 
     kinds = _preset_kinds()
     seen: dict[str, str] = {n: packaged_file(k) for k in kinds for n in _read_kind(k)[1]}
     out: dict[str, dict[str, Preset]] = {}
+    problems: list[str] = []  # every file's, reported together
     for path, _ in stamp:
         doc = read_mapping(path, "kind, defaults, presets, provenance")
         unknown = [k for k in doc if k not in _FILE_KEYS]
@@ -290,7 +349,10 @@ def _read_user_files(stamp: tuple[tuple[str, str], ...]) -> dict[str, dict[str, 
             got = "required" if kind is None else f"unknown part kind {kind!r}" \
                 f"{close_names(str(kind), kinds)}"
             raise RldseError(f"{path}: kind: {got} (one of: {', '.join(kinds)})")
-        _, presets = _parse_kind(kind, doc, path, _read_kind(kind)[0], path)
+        def known(name: str, kind: str = kind) -> Preset | None:
+            return {**_read_kind(kind)[1], **out.get(kind, {})}.get(name)
+
+        _, presets = _parse_kind(kind, doc, path, _read_kind(kind)[0], path, known, problems)
         for name, preset in presets.items():
             if name in seen:
                 raise RldseError(f"{path}: preset '{name}' is already defined in {seen[name]} "
@@ -299,8 +361,13 @@ def _read_user_files(stamp: tuple[tuple[str, str], ...]) -> dict[str, dict[str, 
             out.setdefault(kind, {})[name] = preset
     for presets in out.values():
         for name, preset in presets.items():
-            preset._spec(f"{preset.origin}: {name}", {},
-                         lambda k: {**_read_kind(k)[1], **out.get(k, {})})
+            try:
+                preset._spec(f"{preset.origin}: {name}", {},
+                             lambda k: {**_read_kind(k)[1], **out.get(k, {})})
+            except RldseError as exc:
+                problems.append(str(exc))
+    if problems:
+        raise RldseError("; ".join(problems))
     return out
 
 
@@ -322,12 +389,21 @@ def _preset_kinds() -> list[str]:
     return [k.name for k in PART_KINDS.values() if k.presets]
 
 
-def _param(model: type[PartSpec], field: str, raw: Any, where: str) -> Param:
+def _param(model: type[PartSpec], field: str, raw: Any, where: str,
+           parent: Preset | None = None) -> Param:
+    """One field: ``{value, unit, source, range?}``, or under a ``base:`` a plain value
+    in the base field's unit (its source: this file)."""
     if field not in model.model_fields or field == "name":
         raise RldseError(f"{where}: unknown field{close_names(field, list(model.model_fields))}")
+    if parent is not None and not isinstance(raw, dict) or \
+            parent is not None and isinstance(raw, dict) and not raw.keys() & _PARAM_KEYS:
+        inherited = parent.params.get(field)
+        unit = inherited.unit if inherited is not None else unit_of(model, field)
+        return Param(raw, unit, f"{where.split(': ')[0]}: set over base {parent.name}")
     if not isinstance(raw, dict) or not {"value", "unit", "source"} <= raw.keys() \
             or not raw.keys() <= _PARAM_KEYS:
-        raise RldseError(f"{where}: expected {{value, unit, source, range?}}")
+        hint = " (or a plain value, under a `base:` preset)" if parent is None else ""
+        raise RldseError(f"{where}: expected {{value, unit, source, range?}}{hint}")
     if raw["unit"] != unit_of(model, field):
         raise RldseError(f"{where}: unit '{raw['unit']}' differs from the field's unit "
                          f"'{unit_of(model, field)}'")

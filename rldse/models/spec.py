@@ -79,10 +79,11 @@ def _ctx_bounds(ctx: Mapping[str, Any] | None) -> list[Any]:
 close_names = did_you_mean  # the one 'did you mean' (rldse.errors)
 
 
-def validation_message(exc: ValidationError, model: type[BaseModel], where: str) -> RldseError:
-    """The first error of a pydantic ValidationError as one RldseError whose path is the
-    field's; the message quotes the field's unit-aware bounds."""
-    err = exc.errors()[0]
+def validation_message(exc: ValidationError, model: type[BaseModel], where: str,
+                       index: int = 0) -> RldseError:
+    """One error (the first by default) of a pydantic ValidationError as one RldseError
+    whose path is the field's; the message quotes the field's unit-aware bounds."""
+    err = exc.errors()[index]
     loc = [str(p) for p in err["loc"] if p != "[key]"]  # a bad mapping key: name the key
     path = ".".join([where, *loc]) if loc else where
     kind, value = err["type"], err.get("input")
@@ -106,11 +107,15 @@ def validation_message(exc: ValidationError, model: type[BaseModel], where: str)
 
 
 def build(model: type[S], values: Mapping[str, Any], where: str) -> S:
-    """Validate ``values`` into ``model``; any problem becomes a one-line RldseError."""
+    """Validate ``values`` into ``model``; every problem at once becomes a one-line
+    RldseError (one field's error keeps its path as ``where``)."""
     try:
         return model.model_validate(dict(values))
     except ValidationError as exc:
-        raise validation_message(exc, model, where) from None
+        errors = [validation_message(exc, model, where, i) for i in range(exc.error_count())]
+        if len(errors) == 1:
+            raise errors[0] from None
+        raise RldseError("; ".join(map(str, errors))) from None
 
 
 def idle_at_most_max(value: float, info: ValidationInfo) -> float:

@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from rldse.errors import RldseError
 from rldse.recording.network import Network, network_info
+from rldse.trace import plain
 
 F32 = 4
 #: Per transition besides the observations (replay.py's layout): int64 action, float32
@@ -27,6 +28,9 @@ NETWORKS: dict[str, tuple[str, ...]] = {
     "dqn": ("q",), "ddpg": ("actor", "critic"), "actor_learner": ("policy", "value"),
     "tabular": (),
 }
+#: Workloads that also take one network, under this role: its work is described as one
+#: network (a policy alone, REINFORCE's; a shared actor-critic body).
+ONE_NETWORK = {"actor_learner": "policy"}
 
 
 def obs_bytes(net: Network) -> int:
@@ -57,11 +61,16 @@ def _ddpg(nets: dict[str, Network], hp: dict[str, Any]) -> dict[str, Any]:
 
 
 def _actor_learner(nets: dict[str, Network], hp: dict[str, Any]) -> dict[str, Any]:
-    pi, v = nets["policy"], nets["value"]
-    return {**network_info(nets), "actors": 1, "envs_per_actor": 1,
-            "obs_dim": pi.stand_in_sizes()[0], "n_actions": pi.stand_in_sizes()[-1],
-            "policy_sizes": pi.stand_in_sizes(), "value_sizes": v.stand_in_sizes(),
-            "n_params": pi.n_params + v.n_params,
+    """A policy and a value network, or any other set (a policy alone, REINFORCE's; a
+    shared actor-critic body; parts) described as one network, whose per-layer work the
+    program reads (its ``value_sizes`` then empty: there is no separate value network)."""
+    pi = nets["policy"]
+    pair = set(nets) == {"policy", "value"}
+    sizes = pi.stand_in_sizes()
+    return {**network_info(nets, always=not pair), "actors": 1, "envs_per_actor": 1,
+            "obs_dim": sizes[0], "n_actions": sizes[-1], "policy_sizes": sizes,
+            "value_sizes": nets["value"].stand_in_sizes() if pair else [],
+            "n_params": sum(n.n_params for n in nets.values()),
             "transition_bytes": obs_bytes(pi) + _ROLLOUT_SCALARS * F32}
 
 
@@ -81,7 +90,7 @@ def workload_info(workload: str, nets: dict[str, Network],
     from rldse.workloads import WORKLOADS
 
     info_type = WORKLOADS.lookup(workload, "workload").info
-    info = _FROM_NETWORKS[workload](nets, hyperparameters)
+    info = plain(_FROM_NETWORKS[workload](nets, hyperparameters), "recording: workload_info")
     names = set(info_type.model_fields)
     for spec in info_type.model_fields.values():
         if spec.validation_alias is not None:
@@ -89,10 +98,9 @@ def workload_info(workload: str, nets: dict[str, Network],
     info.update({k: v for k, v in hyperparameters.items() if k in names})
     try:
         info_type.model_validate(info)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"hyperparameter '{field}': {err['msg'].lower()} (the {workload} "
-                         f"program reads {', '.join(info_type.model_fields)})",
-                         where="recording") from None
+    except ValidationError as exc:  # every missing or bad one at once
+        bad = "; ".join(f"hyperparameter '{'.'.join(str(p) for p in err['loc'])}': "
+                        f"{err['msg'].lower()}" for err in exc.errors())
+        raise RldseError(f"{bad} (the {workload} program reads "
+                         f"{', '.join(info_type.model_fields)})", where="recording") from None
     return info

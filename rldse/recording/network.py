@@ -158,11 +158,11 @@ class Network:
         return self._meta
 
 
-def network_info(nets: dict[str, Network]) -> dict[str, Any]:
+def network_info(nets: dict[str, Network], always: bool = False) -> dict[str, Any]:
     """``{'network': ...}`` for a program's workload_info when any of ``nets`` is not an
-    MLP chain: their per-layer work as one network (network_work.combine), which the
-    programs rescale with; ``{}`` for MLPs, whose ``layer_sizes`` say it all."""
-    if all(n.sizes is not None for n in nets.values()):
+    MLP chain, or ``always``: their per-layer work as one network (network_work.combine),
+    which the programs rescale with; ``{}`` for MLPs, whose ``layer_sizes`` say it all."""
+    if not always and all(n.sizes is not None for n in nets.values()):
         return {}
     from rldse.workloads.common.network_work import combine
 
@@ -218,11 +218,11 @@ def _linear_chain(module) -> list[int] | None:
               if not any(True for _ in m.children()) and any(True for _ in m.parameters())]
     if not leaves or not all(isinstance(m, torch.nn.Linear) for m in leaves):
         return None
-    sizes = [leaves[0].in_features]
+    sizes = [int(leaves[0].in_features)]
     for lin in leaves:
         if lin.in_features != sizes[-1]:
             return None
-        sizes.append(lin.out_features)
+        sizes.append(int(lin.out_features))  # a script may size it with numpy ints
     return sizes
 
 

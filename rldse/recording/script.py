@@ -1,38 +1,62 @@
 """`rldse capture script`: run a user's single-file PyTorch training script, unedited, and
-record it as a trace (CleanRL-style scripts: gymnasium vector envs, nn.Modules, an
-optimizer, optionally Stable-Baselines3's ReplayBuffer).
+record it as a trace (CleanRL-style scripts: gymnasium vector envs or gymnasium.make,
+nn.Modules, an optimizer; replay storage as below).
 
 The script runs as ``__main__`` (runpy) with these hooked for its length, then restored:
 gymnasium's ``SyncVectorEnv``/``AsyncVectorEnv`` ``step`` and ``reset`` (and the step of
 envs from ``gymnasium.make``), module forwards (torch's global forward hooks; only the
 outermost module call counts), ``Tensor.backward``, optimizer steps (torch's global
-optimizer hooks), ``nn.Module.load_state_dict`` (a target copy: ``sync``) and SB3's
-``ReplayBuffer.add``/``sample``. Each hooked call is timed on ``perf_counter_ns`` with the
-hook's own bias, calibrated on a no-op, removed (RL-Scope's calibration, Gleeson et al.,
-MLSys 2021). Code outside the hooks (logging, GAE, bookkeeping) is not recorded.
+optimizer hooks), ``nn.Module.load_state_dict`` (a target copy: ``sync``) and replay
+storage (REPLAY_CLASSES): SB3's and TorchRL's replay buffers, any class the script (or a
+module beside it) defines with a ``sample`` method and an add-like one (ADD_METHODS), or
+one the user names (``--replay CLASS``), seen as it is defined (``__build_class__``), and
+``random.sample`` from a list or deque (a list buffer: its appends are too cheap to hook,
+so its ``replay_add`` rows are written with no duration, named in
+``hyperparameters['inferred']``). Each hooked call is timed on ``perf_counter_ns`` with
+the hook's own bias, calibrated on a no-op, removed (RL-Scope's calibration, Gleeson et
+al., MLSys 2021). Code outside the hooks (logging, GAE, bookkeeping) is not recorded. The
+trace's wall time runs from the first hooked call to the script's end: the set-up before
+it (imports, envs, networks) is not the loop; the whole script's is
+``hyperparameters['script_wall_s']``.
+torch runs on CAPTURE_TORCH_THREADS intra-op threads unless ``--torch-threads`` says
+otherwise; the trace's host load records the count and who chose it.
 
 Phases, per gap between two env steps: every optimizer step closes one ``learn`` row that
-starts at the first forward after the previous one (its forwards, backward and step);
-forwards after the gap's last optimizer step are the next ``act``. The loop kind is
-inferred (``on_policy``: some gap holds several optimizer steps, an epoch of minibatches
-after a rollout; ``off_policy``: at most one) unless given. An on-policy script runs in
-one process: its ``rollout_add`` and ``sync`` rows, which the actor-learner program
-reads, are written with zero duration at each iteration's end and start.
+starts at the first forward or backward after the previous one (its forwards, backward and
+step; a backward with no forward of its own, REINFORCE's, trains the grad-enabled forwards
+the acts made since the last step: they are its batch); forwards after the gap's last
+optimizer step are the next ``act``. The loop kind is inferred (``off_policy``: replay
+storage was used; ``on_policy`` otherwise) unless given. An on-policy script runs in one
+process: its ``rollout_add`` and ``sync`` rows, which the actor-learner program reads, are
+written with zero duration at each iteration's end and start. Its networks are the modules
+its learn steps trained: a policy and a one-output value module on the observations, or
+else every trained module described as one network (a policy alone, REINFORCE's; a
+shared actor-critic body).
 
 Work counts and the program's typed Info come from rldse.recording's own pieces
 (``network.Network``: FLOPs by torch's counter; ``info.workload_info``; ``loops``), so a
 script's trace and a ``rldse.recording`` trace are built the same way. Schedule numbers
 the program needs are read from what ran: batch (the learning forward's), warm-up and
-update and target-copy intervals (env steps), replay capacity (SB3's buffer size, or,
-without one, every transition the run made, named in ``hyperparameters['inferred']``).
+update and target-copy intervals (env steps), replay capacity (the buffer's, or, without
+one, every transition the run made, named in ``hyperparameters['inferred']``).
+
+Nothing of a finished run is lost: when its trace cannot be made or written, the raw
+record (every hooked call's times, the modules' descriptions, the run's context) is
+written beside the output (RAW_SUFFIX) and the one-line error names it.
 """
 
 from __future__ import annotations
 
+import ast
+import builtins
+import importlib
+import json
+import random
 import runpy
 import statistics
 import sys
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from time import perf_counter, perf_counter_ns, process_time_ns
 from typing import Any
@@ -42,10 +66,16 @@ import numpy as np
 from rldse.cpu_clock import CpuClock
 from rldse.errors import RldseError
 from rldse.host import load_sample
+from rldse.recording import replay_storage
+from rldse.recording.replay_storage import ADD_METHODS, REPLAY_CLASSES, parse_replay
+from rldse.threads import CAPTURE_TORCH_THREADS, TorchThreads
 from rldse.trace import Trace
 
 _CALIBRATION_CALLS = 2000
 LOOPS = ("off_policy", "on_policy")
+#: The raw record of a run whose trace was not written (or whose script raised): OUT's
+#: name with this suffix.
+RAW_SUFFIX = ".raw.parquet"
 
 
 @dataclass
@@ -73,6 +103,15 @@ class _Hooks:
     #: once per rldse.cpu_clock.SAMPLE_EVERY_NS at a timed call's end
     cpu: CpuClock = field(default_factory=lambda: CpuClock(process_time_ns))
     load_start: tuple[float, int] | None = None
+    folder: Path | None = None  # the script's: classes defined there may be replay buffers
+    #: replay buffer classes the user named (--replay): name -> (add methods, sample
+    #: method), or None to find them as for any class
+    named: dict[str, tuple[tuple[str, ...], str] | None] = field(default_factory=dict)
+    replay_classes: list[str] = field(default_factory=list)  # used, as module.Class
+    list_replay: bool = False  # random.sample from a list or deque was seen
+    n_envs: int = 1  # the last vector step's envs
+    torch_threads: tuple[int, str] | None = None  # rldse.threads.TorchThreads.stop
+    script_wall_s: float = 0.0  # the whole script, its set-up included
 
     # ---- timed wrappers -------------------------------------------------------------
     def timed(self, kind: str, fn, items_of=None):
@@ -98,9 +137,13 @@ class _Hooks:
         return wrapper
 
     def patch(self, owner: Any, name: str, kind: str, items_of=None) -> None:
-        original = getattr(owner, name)
-        setattr(owner, name, self.timed(kind, original, items_of))
-        self.undo.append(lambda: setattr(owner, name, original))
+        own = isinstance(owner, type) and name in owner.__dict__
+        original = owner.__dict__[name] if own else getattr(owner, name)
+        setattr(owner, name, self.timed(kind, getattr(owner, name), items_of))
+        if own or not isinstance(owner, type):
+            self.undo.append(lambda: setattr(owner, name, original))
+        else:  # inherited: the subclass had none of its own
+            self.undo.append(lambda: delattr(owner, name))
 
     def install(self) -> None:
         import gymnasium as gym
@@ -109,7 +152,12 @@ class _Hooks:
         from torch.optim import optimizer as optim
 
         def n_envs(args, kwargs, out) -> int:
-            return int(getattr(args[0], "num_envs", 1))
+            self.n_envs = int(getattr(args[0], "num_envs", 1))
+            if not self.env_ids:  # made by gymnasium.make_vec, say: its spec names it
+                spec = getattr(args[0], "spec", None)
+                if getattr(spec, "id", None):
+                    self.env_ids.append(str(spec.id))
+            return self.n_envs
 
         for cls in (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv):
             self.patch(cls, "step", "env_step", n_envs)
@@ -132,18 +180,113 @@ class _Hooks:
                    optim.register_optimizer_step_pre_hook(self._opt_pre),
                    optim.register_optimizer_step_post_hook(self._opt_post)]
         self.undo.extend(h.remove for h in handles)
-        try:
-            from stable_baselines3.common.buffers import ReplayBuffer
-        except ImportError:
-            return
+        for (module, name), adds in REPLAY_CLASSES.items():  # those imported already
+            cls = getattr(sys.modules.get(module), name, None)
+            if isinstance(cls, type):
+                self.hook_replay(cls, (*adds, "sample"))
+        for name, spec in self.named.items():  # a library class named by its module path
+            module, _, cls_name = name.rpartition(".")
+            if module:
+                cls = getattr(importlib.import_module(module), cls_name)
+                self.hook_replay(cls, self._named_methods(cls, spec))
+        self._watch_classes()
+        self._watch_random_sample()
+
+    # ---- replay storage -------------------------------------------------------------
+    def _watch_classes(self) -> None:
+        """Hook replay buffer classes as they are defined (module docstring)."""
+        original = builtins.__build_class__
+
+        def build_class(func, name, *bases, **kwargs):
+            cls = original(func, name, *bases, **kwargs)
+            if isinstance(cls, type):
+                adds = self.replay_methods(cls, getattr(func, "__globals__", {}))
+                if adds:
+                    self.hook_replay(cls, adds)
+            return cls
+
+        builtins.__build_class__ = build_class
+        self.undo.append(lambda: setattr(builtins, "__build_class__", original))
+
+    def replay_methods(self, cls: type, module_globals: dict) -> tuple[str, ...]:
+        """The add-like methods and, last, the sample method of ``cls`` if it is replay
+        storage: a library buffer (REPLAY_CLASSES), a class the user named, or one defined
+        beside the script with ``sample`` and an add-like method (not a rollout buffer);
+        () if not."""
+        module = str(module_globals.get("__name__", ""))
+        if (module, cls.__name__) in REPLAY_CLASSES:
+            return (*REPLAY_CLASSES[(module, cls.__name__)], "sample")
+        key = next((k for k in (cls.__name__, f"{module}.{cls.__name__}")
+                    if k in self.named), None)
+        if key is not None:
+            return self._named_methods(cls, self.named[key])
+        adds = tuple(m for m in ADD_METHODS if callable(cls.__dict__.get(m)))
+        if self.beside(module_globals.get("__file__")) and adds and callable(cls.__dict__.get("sample")) \
+                and "rollout" not in cls.__name__.lower():
+            return (*adds, "sample")
+        return ()
+
+    def beside(self, file: str | None) -> bool:
+        """Whether source ``file`` is in the script's folder (the script's own code)."""
+        return self.folder is not None and file is not None and \
+            Path(file).resolve().parent == self.folder
+
+    @staticmethod
+    def _named_methods(cls: type, spec: tuple[tuple[str, ...], str] | None
+                       ) -> tuple[str, ...]:
+        """The methods of a class named by --replay: as named, or found by name."""
+        adds, sample = spec or (tuple(m for m in ADD_METHODS if hasattr(cls, m)), "sample")
+        if not adds or not all(callable(getattr(cls, m, None)) for m in (*adds, sample)):
+            raise RldseError(f"--replay {cls.__name__}: the class has no "
+                             f"{'/'.join(adds) or 'add'} or {sample} method (name them: "
+                             "--replay CLASS:ADD,SAMPLE)")
+        return (*adds, sample)
+
+    def hook_replay(self, cls: type, methods: tuple[str, ...]) -> None:
+        """Time ``methods`` of ``cls`` (replay_methods: add-like ones, then sample)."""
+        hooks, label = self, f"{cls.__module__}.{cls.__qualname__}"
+
+        def used() -> None:
+            if label not in hooks.replay_classes:
+                hooks.replay_classes.append(label)
+
+        def add_items(args, kwargs, out) -> int:
+            used()
+            x = args[1] if len(args) > 1 else None
+            shape = getattr(x, "shape", ())
+            return hooks.n_envs if len(shape) >= 2 and shape[0] == hooks.n_envs else 1
 
         def sample_items(args, kwargs, out) -> int:
-            buf = args[0]
-            self.replay_capacity = int(buf.buffer_size * buf.n_envs)
-            return int(args[1] if len(args) > 1 else kwargs["batch_size"])
+            used()
+            hooks.replay_capacity = replay_storage.capacity(args[0])
+            batch = kwargs.get("batch_size", args[1] if len(args) > 1 else None)
+            if isinstance(batch, (int, np.integer)) and not isinstance(batch, bool):
+                return int(batch)
+            return replay_storage.batch_of(out)
 
-        self.patch(ReplayBuffer, "add", "replay_add", lambda a, k, o: int(a[0].n_envs))
-        self.patch(ReplayBuffer, "sample", "replay_sample", sample_items)
+        *adds, sample = methods
+        for name in adds:
+            if callable(getattr(cls, name, None)):
+                self.patch(cls, name, "replay_add", add_items)
+        self.patch(cls, sample, "replay_sample", sample_items)
+
+    def _watch_random_sample(self) -> None:
+        """``random.sample`` from a list or deque, called by code beside the script (not a
+        library's): a list replay buffer's sample."""
+        original, hooks = random.sample, self
+        timed = self.timed("replay_sample", original, lambda a, k, o: len(o))
+
+        def sample(population, *args, **kwargs):
+            if isinstance(population, (list, deque)) and hooks.beside(
+                    sys._getframe(1).f_code.co_filename):
+                hooks.list_replay = True
+                if isinstance(population, deque) and population.maxlen:
+                    hooks.replay_capacity = int(population.maxlen)
+                return timed(population, *args, **kwargs)
+            return original(population, *args, **kwargs)
+
+        random.sample = sample
+        self.undo.append(lambda: setattr(random, "sample", original))
 
     def remove(self) -> None:
         for undo in reversed(self.undo):
@@ -188,9 +331,10 @@ def _calibrate(hooks: _Hooks) -> float:
     return float(bias)
 
 
-def run_script(script: str | Path, args: list[str]) -> tuple[list[_Event], _Hooks, float,
-                                                              float]:
-    """Run ``script`` hooked: (events, hooks, bias ns, wall s)."""
+def check_script(script: str | Path, replay: tuple[str, ...] = (),
+                 torch_threads: int | None = CAPTURE_TORCH_THREADS) -> Path:
+    """Everything cheap, before the script trains: the file, torch, the thread count, and
+    that every --replay class the script should define is defined in it."""
     path = Path(script)
     if not path.is_file() or path.suffix != ".py":
         raise RldseError(f"{script}: expected an existing single-file Python script (.py)")
@@ -199,26 +343,95 @@ def run_script(script: str | Path, args: list[str]) -> tuple[list[_Event], _Hook
     except ImportError:
         raise RldseError("capture script records PyTorch scripts: pip install "
                          "'rldse[torch]'") from None
-    hooks = _Hooks()
+    TorchThreads(torch_threads, where="--torch-threads")
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
+        raise RldseError(f"{script}: not a Python script ({type(exc).__name__}: "
+                         f"{getattr(exc, 'msg', exc)}, line {getattr(exc, 'lineno', '?')})"
+                         ) from None
+    defined = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)}
+    for name, spec in parse_replay(replay).items():
+        if "." in name:
+            continue
+        if name not in defined:
+            raise RldseError(f"--replay {name}: {path.name} defines no class {name} (name a "
+                             "class it defines, or a library one as module.Class)")
+        node = defined[name]
+        methods = {f.name for f in node.body if isinstance(f, ast.FunctionDef)}
+        adds, sample = spec or ([m for m in ADD_METHODS if m in methods], "sample")
+        if not node.bases and not (adds and {*adds, sample} <= methods):
+            raise RldseError(f"--replay {name}: the class has no {'/'.join(adds) or 'add'} "
+                             f"or {sample} method (name them: --replay CLASS:ADD,SAMPLE)")
+    return path
+
+
+def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = (),
+               torch_threads: int | None = CAPTURE_TORCH_THREADS
+               ) -> tuple[list[_Event], _Hooks, float, float]:
+    """Run ``script`` hooked: (events, hooks, bias ns, wall s). ``replay``: the classes
+    the user named as replay storage; ``torch_threads``: torch's intra-op threads (None:
+    the script's own)."""
+    path = check_script(script, replay, torch_threads)
+    hooks = _Hooks(folder=path.resolve().parent, named=parse_replay(replay))
     bias = _calibrate(hooks)
+    threads = TorchThreads(torch_threads, where="--torch-threads")
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [str(path), *args]
     sys.path.insert(0, str(path.resolve().parent))
-    hooks.install()
-    hooks.load_start = load_sample()
-    hooks.cpu.sample()
-    t0 = perf_counter()
     try:
-        runpy.run_path(str(path), run_name="__main__")
-    except SystemExit as exc:
-        if exc.code not in (None, 0):
-            raise RldseError(f"{script}: exited with status {exc.code}") from None
-    finally:
-        wall_s = perf_counter() - t0
+        try:
+            hooks.install()
+        except (ImportError, AttributeError) as exc:
+            raise RldseError(f"--replay: {exc}") from None
+        threads.start()
+        hooks.load_start = load_sample()
         hooks.cpu.sample()
+        t0 = perf_counter()
+        failed: Exception | None = None
+        try:
+            runpy.run_path(str(path), run_name="__main__")
+        except SystemExit as exc:
+            if exc.code not in (None, 0):
+                raise RldseError(f"{script}: exited with status {exc.code}") from None
+        except RldseError:
+            raise
+        except Exception as exc:  # the script's own error: keep what ran (capture_script)
+            failed = exc
+        finally:
+            end_ns = perf_counter_ns()
+            hooks.script_wall_s = perf_counter() - t0
+            # the loop's wall time: from its first hooked call (the set-up before it,
+            # imports, envs, networks, is not the loop) to the script's end
+            wall_s = (end_ns - hooks.events[0].t0) / 1e9 if hooks.events else 0.0
+            hooks.cpu.sample()
+            hooks.torch_threads = threads.stop()
+    finally:
         hooks.remove()
         sys.argv, sys.path[:] = saved_argv, saved_path
+    if failed is not None:
+        raise ScriptFailed(_where_failed(failed, path), (hooks.events, hooks, bias, wall_s))
     return hooks.events, hooks, bias, wall_s
+
+
+class ScriptFailed(RldseError):
+    """The script raised: the one-line reason, and ``run``, what ran until then (events,
+    hooks, bias ns, wall s)."""
+
+    def __init__(self, message: str, run: tuple) -> None:
+        super().__init__(message)
+        self.run = run
+
+
+def _where_failed(exc: Exception, path: Path) -> str:
+    """``exc`` in one line, at the script's last line in its traceback."""
+    import traceback
+
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__)
+             if Path(f.filename).resolve() == path.resolve()]
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    at = f" at line {lines[-1]}" if lines else ""
+    return f"{path.name} raised {type(exc).__name__}{at}: {text}"
 
 
 @dataclass
@@ -229,8 +442,8 @@ class _Row:
     t0: int
     dur: int
     items: int
-    module: Any = None
-    shape: tuple[int, ...] = ()
+    #: (module, one input's shape) of each distinct module the row's forwards ran
+    modules: tuple[tuple[Any, tuple[int, ...]], ...] = ()
 
 
 def _gaps(events: list[_Event]) -> list[list[_Event]]:
@@ -245,11 +458,53 @@ def _gaps(events: list[_Event]) -> list[list[_Event]]:
 
 
 def infer_loop(events: list[_Event]) -> str:
-    per_gap = [sum(e.kind == "opt" for e in gap) for gap in _gaps(events)]
-    if not any(per_gap):
+    """``off_policy`` where replay storage was used; ``on_policy`` where a gap between env
+    steps holds several updates (epochs of minibatches), or an update trains on exactly
+    the transitions since the last one (A2C's rollout) or on the acts' own forwards
+    (REINFORCE); else the script updates on data of its own choosing from storage rldse
+    did not recognise: refused, saying how to name it."""
+    if not any(e.kind == "opt" for e in events):
         raise RldseError("capture script: the script made no optimizer step (no learning "
                          "seen): is it a PyTorch training script? (--loop cannot help)")
-    return "on_policy" if max(per_gap) > 1 else "off_policy"
+    if any(e.kind in ("replay_add", "replay_sample") for e in events):
+        return "off_policy"
+    since = updates = 0  # transitions since the last update; updates in this gap
+    batch: int | None = None  # the first grad-enabled forward's batch in this gap
+    for e in events:
+        if e.kind == "env_step":
+            since, updates, batch = since + e.items, 0, None
+        elif e.kind == "forward" and e.grad and batch is None:
+            batch = e.items
+        elif e.kind == "opt":
+            updates += 1
+            if updates > 1 or batch is None or batch == since:
+                return "on_policy"
+            since, batch = 0, None
+    raise RldseError("capture script: the script updates on batches it samples itself, "
+                     "like an off-policy loop, but rldse recognised no replay storage: name "
+                     "its class with --replay CLASS (CLASS:ADD,SAMPLE where its methods have "
+                     "other names), or pass --loop on_policy")
+
+
+def _modules(forwards: list[_Event]) -> tuple[tuple[Any, tuple[int, ...]], ...]:
+    """Each distinct module of ``forwards`` with one input's shape, in first-call order."""
+    seen: dict[int, tuple[Any, tuple[int, ...]]] = {}
+    for f in forwards:
+        if f.module is not None and id(f.module) not in seen:
+            seen[id(f.module)] = (f.module, f.shape[1:])
+    return tuple(seen.values())
+
+
+def _learn_row(group: list[_Event], pending: list[_Event], opt: _Event, worker: str,
+               n: int) -> _Row:
+    """The learn row an optimizer step closes (module docstring): its batch and modules
+    are its own grad-enabled forwards', or, with none, those the acts made since the last
+    step (``pending``)."""
+    grad = [e for e in group if e.kind == "forward" and e.grad]
+    items = grad[0].items if grad else sum(e.items for e in pending) if pending else 1
+    first = group[0] if group else opt
+    return _Row(worker, "learn", n, first.t0, opt.t0 + opt.dur - first.t0, items,
+                _modules(grad or pending))
 
 
 def _phases(events: list[_Event], loop: str) -> list[_Row]:
@@ -257,115 +512,207 @@ def _phases(events: list[_Event], loop: str) -> list[_Row]:
     actor, learner = ("actor/0", "learner") if loop == "on_policy" else ("host", "host")
     rows: list[_Row] = []
     learns = 0
+    pending: list[_Event] = []  # grad-enabled act forwards since the last optimizer step
     for k, gap in enumerate(_gaps(events)):
         step = max(0, k - 1)
-        group_fwd, acts = None, []
+        group: list[_Event] = []  # forwards and backwards since the gap's last step
         for e in gap:
             if e.kind in ("env_reset", "replay_add"):
                 rows.append(_Row(actor, e.kind, step, e.t0, e.dur, e.items))
             elif e.kind in ("replay_sample", "sync"):
                 rows.append(_Row(learner, e.kind, learns, e.t0, e.dur, e.items))
-            elif e.kind == "forward":
-                acts.append(e)
-                if e.grad and group_fwd is None:
-                    group_fwd = e
-            elif e.kind == "backward":
-                continue
+            elif e.kind in ("forward", "backward"):
+                group.append(e)
             elif e.kind == "opt":
-                first = acts[0] if acts else e
-                fwd = group_fwd or first
-                rows.append(_Row(learner, "learn", learns, first.t0, e.t0 + e.dur - first.t0,
-                                 fwd.items, fwd.module, fwd.shape))
+                rows.append(_learn_row(group, pending, e, learner, learns))
                 learns += 1
-                acts, group_fwd = [], None
+                group, pending = [], []
+        acts = [e for e in group if e.kind == "forward"]
         if acts:  # the forwards after the gap's last optimizer step: the next act
-            t0 = acts[0].t0
             end = max(a.t0 + a.dur for a in acts)
-            rows.append(_Row(actor, "act", k, t0, end - t0, acts[0].items, acts[0].module,
-                             acts[0].shape))
+            rows.append(_Row(actor, "act", k, acts[0].t0, end - acts[0].t0, acts[0].items,
+                             _modules(acts)))
+            pending.extend(a for a in acts if a.grad)
     steps = [e for e in events if e.kind == "env_step"]
     rows.extend(_Row(actor, "env_step", i, e.t0, e.dur, e.items) for i, e in enumerate(steps))
     return sorted(rows, key=lambda r: (r.t0, r.phase))
 
 
 def capture_script(script: str | Path, args: list[str], *, loop: str | None = None,
-                   env_id: str | None = None, seed: int = 0) -> Trace:
-    """Run ``script`` with ``args``, hooked, and return its Trace (module docstring)."""
+                   env_id: str | None = None, seed: int = 0, replay: tuple[str, ...] = (),
+                   torch_threads: int | None = CAPTURE_TORCH_THREADS,
+                   out: Path | None = None) -> Trace:
+    """Run ``script`` with ``args``, hooked, and return its Trace (module docstring),
+    written to ``out`` where given; a run whose trace cannot be made or written leaves
+    its raw record beside ``out`` (RAW_SUFFIX) and fails naming it."""
     if loop is not None and loop not in LOOPS:
         raise RldseError(f"--loop {loop}: capture script records {' or '.join(LOOPS)} "
                          "PyTorch loops (a tabular loop has no network to hook)")
     if seed < 0:
         raise RldseError(f"--seed {seed}: expected 0 or more")
-    events, hooks, bias, wall_s = run_script(script, args)
-    steps = [e for e in events if e.kind == "env_step"]
-    if not steps:
-        raise RldseError(f"{script}: no environment step seen (rldse hooks gymnasium's "
+    name = Path(script).name
+    try:
+        events, hooks, bias, wall_s = run_script(script, args, tuple(replay), torch_threads)
+    except ScriptFailed as failed:
+        events, hooks, bias, wall_s = failed.run
+        if out is None or not events:
+            raise RldseError(failed.message) from None
+        raw = _save_raw(out, events, hooks, bias, wall_s, name, list(args), loop, env_id)
+        raise RldseError(f"{failed.message}; the raw record of what ran is in {raw}"
+                         ) from None
+    try:
+        trace = _script_trace(events, hooks, loop, env_id, seed, bias, wall_s, name)
+        if out is not None:
+            trace.save(out)
+        return trace
+    except Exception as exc:  # the run is over: keep what it measured, whatever failed
+        if out is None:
+            raise
+        reason = exc.message if isinstance(exc, RldseError) else \
+            f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        raw = _save_raw(out, events, hooks, bias, wall_s, name, list(args), loop, env_id)
+        raise RldseError(f"{name}: the run finished but its trace was not written "
+                         f"({reason}); its raw record is in {raw}") from None
+
+
+def _script_trace(events: list[_Event], hooks: _Hooks, loop: str | None,
+                  env_id: str | None, seed: int, bias: float, wall_s: float,
+                  name: str) -> Trace:
+    if not any(e.kind == "env_step" for e in events):
+        raise RldseError(f"{name}: no environment step seen (rldse hooks gymnasium's "
                          "vector envs and gymnasium.make)")
     loop = loop or infer_loop(events)
     rows = _phases(events, loop)
     env = env_id or (hooks.env_ids[0] if hooks.env_ids else None)
     if env is None:
-        raise RldseError(f"{script}: the env id is unknown (made without gymnasium.make): "
+        raise RldseError(f"{name}: the env id is unknown (made without gymnasium.make): "
                          "pass --env")
-    return _trace(rows, events, hooks, loop, env, seed, bias, wall_s, Path(script).name)
+    return _trace(rows, events, hooks, loop, env, seed, bias, wall_s, name)
+
+
+def _save_raw(out: Path, events: list[_Event], hooks: _Hooks, bias: float, wall_s: float,
+              name: str, args: list[str], loop: str | None, env_id: str | None) -> Path:
+    """The raw record beside ``out``: one row per hooked call (kind, start and duration in
+    ns, items, whether grad was on, the module's index and input shape) and, in the
+    Parquet metadata under ``rldse.raw``, the run's context and each module's
+    description."""
+    import pandas as pd
+
+    from rldse.files import atomic_write
+
+    modules: dict[int, int] = {}
+    described = []
+    for e in events:
+        if e.module is not None and id(e.module) not in modules:
+            modules[id(e.module)] = len(described)
+            described.append({"class": type(e.module).__name__, "repr": repr(e.module)})
+    table = pd.DataFrame({
+        "kind": [e.kind for e in events], "t0_ns": [e.t0 for e in events],
+        "dur_ns": [e.dur for e in events], "items": [e.items for e in events],
+        "grad": [e.grad for e in events],
+        "module": [modules.get(id(e.module), -1) for e in events],
+        "shape": [json.dumps(list(e.shape)) for e in events]})
+    context = {"script": name, "args": args, "loop": loop, "env_id": env_id,
+               "env_ids": hooks.env_ids, "replay_classes": hooks.replay_classes,
+               "replay_capacity": hooks.replay_capacity, "bias_ns": bias, "wall_s": wall_s,
+               "script_wall_s": hooks.script_wall_s,
+               "load_start": hooks.load_start, "torch_threads": hooks.torch_threads,
+               "modules": described}
+    raw = out.with_name(out.name.removesuffix(".parquet") + RAW_SUFFIX)
+
+    def write(tmp: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        t = pa.Table.from_pandas(table, preserve_index=False)
+        t = t.replace_schema_metadata({b"rldse.raw": json.dumps(context, default=repr)})
+        pq.write_table(t, tmp)
+
+    return atomic_write(raw, write)
 
 
 def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env_id: str,
            seed: int, bias: float, wall_s: float, name: str) -> Trace:
     from rldse.recording.info import workload_info
     from rldse.recording.loops import loop_kind
-    from rldse.recording.network import Network
     from rldse.workloads.common.base import build_trace
     from rldse.workloads.common.recorder import rows_to_frame
 
     kind = loop_kind(loop)
+    n_envs = next(e.items for e in events if e.kind == "env_step")
+    inferred: list[str] = []
+    if loop == "off_policy" and hooks.list_replay and not any(
+            r.phase == "replay_add" for r in rows):  # a list's appends: untimed
+        rows = sorted(rows + [_Row(r.worker, "replay_add", r.iter, r.t0 + r.dur, 0, r.items)
+                              for r in rows if r.phase == "env_step"],
+                      key=lambda r: (r.t0, r.phase))
+        inferred.append("replay_add")
     missing = [p for p in kind.required if p not in {r.phase for r in rows}
                and p not in ("rollout_add", "sync")]
     if missing:
-        raise RldseError(f"{name}: the {loop} loop recorded no '{missing[0]}' phase (rldse "
-                         f"hooks {_HOOKED}); record this script with rldse.recording instead")
+        hint = (" (name the script's replay buffer class with --replay CLASS)"
+                if missing[0].startswith("replay") else "")
+        raise RldseError(f"{name}: the {loop} loop recorded no '{missing[0]}' phase{hint}; "
+                         f"rldse hooks {_HOOKED}")
     learn = [r for r in rows if r.phase == "learn"]
     act = next(r for r in rows if r.phase == "act")
-    obs_shape = act.shape[1:]
-    n_envs = next(e.items for e in events if e.kind == "env_step")
-    inferred: list[str] = []
+    obs_shape = act.modules[0][1] if act.modules else ()
     if loop == "off_policy":
-        nets = {"q": Network(learn[0].module, obs_shape, where=f"{name}: network")}
+        nets = _q_network(learn, name)
         hp = _offpolicy_schedule(rows, hooks, n_envs, inferred)
     else:
-        nets = _policy_value(learn, obs_shape, name)
+        nets = _on_policy_nets(learn, obs_shape, name)
         hp, rows = _onpolicy_schedule(rows, n_envs)
+    by_module = {id(n.module): n for n in nets.values()}
     workload = kind.workload(actor_critic=False)
     info = workload_info(workload, nets, hp)
-    works: dict[tuple[str, int], tuple[int, int]] = {}
+    works: dict[tuple, tuple[int, int]] = {}
 
-    def work(phase: str, items: int) -> tuple[int, int]:
-        key = (phase, items)
+    def work(r: _Row) -> tuple[int, int]:
+        """An act's work: its modules' forwards (all networks' if none is known); a
+        learn's: every network's forward, backward and Adam step."""
+        ran = [by_module[id(m)] for m, _ in r.modules if id(m) in by_module]
+        key = (r.phase, r.items, tuple(id(n) for n in ran))
         if key not in works:
-            acting = [n for k, n in nets.items() if k in ("q", "policy", "value")]
-            totals = [n.work(items, phase == "learn") for n in (
-                nets.values() if phase == "learn" else acting)]
+            learning = r.phase == "learn"
+            totals = [n.work(r.items, learning) for n in (
+                nets.values() if learning or not ran else ran)]
             works[key] = (sum(f for f, _ in totals), sum(b for _, b in totals))
         return works[key]
 
     out = []
     for r in rows:
-        flops, nbytes = work(r.phase, r.items) if r.phase in ("act", "learn") else (0, 0)
+        flops, nbytes = work(r) if r.phase in ("act", "learn") else (0, 0)
         dtype = "fp32" if flops or nbytes else "fp64" if r.phase.startswith("env") else "none"
         out.append((r.worker, r.phase, r.iter, r.t0, r.dur, r.items, flops, nbytes, 0, dtype))
     origin = min(r.t0 for r in rows)
     start = np.array([r.t0 for r in rows], np.int64)
     frac = hooks.cpu.fraction(start, start + np.array([r.dur for r in rows], np.int64))
     frame = rows_to_frame(out, origin, bias, frac)
-    hp = {**hp, "script": name, "loop": loop, "inferred": inferred}
+    hp = {**hp, "script": name, "loop": loop, "inferred": inferred,
+          "replay_classes": hooks.replay_classes, "script_wall_s": hooks.script_wall_s}
     return build_trace(workload=workload, algorithm=f"script:{Path(name).stem}", env_id=env_id,
                        seed=seed, hyperparameters=hp, workload_info=info,
                        episode_returns=[], wall_time_s=wall_s, frames=[frame],
-                       overhead_ns=bias, load_start=hooks.load_start)
+                       overhead_ns=bias, load_start=hooks.load_start,
+                       torch_threads=hooks.torch_threads)
 
 
 _HOOKED = ("gymnasium vector envs and gymnasium.make, module forwards, backward, optimizer "
-           "steps, load_state_dict, stable_baselines3 ReplayBuffer add/sample")
+           "steps, load_state_dict, replay buffers (SB3's, TorchRL's, a class beside the "
+           "script with sample and add, --replay CLASS, random.sample from a list)")
+
+
+def _q_network(learn: list[_Row], name: str) -> dict:
+    """An off-policy script's Q network: the module its learn steps trained."""
+    from rldse.recording.network import Network
+
+    trained = [m for r in learn for m in r.modules]
+    if not trained:
+        raise RldseError(f"{name}: no learn step ran a module forward with gradients, so "
+                         "the Q network is unknown")
+    module, shape = trained[0]
+    return {"q": Network(module, shape, where=f"{name}: network")}
 
 
 def _offpolicy_schedule(rows: list[_Row], hooks: _Hooks, n_envs: int,
@@ -376,6 +723,8 @@ def _offpolicy_schedule(rows: list[_Row], hooks: _Hooks, n_envs: int,
     sync_at = _env_step_at(env_rows, [r.t0 for r in rows if r.phase == "sync"])
     batch = next(r.items for r in rows if r.phase == "learn")
     total = n_envs * len(env_rows)
+    if len(sync_at) < 2:  # a copy by parameter assignment (CleanRL's) is not seen
+        inferred.append("target_sync")
     capacity = hooks.replay_capacity
     if capacity is None:
         capacity = total
@@ -400,30 +749,38 @@ def _median_gap(at: list[int], default: int) -> int:
     return int(statistics.median(gaps)) if gaps else default
 
 
-def _policy_value(learn: list[_Row], obs_shape: tuple[int, ...], name: str) -> dict:
-    """An on-policy script's policy and value modules: the learned forwards' modules, the
-    value one being the one with a single output."""
+def _on_policy_nets(learn: list[_Row], obs_shape: tuple[int, ...], name: str) -> dict:
+    """An on-policy script's networks, the modules its learn steps trained (module
+    docstring): ``policy`` and ``value`` where they are two modules on the observations,
+    the value one with one output; else every module, the first as ``policy`` (one
+    network: REINFORCE's policy, a shared actor-critic body; parts: ``part1``, ...)."""
     from rldse.recording.network import Network
 
-    modules = list({id(r.module): r.module for r in learn if r.module is not None}.values())
-    nets = {m: Network(m, obs_shape, where=f"{name}: network") for m in modules}
-    value = [n for n in nets.values() if n.sizes and n.sizes[-1] == 1]
-    policy = [n for n in nets.values() if n.sizes and n.sizes[-1] != 1]
-    if len(value) != 1 or len(policy) != 1:
-        raise RldseError(f"{name}: an on_policy script needs separate policy and value "
-                         "modules (chains of nn.Linear, the value one with one output), "
-                         "each called on the observations")
-    return {"policy": policy[0], "value": value[0]}
+    modules = list({id(m): (m, shape) for r in learn for m, shape in r.modules}.values())
+    if not modules:
+        raise RldseError(f"{name}: no learn step trained a module (no forward with "
+                         "gradients before an optimizer step)")
+    nets = [Network(m, shape, where=f"{name}: network") for m, shape in modules]
+    if len(nets) == 2 and all(n.obs_shape == tuple(obs_shape) and n.sizes for n in nets):
+        value = [n for n in nets if n.sizes[-1] == 1]
+        policy = [n for n in nets if n.sizes[-1] != 1]
+        if len(value) == 1 and len(policy) == 1:
+            return {"policy": policy[0], "value": value[0]}
+    return {"policy": nets[0], **{f"part{i}": n for i, n in enumerate(nets[1:], 1)}}
 
 
 def _onpolicy_schedule(rows: list[_Row], n_envs: int) -> tuple[dict[str, Any], list[_Row]]:
     """Rollout length and epochs as the script ran them; the zero-duration rollout_add and
-    sync rows of a one-process loop (module docstring)."""
+    sync rows of a one-process loop (module docstring). An iteration's sync opens it, at
+    its first actor-side row; its acts are numbered from iteration × rollout length (the
+    program finds an iteration's first act so), the length being the median, as episodes
+    (REINFORCE's rollouts) vary."""
     out, iteration, in_rollout, learns = [], 0, 0, 0
     steps_per_iter: list[int] = []
+    acts: list[tuple[int, int, int]] = []  # (index in out, iteration, step in it)
     last_learn = False
     for r in rows:
-        if r.phase == "env_step" and last_learn:
+        if r.worker != "learner" and last_learn:
             iteration += 1
             steps_per_iter.append(in_rollout)
             out.append(_Row("learner", "sync", iteration, r.t0, 0, 1))
@@ -431,18 +788,22 @@ def _onpolicy_schedule(rows: list[_Row], n_envs: int) -> tuple[dict[str, Any], l
         if r.phase == "learn" and not last_learn:
             out.append(_Row("actor/0", "rollout_add", iteration, r.t0, 0, in_rollout * n_envs))
             last_learn = True
+        if r.phase == "act":
+            acts.append((len(out), iteration, in_rollout))
         if r.phase == "env_step":
             in_rollout += 1
         if r.phase == "learn":
             learns += 1
-        out.append(_Row(r.worker, r.phase, r.iter, r.t0, r.dur, r.items, r.module, r.shape))
-    if not steps_per_iter:
-        steps_per_iter = [in_rollout]
-    T = int(statistics.median(steps_per_iter))
-    batch = next(r.items for r in rows if r.phase == "learn")
+        out.append(r)
+    if last_learn or not steps_per_iter:
+        steps_per_iter.append(in_rollout)
+    T = max(1, int(statistics.median(steps_per_iter)))
+    for i, k, j in acts:
+        out[i] = replace(out[i], iter=k * T + min(j, T - 1))
+    batch = int(statistics.median(r.items for r in rows if r.phase == "learn"))
     iterations = max(1, iteration + (1 if last_learn else 0))
     epochs = max(1, round(learns / iterations * batch / max(1, T * n_envs)))
-    first = min(r.t0 for r in out)
-    out.insert(0, _Row("learner", "sync", 0, first, 0, 1))
+    at = next(i for i, r in enumerate(out) if r.phase == "act")  # after the set-up's time
+    out.insert(at, _Row("learner", "sync", 0, out[at].t0, 0, 1))
     return ({"envs_per_actor": n_envs, "rollout_len": T, "batch_size": batch,
              "epochs": epochs}, out)

@@ -41,10 +41,11 @@ import numpy as np
 from rldse.errors import RldseError
 from rldse.host import load_sample
 from rldse.recording.cuts import Cuts, Rows, closed_before, rows
-from rldse.recording.info import NETWORKS, workload_info
+from rldse.recording.info import NETWORKS, ONE_NETWORK, workload_info
 from rldse.recording.loops import loop_kind
 from rldse.recording.network import Network, is_module
-from rldse.trace import PHASES, Trace
+from rldse.threads import current_torch_threads
+from rldse.trace import PHASES, Trace, plain
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -116,15 +117,19 @@ class Recording:
                              f"not {loop!r}", where="recording")
         nets = _networks(network, obs_shape)
         self.workload = self.loop.workload(actor_critic="critic" in nets)
-        need = NETWORKS[self.workload]
-        if set(nets) != set(need):
+        need, one = NETWORKS[self.workload], ONE_NETWORK.get(self.workload)
+        if one is not None and set(nets) == {"q"}:  # one module: the loop's one network
+            nets = {one: nets["q"]}
+        if set(nets) != set(need) and (one is None or set(nets) != {one}):
             given = ", ".join(sorted(nets)) or "none"
+            also = f" (or one network: a module, or {{'{one}': ...}})" if one else ""
             raise RldseError(f"the {loop} loop ({self.workload}) needs "
-                             f"{_network_form(need)}, got {given}", where="recording: network")
+                             f"{_network_form(need)}{also}, got {given}",
+                             where="recording: network")
         self.nets = nets
         self.env_id, self.seed = env_id, int(seed)
         self.algorithm = algorithm or self.workload
-        self.hyperparameters = dict(hyperparameters)
+        self.hyperparameters = plain(dict(hyperparameters), "recording: hyperparameters")
         self.info = workload_info(self.workload, nets, self.hyperparameters)
         self.actor = actor if loop == "on_policy" else "host"
         self.learner = learner if loop == "on_policy" else "host"
@@ -146,6 +151,9 @@ class Recording:
         self.cuts.cpu.sample(self._t0)
         self._end_ns: int | None = None
         self._wall_s: float | None = None
+        #: torch's threads and who chose them (rldse.threads.TorchThreads.stop), set by an
+        #: integration that pinned them; else the trace records torch's count as it ends
+        self.torch_threads: tuple[int, str] | None = None
 
     # ---- marking -----------------------------------------------------------------
     def phase(self, name: str, *, items: int | None = None, flops: int | None = None,
@@ -337,7 +345,8 @@ class Recording:
                            hyperparameters=self.hyperparameters, workload_info=info,
                            episode_returns=self.returns, wall_time_s=self._wall_s,
                            frames=[ops], overhead_ns=self.cut_cost_ns,
-                           load_start=self._load_start)
+                           load_start=self._load_start,
+                           torch_threads=self.torch_threads or current_torch_threads())
 
     def _check_episodes(self, r: Rows) -> None:
         """Returns are placed on env steps by the env_reset rows that end their episodes

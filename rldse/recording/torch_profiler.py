@@ -149,10 +149,11 @@ def import_torch_profiler(path: str | Path, *, loop: str, env_id: str, layers: l
     if loop != "off_policy":
         raise RldseError(f"--loop {loop}: profiler import builds off_policy (one network) "
                          "traces; record other loops with rldse.recording")
-    rows = phase_rows(read_events(path), where)
     workload = kind.workload(actor_critic=False)
+    # the arguments first: a profile takes minutes to parse
     info = workload_info(workload, {"q": Network(list(layers), where="--layers")},
                          hyperparameters)
+    rows = phase_rows(read_events(path), where)
     origin = min(r[3] for r in rows)
     wall_s = (max(r[3] + r[4] for r in rows) - origin) / 1e9
     frame = rows_to_frame(rows, origin, 0.0)

@@ -17,6 +17,7 @@
     estimate: {prune: true, margin: 0.0}   # rldse.search.estimate
     storage: null                # default: the journal file out/journal.log; a SQLite
                                  # file (sqlite:///study.db) stays inside this folder
+    presets: [mypresets]         # user preset directories (as --presets), relative to it
     target: {return: 195, smoothing_episodes: 10}   # rldse.sim.target: every point runs
                                  # to the env steps the trace's curve needs to reach it, and
                                  # gets steps_to_target, time_to_target_s, energy_to_target_j
@@ -134,6 +135,14 @@ class Objective(UserModel):
             raise ValueError(f"{direction}: expected a metric name, got {metric!r}")
         return {"metric": metric, "direction": direction}
 
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema, handler) -> dict[str, Any]:
+        """The form a file writes (``{maximize: METRIC}``), not the parsed fields."""
+        metric = {"type": "string", "description": "a metric: rldse metrics lists them"}
+        return {"title": "Objective", "type": "object", "minProperties": 1,
+                "maxProperties": 1, "additionalProperties": False,
+                "properties": {d: metric for d in DIRECTIONS}}
+
 
 class SamplerSpec(UserModel):
     model_config = ConfigDict(extra="forbid")
@@ -142,6 +151,12 @@ class SamplerSpec(UserModel):
     options: dict[str, Any] = Field(default_factory=dict)
     seed: int | None = Field(None, ge=0, le=2**32 - 1, description="default: the study's seed "
                              "(set it to vary the sampler alone: the simulations stay equal)")
+
+    @classmethod
+    def __get_pydantic_json_schema__(cls, core_schema, handler) -> dict[str, Any]:
+        """A file may give the sampler by name alone (``sampler: tpe``)."""
+        return {"anyOf": [{"type": "string", "description": "a sampler's name"},
+                          handler(core_schema)]}
 
 
 class EstimateSpec(UserModel):
@@ -183,6 +198,8 @@ class StudyFile(UserModel):
     estimate: EstimateSpec = EstimateSpec()
     storage: str | None = None
     target: TargetSpec | None = None
+    presets: list[str] = Field(default_factory=list, description="user preset directories, "
+                               "relative to this file (as --presets)")
 
     _file: Path = PrivateAttr()
     _storage_url: str | None = PrivateAttr(None)
@@ -273,6 +290,7 @@ def load_study_file(path: str | Path) -> StudyFile:
     except ValidationError as exc:
         raise RldseError(f"{where}: {_pydantic_message(exc)}") from None
     study._file = path.resolve()
+    _use_presets(study, where)
     study._storage_url = _storage_url(study, where)
     study._trace = _load_trace(study, where)
     base_raw = _base_raw(study, where)
@@ -295,6 +313,18 @@ def load_study_file(path: str | Path) -> StudyFile:
                 raise RldseError(f"{where}: space.{d.path}: the grid sampler needs a step "
                                  "for a float range")
     return study
+
+
+def _use_presets(study: StudyFile, where: str) -> None:
+    """The file's preset directories join the active ones before its parts resolve."""
+    from rldse.models.registry import add_preset_dirs
+
+    dirs = [study.file.parent / d for d in study.presets]
+    for i, d in enumerate(dirs):
+        if not d.is_dir():
+            raise RldseError(f"{where}: presets[{i}]: {study.presets[i]}: no such directory "
+                             f"(relative to {study.file.parent})")
+    add_preset_dirs(dirs)
 
 
 def _check_target(study: StudyFile, where: str) -> None:

@@ -71,8 +71,10 @@ class Bands:
                             "nominal": p.nominal, "source": p.source} for p in self.params],
                 "bands": {k: list(v) for k, v in self.metrics.items()}}
 
-    def table(self) -> str:
-        """The varied parameters, then metric  p5  p50  p95, as text."""
+    def table(self, nominal: dict[str, float] | None = None) -> str:
+        """The varied parameters, then metric  (nominal)  p5  p50  p95, as text; with the
+        nominal run's metrics, a note where a band is lopsided about the nominal value and
+        which parameters' ranges make it so."""
         lines = [f"uncertainty bands: {self.n} simulations, seed {self.seed}, Latin hypercube "
                  f"over {len(self.params)} parameters"]
         if not self.params:
@@ -80,12 +82,43 @@ class Bands:
         pw = max([len(p.path) for p in self.params] + [6])
         for p in self.params:
             lines.append(f"  {p.path:{pw}}  {_g(p.low):>10} – {_g(p.high):<10} "
-                         f"(nominal {_g(p.nominal)}, {p.preset})")
+                         f"(nominal {_g(p.nominal)}, {p.preset}{_end_note(p)})")
+        nominal = nominal or {}
         width = max([len(k) for k in self.metrics] + [6])
-        lines.append(f"  {'metric':{width}}  {'p5':>12}  {'p50':>12}  {'p95':>12}")
+        head = f"  {'metric':{width}}  " + (f"{'nominal':>12}  " if nominal else "")
+        lines.append(head + f"{'p5':>12}  {'p50':>12}  {'p95':>12}")
+        lopsided = []
         for key, (lo, mid, hi) in self.metrics.items():
-            lines.append(f"  {key:{width}}  {_g(lo):>12}  {_g(mid):>12}  {_g(hi):>12}")
+            nom = f"{_g(nominal[key]):>12}  " if key in nominal else (" " * 14 if nominal else "")
+            mark = ""
+            if key in nominal and is_lopsided(nominal[key], (lo, mid, hi)):
+                mark = "  *"
+                lopsided.append(key)
+            lines.append(f"  {key:{width}}  {nom}{_g(lo):>12}  {_g(mid):>12}  {_g(hi):>12}{mark}")
+        if lopsided:
+            ends = [p.path for p in self.params if _end_note(p)]
+            lines.append(f"  * lopsided: the nominal value lies outside p5-p95 or nearer one "
+                         f"end (the median is not the nominal result), for {len(lopsided)} "
+                         "metrics" + (f"; ranges whose nominal sits near one end: "
+                                      f"{', '.join(ends)}" if ends else ""))
         return "\n".join(lines)
+
+
+def is_lopsided(nominal: float, band: tuple[float, float, float]) -> bool:
+    """The nominal value outside [p5, p95], or more than three times farther from one
+    end of it than from the other."""
+    lo, _, hi = band
+    if not lo <= nominal <= hi:
+        return True
+    below, above = nominal - lo, hi - nominal
+    return max(below, above) > 3 * min(below, above) and hi > lo
+
+
+def _end_note(p: UncertainParam) -> str:
+    """', near the low/high end' where the nominal value sits in the outer fifth of the
+    range: the draws then move the metric mostly one way."""
+    u = (p.nominal - p.low) / (p.high - p.low) if p.high > p.low else 0.5
+    return ", near the low end" if u < 0.2 else ", near the high end" if u > 0.8 else ""
 
 
 def uncertain_params(spec: Any, trace: Trace) -> list[UncertainParam]:
@@ -161,7 +194,7 @@ def bands(trace: Trace, spec: Any, n: int, seed: int = 0, limits: Limits | None 
     points = design(params, n, seed)
     runs: list[dict[str, float]] = []
     if not params:  # nothing varies: one simulation stands for all n
-        runs = [_numeric(simulate(trace, spec, seed=seed).metrics())] * n
+        runs = [numeric(simulate(trace, spec, seed=seed).metrics())] * n
     rows = points if params else []
     if shown:
         from tqdm import tqdm
@@ -169,7 +202,7 @@ def bands(trace: Trace, spec: Any, n: int, seed: int = 0, limits: Limits | None 
         rows = tqdm(rows, desc="bands", unit="sim", file=sys.stderr, disable=None)
     for row in rows:
         result = simulate(trace, sampled_spec(spec, trace, params, row), seed=seed)
-        runs.append(_numeric(result.metrics()))
+        runs.append(numeric(result.metrics()))
     keys = [k for k in runs[0] if all(k in r for r in runs)]
     values = {k: np.array([r[k] for r in runs], dtype=np.float64) for k in keys}
     metrics = {k: percentiles(v) for k, v in values.items()}
@@ -182,7 +215,8 @@ def percentiles(values: np.ndarray) -> tuple[float, float, float]:
     return float(q[0]), float(q[1]), float(q[2])
 
 
-def _numeric(metrics: dict[str, Any]) -> dict[str, float]:
+def numeric(metrics: dict[str, Any]) -> dict[str, float]:
+    """The numeric metrics of a Result (flags and the seed left out)."""
     return {k: float(v) for k, v in metrics.items()
             if isinstance(v, int | float) and not isinstance(v, bool) and k != "seed"}
 

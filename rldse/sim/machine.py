@@ -25,7 +25,7 @@ from rldse.models.spec import PartSpec
 from rldse.sim import trace_cache
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
-from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats
+from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats, ramp_warnings
 from rldse.sim.timeline import NO_TAG, TimelineStream
 from rldse.system import ResolvedSystem, resolve
 from rldse.trace import NETWORK_PHASES, Trace, networks_on_gpu
@@ -142,7 +142,11 @@ class SplitCycle:
         self.host.pos = self.device.pos = self.wall.pos = row
 
     def take(self, k: int) -> PartTime:
-        return PartTime(self.host.take(k), self.device.take(k), self.wall.take(k))
+        """The next ``k`` rows. Each row's host and device time lie within its wall time,
+        but the three sums come from separate prefix sums whose rounding grows with the
+        cycle's running total, so host and device are clipped to the wall."""
+        wall = self.wall.take(k)
+        return PartTime(min(self.host.take(k), wall), min(self.device.take(k), wall), wall)
 
     def takes(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(host, device, wall) seconds of consecutive takes of ``counts[i]`` operations."""
@@ -362,6 +366,7 @@ class Machine:
                     "and its cost" for d in devices if d.busy_s == 0]
         warnings += [w for m in {id(m): m for m in self.models.values()}.values()
                      for w in getattr(m, "warnings", ())]
+        warnings += ramp_warnings(outcome.breakdown_s, t)
         lag = _staleness(outcome)
         if lag is not None and lag[0] != outcome.captured_staleness_updates:
             warnings.append(

@@ -37,6 +37,8 @@ class DeviceStats(BaseModel):
     preset: str
     lanes: int
     busy_s: float = Field(description="lane-seconds of work booked")
+    phase_busy_s: dict[str, float] = Field(default_factory=dict, description="busy_s by "
+                                           "phase, overlapped with other work or not")
     utilisation: float = Field(description="busy_s / (lanes * sim_time_s)")
     energy_j: float
     background_j: float
@@ -205,6 +207,24 @@ class WorkerClock:
                 for (w, p, d), (c, t) in sorted(self._t.items())]
 
 
+#: Breakdown entries of time before the steady state, by name: start-up (processes,
+#: loading data) and warm-up (an off-policy loop's random steps before its first update)
+RAMP_KEYS = {"startup_s": "start-up", "load_s": "loading", "warmup_s": "warm-up"}
+#: Above this share of the run, rates describe the ramp more than the steady state
+RAMP_SHARE = 0.25
+
+
+def ramp_warnings(breakdown_s: dict[str, float], sim_time_s: float) -> list[str]:
+    """A note for each start-up or warm-up longer than RAMP_SHARE of the run: then steps/s
+    and steps/J say more about the ramp than the loop (32 actors starting for 55 s of a
+    58 s run look slower than 2)."""
+    return [f"{label} takes {breakdown_s[key]:.3g} s, {breakdown_s[key] / sim_time_s:.0%} of "
+            f"the {sim_time_s:.3g} s run: rates describe the {label} more than the steady "
+            "loop (simulate more env steps to see it)"
+            for key, label in RAMP_KEYS.items()
+            if sim_time_s > 0 and breakdown_s.get(key, 0.0) > RAMP_SHARE * sim_time_s]
+
+
 def bottleneck(phases: list[PhaseStats], instances: dict[str, int]) -> tuple[str, float]:
     """The pacing worker kind is the one busiest per instance (least idle or waiting); its
     largest phase is the bottleneck, with that phase's share of the worker's time."""
@@ -226,6 +246,7 @@ def device_stats(devices: list[Device], horizon_s: float) -> list[DeviceStats]:
         e = d.energy_j(horizon_s)
         out.append(DeviceStats(
             name=d.name, kind=d.kind, preset=d.preset, lanes=d.lanes, busy_s=d.busy_s,
+            phase_busy_s={p: u.busy_s for p, u in sorted(d.phases.items())},
             utilisation=d.utilisation(horizon_s), energy_j=e, background_j=d.background_j(horizon_s),
             action_j=dict(sorted(d.action_j.items())),
             avg_power_w=e / horizon_s if horizon_s > 0 else 0.0, estimator=d.estimator,

@@ -422,8 +422,12 @@ def _search_figure(trials: pd.DataFrame, sf, out: Path) -> Path:
     metric = sf.objectives[0].metric
     done = trials[trials.source.isin(["simulated", "cache"])]
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    ok = done.feasible.fillna(False).astype(bool)
     gpus = done["gpu.count"] if "gpu.count" in done else pd.Series(1, index=done.index)
-    sc = a.scatter(done.avg_power_w, done[metric], c=gpus, cmap="viridis", s=25)
+    sc = a.scatter(done.avg_power_w[ok], done[metric][ok], c=gpus[ok], cmap="viridis", s=25,
+                   label="feasible")
+    a.scatter(done.avg_power_w[~ok], done[metric][~ok], marker="x", color="tab:red", s=25,
+              label="infeasible (breaks a constraint)")
     fig.colorbar(sc, ax=a, label="GPUs")
     for con in sf.parsed_constraints:
         if con.names == ("avg_power_w",) and con.op == "<=":
@@ -431,10 +435,14 @@ def _search_figure(trials: pd.DataFrame, sf, out: Path) -> Path:
     label = "throughput (env steps/s)" if metric == "env_steps_per_s" else metric
     a.set(xlabel="average power (W)", ylabel=label, title="simulated trials")
     a.legend(fontsize=8)
-    feas = trials.assign(v=trials[metric].where(trials.feasible.astype(bool)))
+    feas = trials.assign(v=trials[metric].where(trials.feasible.fillna(False).astype(bool)))
     best = (feas.v.cummax() if sf.objectives[0].direction == "maximize"
             else feas.v.cummin()).ffill()
-    b.plot(trials.number, trials[metric], ".", color="grey", label="trial")
+    ok_all = trials.feasible.fillna(False).astype(bool)
+    b.plot(trials.number[ok_all], trials[metric][ok_all], ".", color="grey",
+           label="feasible trial")
+    b.plot(trials.number[~ok_all], trials[metric][~ok_all], "x", color="tab:red", ms=4,
+           label="infeasible trial")
     b.step(trials.number, best, where="post", color="tab:green", label="best feasible so far")
     b.set(xlabel="trial number", ylabel=label, title="search history")
     b.legend(fontsize=8)

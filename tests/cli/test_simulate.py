@@ -80,3 +80,36 @@ def test_smoothing_episodes_without_a_target_is_refused(capsys):
     err = capsys.readouterr().err
     assert code == 2 and "--smoothing-episodes: applies with --target-return" in err
     assert err.count("\n") == 1
+
+
+def test_phase_table_shows_device_busy_beside_the_workers_time(capsys):
+    """Pong's learner dispatches to the GPU and waits little: the learner's time in
+    `learn` is far below the GPU's busy seconds on it; both are shown, and a row the
+    program accounts in bulk shows no count rather than 0."""
+    pong = str(ROOT / "traces" / "pong_ppo.parquet")
+    assert main(["simulate", pong, "--system", SPEC, "--set", "workload.env_steps=8192"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:2] == ["worker", "phase"])
+    assert lines[head].split() == ["worker", "phase", "device", "count", "worker_s",
+                                   "path_share", "device_busy_s"]
+    rows = {tuple(line.split()[:3]): line.split() for line in lines[head + 1:]
+            if line.startswith((" ", "a", "l")) and len(line.split()) == 7}
+    learn = rows[("learner", "learn", "gpu")]
+    assert float(learn[6]) > float(learn[4]) > 0
+    assert all(r[3] != "0" for r in rows.values())
+    assert rows[("actor", "wait:learner", "any")][6] == "-"
+
+
+def test_a_user_preset_with_a_base_and_plain_numbers_simulates(tmp_path, capsys):
+    (tmp_path / "gpu.yaml").write_text(
+        "kind: gpu\npresets:\n  my-v100:\n    base: v100-sxm2\n    idle_w: 60\n"
+        "    price_usd: 5000\n")
+    argv = ["simulate", TRACE, "--system", SPEC, *SMALL, "--json"]
+    assert main(argv) == 0
+    base = __import__("json").loads(capsys.readouterr().out)
+    assert main([*argv, "--presets", str(tmp_path), "--set", "gpu.preset=my-v100"]) == 0
+    mine = __import__("json").loads(capsys.readouterr().out)
+    gpu = {d["kind"]: d for d in mine["devices"]}["gpu"]
+    assert gpu["preset"] == "my-v100"
+    assert mine["energy_j"] > base["energy_j"]  # idles at 60 W, not the V100's 43 W
+    assert mine["cost_usd"] == pytest.approx(base["cost_usd"] - 10_000 + 5000)  # one GPU

@@ -43,19 +43,39 @@ def test_gemm_curve_small_kernels_run_far_below_peak(a100):
 
 def test_kernels_per_phase_and_layer(a100):
     ops = OpColumns.of(["learn", "act", "env_step"])
-    assert a100.kernels(ops, layers=3).tolist() == [12 + 8 * 3, 2 + 2 * 3, 1]
+    assert a100.kernels(ops, layers=3).tolist() == [19 + 12 * 3, 2 + 2 * 3, 1]
 
 
 def test_launch_bound_learn_step_is_dispatch_bound(a100):
-    """A CartPole-sized learn step: 36 kernels of almost no work. The host spends 360 µs
-    dispatching; the GPU is busy 36 × 3 µs plus a few hundred ns of work."""
+    """A CartPole-sized learn step the engine makes up (no capture row): 55 kernels of
+    almost no work. The host spends 550 µs dispatching; the GPU is busy 55 × 3 µs plus a
+    few hundred ns of work."""
     op = OpColumns.of("learn", flops=1e6, bytes=1e5)
     t = a100.op_times(op, layers=3)
-    assert t.host_s[0] == pytest.approx(36 * DISPATCH)
-    per_kernel = 1e6 / 36
+    assert t.host_s[0] == pytest.approx(55 * DISPATCH)
+    per_kernel = 1e6 / 55
     compute = 1e6 / (19.5e12 * EFF * per_kernel / (per_kernel + HALF))
-    assert t.device_s[0] == pytest.approx(36 * OVERHEAD + max(compute, 1e5 / 1555e9))
+    assert t.device_s[0] == pytest.approx(55 * OVERHEAD + max(compute, 1e5 / 1555e9))
     assert t.wall_s[0] == t.host_s[0]
+
+
+def test_a_cpu_captured_learn_row_pays_the_framework_ratio_up_to_its_cap():
+    """A learn row timed on a CPU (host_dur_s) moved to the GPU: framework_host_ratio × its
+    time less its flops at the capture host's core rate; a compute-bound row is capped at
+    TRAIN_OPS_MARGIN × kernels × train_op_host_s (GpuModel.moved_host_s)."""
+    from rldse.models.gpu import TRAIN_OPS_MARGIN
+
+    host = load_part("cpu", "epyc-7742")
+    gpu = GpuModel(load_part("gpu", "a100-40g"), load_part("link", "pcie4-x16"),
+                   capture_host=host)
+    rate = host.core_gflops * 1e9
+    small = OpColumns.of("learn", flops=1e6, host_dur_s=1e-3)
+    assert gpu.op_times(small, layers=2).host_s[0] == pytest.approx(1.95 * (1e-3 - 1e6 / rate))
+    big = OpColumns.of("learn", flops=1e9, host_dur_s=0.5)  # a CNN step well below peak
+    cap = TRAIN_OPS_MARGIN * (19 + 12 * 2) * 39e-6
+    assert gpu.op_times(big, layers=2).host_s[0] == pytest.approx(cap)
+    made_up = OpColumns.of("learn", flops=1e6)  # no capture row: kernels × dispatch_s
+    assert gpu.op_times(made_up, layers=2).host_s[0] == pytest.approx(43 * DISPATCH)
 
 
 def test_touches_are_dependent_levels_per_item(a100):

@@ -8,6 +8,7 @@ from typing import Any
 
 import annotated_types as at
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -260,3 +261,15 @@ def test_link_monotone(spec, b, k):
     assert ok(t)
     assert le(LinkModel(raised(spec, "bandwidth_gbs", k)).transfer_seconds(b), t)
     assert le(t, LinkModel(spec).transfer_seconds(b * k))
+
+
+@pytest.mark.parametrize("byte_count", [5e-324, 1e-310, 2.2e-308])
+def test_cpu_denormal_work_costs_finite(byte_count):
+    """A row whose roofline time is denormal (a subnormal byte count, no measured time)
+    costs a finite, non-negative time: the measured share of the host's roofline is
+    rescaled, never new/old (which overflows to inf, and inf × 0 is NaN)."""
+    spec = load_part("cpu", "xeon-silver-4110")
+    host = load_part("cpu", "xeon-silver-4110", mem_latency_ns=0.0)
+    ops = OpColumns.of(["act"] * 2, items=[0, 0], flops=[0, 0], bytes=[byte_count, 0],
+                       touches=[1, 0], dtype=["fp32"] * 2, host_dur_s=[0, 0])
+    assert ok(CpuModel(spec, host).op_seconds(ops))

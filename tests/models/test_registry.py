@@ -285,3 +285,56 @@ def test_digest_depends_on_numbers_not_on_sources(user_dir):
     doc["presets"]["my-gpu"]["max_w"]["value"] = 301
     (user_dir / "my-gpu.yaml").write_text(yaml.safe_dump(doc))
     assert resolve(spec, trace).digest != before
+
+
+# ---- presets a user writes: inheritance, plain numbers, every problem at once ------------
+
+MY_H100 = {"kind": "gpu", "presets": {"my-h100": {"base": "h100-sxm", "mem_bw_gbs": 4000,
+                                                  "max_w": 600}}}
+
+
+def test_a_base_and_plain_numbers_make_a_preset(user_dir):
+    (user_dir / "mine.yaml").write_text(yaml.safe_dump(MY_H100))
+    registry.use_preset_dirs([user_dir])
+    spec, base = load_part("gpu", "my-h100"), load_part("gpu", "h100-sxm")
+    assert spec.mem_bw_gbs == 4000 and spec.max_w == 600
+    assert {k: v for k, v in spec.model_dump().items() if k not in ("name", "mem_bw_gbs",
+                                                                     "max_w")} \
+        == {k: v for k, v in base.model_dump().items() if k not in ("name", "mem_bw_gbs",
+                                                                    "max_w")}
+    preset = get_preset("gpu", "my-h100")
+    assert preset.params["mem_bw_gbs"].unit == "GB/s"
+    assert preset.params["mem_bw_gbs"].range is None  # the user's number, not an assumption
+    lines = show_preset("my-h100").splitlines()
+    assert lines[2].split() == ["field", "value", "unit", "sweep", "range", "from", "source"]
+    row = {ln.split()[0]: ln for ln in lines[3:]}
+    assert "this preset" in row["mem_bw_gbs"] and "base h100-sxm" in row["sm_count"]
+
+
+def test_a_chain_of_bases_shows_the_first_preset_a_value_comes_from(user_dir):
+    (user_dir / "mine.yaml").write_text(yaml.safe_dump({"kind": "gpu", "presets": {
+        **MY_H100["presets"], "my-h100-cheap": {"base": "my-h100", "price_usd": 20000}}}))
+    registry.use_preset_dirs([user_dir])
+    assert load_part("gpu", "my-h100-cheap").mem_bw_gbs == 4000
+    came = get_preset("gpu", "my-h100-cheap").inherited
+    assert came["mem_bw_gbs"] == "base my-h100" and came["sm_count"] == "base h100-sxm"
+    assert "price_usd" not in came
+
+
+def test_every_problem_of_a_user_file_at_once(tmp_path):
+    (tmp_path / "x.yaml").write_text(yaml.safe_dump({"kind": "gpu", "presets": {
+        "a": {"base": "h100-sxm", "mem_bw_gbs": -5, "max_ww": 600},
+        "b": {"base": "h100-sxmm"},
+        "c": {"fp32_tflops": {"value": 10, "unit": "TFLOP/s", "source": "me"}}}}))
+    previous = registry.use_preset_dirs([tmp_path])
+    try:
+        with pytest.raises(RldseError) as err:
+            list_presets()
+    finally:
+        registry.use_preset_dirs(previous)
+    text, where = str(err.value), str(tmp_path / "x.yaml")
+    assert "\n" not in text
+    for field in ("a.max_ww: unknown field", "b.base: unknown gpu preset 'h100-sxmm'",
+                  "a.mem_bw_gbs: -5 is out of range", "c.mem_bw_gbs: required field is missing",
+                  "c.price_usd: required field is missing"):
+        assert f"{where}: {field}" in text, text

@@ -70,6 +70,23 @@ def test_json_without_phase_scopes_is_one_line(tmp_path, capsys):
     bad.write_text('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", '
                    '"ts": 0, "dur": 1, "args": {}}]}')
     code = main(["trace", "import", str(bad), "--format", "torch-profiler", "--env", "X",
-                 "--layers", "4,2", "-o", str(tmp_path / "x.parquet")])
+                 "--layers", "4,2", *SCHEDULE, "-o", str(tmp_path / "x.parquet")])
     err = capsys.readouterr().err
     assert code == 2 and "record_function" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("args, named", [
+    ([], ["--env", "--layers"]),
+    (["--env", "X", "--layers", "4,2"],
+     ["batch_size", "replay_capacity", "learning_starts", "learn_every", "target_sync"]),
+])
+def test_missing_arguments_all_named_before_the_profile_is_read(tmp_path, capsys, args, named):
+    """A profile takes minutes to parse: every missing argument is named at once, first
+    (the file here is not even JSON)."""
+    garbage = tmp_path / "t.json"
+    garbage.write_text("not json")
+    code = main(["trace", "import", str(garbage), "--format", "torch-profiler", *args,
+                 "-o", str(tmp_path / "x.parquet")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert all(name in err for name in named), err

@@ -80,3 +80,41 @@ def test_pareto_cost_recommends_only_designs_that_pass_every_check(shipped_examp
     assert (table.loc[~table[checks].astype(bool).all(axis=1), "feasible"] == False).all()  # noqa: E712
     assert report.headline().startswith("Pareto set of")
     assert {b["number"] for b in report.best} <= set(best["number"])
+
+
+def _frame_study(direction: str = "maximize"):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(
+        objectives=[SimpleNamespace(metric="env_steps_per_s", direction=direction)],
+        search_space=SimpleNamespace(dims=[SimpleNamespace(path="gpu.count")]))
+
+
+def _trials(rows):
+    return pd.DataFrame(rows, columns=["number", "gpu.count", "env_steps_per_s", "cost_usd",
+                                       "avg_power_w", "feasible", "source"])
+
+
+def test_near_ties_name_the_cheapest_design_within_one_percent():
+    from rldse.search.report import near_ties
+
+    frame = _trials([
+        (0, 4, 16_376.0, 46_452.0, 300.0, True, "simulated"),   # the best
+        (1, 2, 16_324.0, 26_452.0, 214.0, True, "simulated"),   # -0.3 %, cheaper
+        (2, 1, 15_000.0, 16_452.0, 190.0, True, "simulated"),   # -8 %: not a tie
+        (3, 8, 16_400.0, 86_452.0, 450.0, False, "simulated"),  # breaks the cap
+        (4, 2, 16_324.0, 26_452.0, 214.0, True, "cache"),       # the same design again
+    ])
+    lines = near_ties(_frame_study(), frame)
+    assert lines[0].startswith("near tie: 2 feasible designs within 1% of the best")
+    assert lines[1].startswith("  trial 1 [gpu.count=2]: 16,324 env steps/s (-0.32%)")
+    assert lines[-1].startswith("prefer trial 1: as good within 1%, and the cheapest")
+    assert not any("trial 3" in line or "trial 2 " in line for line in lines)
+    alone = frame[frame["number"].isin([0, 2])]
+    assert near_ties(_frame_study(), alone) == []
+
+
+def test_near_ties_show_in_the_headline():
+    report = _report(["env_steps_per_s"], [_point(0, {"env_steps_per_s": 16_376.0})])
+    report.near_ties = ["near tie: 2 feasible designs", "prefer trial 1: ..."]
+    assert report.headline().endswith("near tie: 2 feasible designs\nprefer trial 1: ...")

@@ -150,3 +150,44 @@ def test_a_sqlite_storage_outside_the_study_folder_is_refused(write_study, url):
     text = str(err.value)
     assert text.startswith(f"{path}: storage: ") and "\n" not in text, text
     assert "outside the study folder" in text or "expected a database file" in text
+
+
+def test_a_study_file_names_its_preset_directories(write_study):
+    """`presets: [mypresets]` beside the file: a user preset with a base and two plain
+    numbers is usable in the base and the space, in the run, with no --presets."""
+    import yaml
+
+    from rldse.models import registry
+    from rldse.search import run_study
+    from tests.search.conftest import BASE, SPACE
+
+    path = write_study(base={**BASE, "gpu": {"preset": "my-a100", "count": 1}},
+                       space={**SPACE, "gpu.preset": {"choices": ["my-a100", "a100-40g"]}},
+                       presets=["mypresets"], trials=3)
+    (path.parent / "mypresets").mkdir()
+    (path.parent / "mypresets" / "gpu.yaml").write_text(yaml.safe_dump({
+        "kind": "gpu", "presets": {"my-a100": {"base": "a100-40g", "mem_bw_gbs": 2000,
+                                               "max_w": 250}}}))
+    previous = registry.use_preset_dirs([])
+    try:
+        study = load_study_file(path)
+        assert registry.preset_dirs() == (path.parent / "mypresets",)
+        assert registry.load_part("gpu", "my-a100").mem_bw_gbs == 2000
+        report = run_study(path, progress=False)
+        assert report.best and report.finished_now == 3
+        assert study.presets == ["mypresets"]
+    finally:
+        registry.use_preset_dirs(previous)
+
+
+def test_a_missing_preset_directory_is_one_line(write_study):
+    from rldse.models import registry
+
+    path = write_study(presets=["nowhere"])
+    previous = registry.use_preset_dirs([])
+    try:
+        with pytest.raises(RldseError, match=r"study\.yaml: presets\[0\]: nowhere: no such "
+                                             r"directory"):
+            load_study_file(path)
+    finally:
+        registry.use_preset_dirs(previous)

@@ -120,3 +120,26 @@ def test_cli_bands_over_the_limit_exit_2_without_running(capsys):
                "--bands", "100000000"])
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == 2 and len(err) == 1 and "--bands 100000000 would take" in err[0]
+
+
+@pytest.mark.parametrize("nominal, band, lopsided", [
+    (10.0, (8.0, 10.0, 12.0), False),
+    (10.0, (9.9, 11.0, 13.0), True),   # the nominal at the low end
+    (14.0, (8.0, 10.0, 12.0), True),   # outside p5-p95
+    (5.0, (5.0, 5.0, 5.0), False),     # nothing moves
+])
+def test_lopsided_bands(nominal, band, lopsided):
+    from rldse.sim.bands import is_lopsided
+
+    assert is_lopsided(nominal, band) is lopsided
+
+
+def test_cli_bands_print_the_nominal_beside_the_percentiles(capsys):
+    assert main(["simulate", DQN, "--system", DGX, "--set", "workload.env_steps=2000",
+                 "--bands", "3"]) == 0
+    out = capsys.readouterr().out
+    header = next(line for line in out.splitlines() if line.strip().startswith("metric"))
+    assert header.split() == ["metric", "nominal", "p5", "p50", "p95"]
+    nominal = float(out.split("simulated ", 1)[1].split(" s:")[0])
+    row = next(line for line in out.splitlines() if line.strip().startswith("sim_time_s"))
+    assert float(row.split()[1]) == pytest.approx(nominal, rel=1e-3)

@@ -32,16 +32,25 @@ def test_a_gpu_capture_keeps_its_own_dispatch_on_its_host():
     assert per_update == pytest.approx(float(np.mean(learn)), rel=0.05)
 
 
-def test_a_cpu_capture_dispatches_at_the_presets_rate():
-    """A CPU capture has no dispatch of its own to keep: a GPU learner's host time is
-    kernels x dispatch_s, so it doubles when dispatch_s doubles."""
+def test_a_cpu_capture_pays_the_framework_ratio_not_kernels_times_dispatch():
+    """A CPU capture has no GPU dispatch of its own: a GPU learner's host time is
+    framework_host_ratio x the learn rows' framework share on the capture host, so it
+    doubles when the ratio doubles and does not move with the tight loop's dispatch_s."""
     trace = load_trace(CPU_TRACE)
     base = host_spec_for(trace, "h200-measured").model_dump(mode="json", exclude_none=True)
-    runs = []
-    for dispatch in (10e-6, 20e-6):
-        raw = {**base, "gpu": {**base["gpu"], "dispatch_s": dispatch}}
-        runs.append(_learner_dispatch_s(simulate(trace, parse_spec(raw, where="t"))))
-    assert runs[1] == pytest.approx(2 * runs[0], rel=1e-6)
+
+    def learner_s(**gpu):
+        raw = {**base, "gpu": {**base["gpu"], **gpu}}
+        return _learner_dispatch_s(simulate(trace, parse_spec(raw, where="t")))
+
+    def learn_share_s(**gpu):  # what one unit of the learn ratio adds to the learner's host
+        return (learner_s(framework_host_ratio={"act": 3.2, "learn": 2.0}, **gpu)
+                - learner_s(framework_host_ratio={"act": 3.2, "learn": 1.0}, **gpu))
+
+    share = learn_share_s()
+    assert share == pytest.approx(learn_share_s(dispatch_s=20e-6), rel=1e-9)
+    learn_cpu_s = float(trace.ops.loc[trace.ops["phase"] == "learn", "cpu_s"].sum())
+    assert 0.5 * learn_cpu_s < share <= learn_cpu_s  # the CPU time less its roofline
 
 
 @pytest.mark.parametrize("args, needle", [

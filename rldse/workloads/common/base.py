@@ -190,10 +190,13 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
                 overhead_ns: float | None = None,
                 host: HostFingerprint | None = None,
                 transitions: pd.DataFrame | None = None,
-                load_start: tuple[float, int] | None = None) -> Trace:
+                load_start: tuple[float, int] | None = None,
+                torch_threads: tuple[int, str] | None = None) -> Trace:
     """Assemble a Trace from in-process recorders and/or frames sent back by workers.
     ``load_start`` (rldse.host.load_sample as the capture began; the first recorder's by
-    default) puts the host's load around the capture in the fingerprint."""
+    default) puts the host's load around the capture in the fingerprint, with
+    ``torch_threads`` where given (rldse.threads.TorchThreads.stop: the count and who
+    chose it; the built-in captures pin their own and leave it out)."""
     from rldse.host import CaptureLoad, load_sample
     from rldse.trace import Trace, TraceMeta
     from rldse.workloads.common.recorder import merge_frames
@@ -216,6 +219,9 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
         load = CaptureLoad(loadavg_1m_start=load_start[0], loadavg_1m_end=end[0],
                            runnable_others_start=load_start[1], runnable_others_end=end[1],
                            compute_wall_per_cpu=trace.compute_wall_per_cpu)
+        if torch_threads is not None:
+            load = load.model_copy(update={"torch_threads": torch_threads[0],
+                                           "torch_threads_set_by": torch_threads[1]})
         trace.meta = meta.model_copy(update={"host": meta.host.model_copy(
             update={"load": load})})
     return trace

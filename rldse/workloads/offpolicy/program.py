@@ -1067,7 +1067,9 @@ def program(m: Machine, shape: Shape) -> Outcome:
                       ("insert", inserted)):
             for label, joules in rmm.replay_joules(job, op, n).items():
                 rm.add_action_energy(label, joules)
-    breakdown = {}
+    # warm-up: until the first update, or the whole run when it never came
+    breakdown = {"warmup_s": (env.now if state["first_update_s"] is None
+                              else state["first_update_s"])}
     if state["updates"]:
         breakdown["iteration_s"] = ((state["last_update_end_s"] - state["first_update_s"])
                                     / state["updates"])
