@@ -14,8 +14,9 @@ booked. Such a job does not queue behind the later one: it takes the earliest id
 of its length at or after its arrival (gap filling; issue 25 found 9,500 DQN-PER GPU
 bookings that used to wait behind later arrivals). An end time once returned never
 moves, so a job booked ahead keeps its slot. Each lane keeps its booked intervals from
-the clock's present on (``clock``: the SimPy environment; without one nothing is
-pruned, for short tests), which the gap search reads.
+the clock's present on (``clock``: the SimPy environment), which the gap search reads;
+without a clock they are kept from the latest arrival on, so only arrivals in order
+are exact (the queueing tests' sources).
 """
 
 from __future__ import annotations
@@ -93,8 +94,8 @@ class Lanes:
         if end > self._latest:
             self._latest = end
         self._since_prune += 1
-        if self._clock is not None and self._since_prune >= _PRUNE_EVERY:
-            self._prune(self._clock.now)
+        if self._since_prune >= _PRUNE_EVERY:
+            self._prune(self._clock.now if self._clock is not None else self._arrived)
 
     def _set_free(self, lane: int, end: float) -> None:
         """The lane's last booked end is now `end`: its heap entry follows."""

@@ -35,7 +35,8 @@ def shared_ends(releases_s: np.ndarray, works_s: np.ndarray,
             else:
                 ends[j] = t
         if not left:
-            t = float(r[order[nxt]])
+            if nxt < len(order):
+                t = float(r[order[nxt]])
             continue
         n = len(left)
         rate = min(1.0, capacity(n) / n)

@@ -1085,6 +1085,13 @@ def program(m: Machine, shape: Shape) -> Outcome:
     merge_async = (MERGE_ASYNC and not m.reference and actors <= cores.n
                    and all(dev.lanes >= n for dev, n in holders.values()))
 
+    # actors step one operation at a time (actor_steps) in the reference engine, and in
+    # the fast one wherever two actors share a lane (more actors than cores, or acting on
+    # a GPU with fewer lanes than actors): a chunk booked as one job would hold the lane
+    # for all its steps and queue its kernels as one block, 0.8-4.6 % off the per-step
+    # schedule (benchmarks/reference_agreement.py)
+    per_step = m.reference or actors > cores.n or (place.act == "gpu" and gpu.lanes < actors)
+
     def async_run():
         yield env.timeout(async_merged())
 
@@ -1100,18 +1107,21 @@ def program(m: Machine, shape: Shape) -> Outcome:
                 n = min(chunk, total_steps - state["steps"])
                 if n <= 0:
                     break
-                ends.append(env.process(actor_steps(a, n)) if m.reference
+                ends.append(env.process(actor_steps(a, n)) if per_step
                             else actor_chunk(a, n))
                 lag = state["updates"] - state["published"]  # the learner waits: no updates
                 staleness[lag] = staleness.get(lag, 0) + n  # during the chunk
                 state["steps"] += n
                 state["pending_inserts"] += n
-            if m.reference:
+            if per_step:
                 yield env.all_of(ends)
                 t_round = t = env.now
                 for _ in range(due_updates()):
-                    yield from update_steps()
-                t = env.now
+                    if m.reference:
+                        yield from update_steps()
+                    else:
+                        t = update(t)
+                t = max(t, env.now)
             else:
                 t_round = max(ends)
                 t = t_round
@@ -1124,10 +1134,10 @@ def program(m: Machine, shape: Shape) -> Outcome:
 
     def async_actor(a: int):
         while state["booked"] < total_steps:
-            n = min(1 if m.reference else learn_every, total_steps - state["booked"])
+            n = min(1 if per_step else learn_every, total_steps - state["booked"])
             state["booked"] += n
             version = state["published"]  # the parameters this chunk acts with
-            if m.reference:
+            if per_step:
                 yield from actor_steps(a, n)
             else:
                 end = actor_chunk(a, n)
