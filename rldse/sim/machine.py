@@ -142,7 +142,9 @@ class SplitCycle:
         self.host.pos = self.device.pos = self.wall.pos = row
 
     def take(self, k: int) -> PartTime:
-        # differences of three prefix sums can round host or device a few ulps past wall
+        """The next ``k`` rows. Each row's host and device time lie within its wall time,
+        but the three sums come from separate prefix sums whose rounding grows with the
+        cycle's running total, so host and device are clipped to the wall."""
         wall = self.wall.take(k)
         return PartTime(min(self.host.take(k), wall), min(self.device.take(k), wall), wall)
 
