@@ -14,6 +14,7 @@ from rldse.errors import RldseError
 from rldse.models import OpColumns, cpu_from_host
 from rldse.sim import simulate
 from rldse.sim.machine import Machine
+from rldse.sim.sharing import shared_ends
 from rldse.sim.validate import host_spec_for, validate
 from rldse.system import parse_spec
 from rldse.trace import Trace, TraceMeta
@@ -111,7 +112,7 @@ def test_replay_on_its_host_is_the_critical_path(synthetic):
 @pytest.mark.parametrize("actors,cores", [(1, 2), (2, 2), (4, 2), (5, 2), (3, 1)])  # host: 2 cores
 def test_more_actors_share_cores(synthetic, actors, cores):
     """N actors on C cores: sends in actor order (actor a has parameters at (a+1)·D), the
-    rollouts time-shared by the OS at the CPU's core throughput (beyond C runnable
+    rollouts time-shared by the OS (processor sharing) at the CPU's core throughput (beyond C runnable
     processes: divided by the capture host's shared-core slowdown), N handoffs, N
     minibatches per iteration."""
     steps = K * actors * T
@@ -123,8 +124,9 @@ def test_more_actors_share_cores(synthetic, actors, cores):
         assert throughput == pytest.approx(cores / cpu.shared_core_slowdown)
     d = T * (A + E_S) + AB
     release = (np.arange(actors) + 1) * D
-    suffix = (actors - np.arange(actors)) * d
-    collect = max(float(np.max(release + d)), float(np.max(release + suffix / throughput)))
+    # processor sharing (rldse.sim.sharing, checked by hand in tests/sim/test_sharing.py)
+    collect = float(np.max(shared_ends(release, np.full(actors, d),
+                                       lambda n: cpu.core_throughput(n, cores))))
     iteration = collect + actors * H + actors * L
     assert r.sim_time_s == pytest.approx(actors * U + K * iteration, rel=1e-9)
 
