@@ -44,7 +44,7 @@ class Lanes:
         self._latest = 0.0  # the latest end of any booking
         self.busy_s = 0.0
         self._arrived = 0.0  # the latest arrival so far
-        self._busy: list[list[tuple[float, float]]] | None = None  # per lane, once needed
+        self._busy: list[list[tuple[float, float]]] = [[] for _ in range(n)]  # per lane
         self._clock = clock
         self._since_prune = 0
         self.out_of_order = 0  # bookings that arrived before an earlier-booked arrival
@@ -52,17 +52,21 @@ class Lanes:
     def reserve(self, now_s: float, dur_s: float) -> tuple[float, float, int]:
         """Book `dur_s` of work arriving at `now_s`; return (start_s, end_s, lane)."""
         if now_s < self._arrived:
-            self.out_of_order += 1
-            start, lane = self._earliest_gap(now_s, dur_s)
-        else:
-            self._arrived = now_s
-            free_at, lane = self._free[0]
-            if free_at < self._floor:
-                free_at = self._floor
-            start = now_s if now_s > free_at else free_at
+            return self._fill_gap(now_s, dur_s)
+        self._arrived = now_s
+        free_at, lane = self._free[0]
+        if free_at < self._floor:
+            free_at = self._floor
+        start = now_s if now_s > free_at else free_at
         end = start + dur_s
-        self._record(lane, start, end)
+        heapq.heapreplace(self._free, (end, lane))
+        if end > self._latest:
+            self._latest = end
         self.busy_s += dur_s
+        self._busy[lane].append((start, end))  # the lane's last booking
+        self._since_prune += 1
+        if self._since_prune >= _PRUNE_EVERY:
+            self._prune(self._clock.now if self._clock is not None else self._arrived)
         return start, end, lane
 
     def reserve_all(self, now_s: float, dur_s: float) -> tuple[float, float]:
@@ -80,12 +84,12 @@ class Lanes:
     def utilisation(self, horizon_s: float) -> float:
         return self.busy_s / (self.n * horizon_s) if horizon_s > 0 else 0.0
 
-    # ---- bookkeeping of booked intervals, for the gap search ------------------------
-    def _record(self, lane: int, start: float, end: float) -> None:
-        busy = self._busy
-        if busy is None:
-            busy = self._busy = [[] for _ in range(self.n)]
-        iv = busy[lane]
+    # ---- bookings that arrive before an earlier-booked arrival: gap filling ----------
+    def _fill_gap(self, now_s: float, dur_s: float) -> tuple[float, float, int]:
+        self.out_of_order += 1
+        start, lane = self._earliest_gap(now_s, dur_s)
+        end = start + dur_s
+        iv = self._busy[lane]
         if not iv or start >= iv[-1][0]:
             iv.append((start, end))
             self._set_free(lane, end)  # the lane's last booking
@@ -93,9 +97,8 @@ class Lanes:
             bisect.insort(iv, (start, end))  # a filled gap: the lane's free time stays
         if end > self._latest:
             self._latest = end
-        self._since_prune += 1
-        if self._since_prune >= _PRUNE_EVERY:
-            self._prune(self._clock.now if self._clock is not None else self._arrived)
+        self.busy_s += dur_s
+        return start, end, lane
 
     def _set_free(self, lane: int, end: float) -> None:
         """The lane's last booked end is now `end`: its heap entry follows."""
@@ -114,8 +117,7 @@ class Lanes:
         fits between a lane's bookings; the lowest such lane."""
         lower = now_s if now_s > self._floor else self._floor
         best, best_lane = float("inf"), 0
-        busy = self._busy or [[] for _ in range(self.n)]
-        for lane, iv in enumerate(busy):
+        for lane, iv in enumerate(self._busy):
             t = lower
             k = bisect.bisect_left(iv, (t, t))
             if k and iv[k - 1][1] > t:  # a booking started before t still runs
@@ -132,7 +134,7 @@ class Lanes:
     def _prune(self, now_s: float) -> None:
         """Forget intervals that ended before the clock: no job can arrive before it."""
         self._since_prune = 0
-        for iv in self._busy or ():
+        for iv in self._busy:
             k = 0
             while k < len(iv) - 1 and iv[k][1] <= now_s:
                 k += 1

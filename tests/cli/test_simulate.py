@@ -80,3 +80,20 @@ def test_smoothing_episodes_without_a_target_is_refused(capsys):
     err = capsys.readouterr().err
     assert code == 2 and "--smoothing-episodes: applies with --target-return" in err
     assert err.count("\n") == 1
+
+
+def test_engine_reference_runs_and_agrees_on_a_small_run(capsys):
+    import json
+
+    times = {}
+    for engine in ("fast", "reference"):
+        assert main(["simulate", TRACE, "--system", SPEC, *SMALL, "--json",
+                     "--engine", engine]) == 0
+        times[engine] = json.loads(capsys.readouterr().out)["sim_time_s"]
+    assert times["fast"] == pytest.approx(times["reference"], rel=0.01)
+
+
+def test_engine_reference_with_bands_is_refused(capsys):
+    line = _one_line_error(["simulate", TRACE, "--system", SPEC, *SMALL, "--engine",
+                            "reference", "--bands", "2"], capsys)
+    assert "--engine reference" in line and "--bands" in line
