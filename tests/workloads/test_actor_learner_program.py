@@ -5,6 +5,7 @@ and monotonicity in cores and GPUs."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,7 @@ from rldse.sim.machine import Machine
 from rldse.sim.sharing import shared_ends
 from rldse.sim.validate import host_spec_for, validate
 from rldse.system import parse_spec
-from rldse.trace import Trace, TraceMeta
+from rldse.trace import Trace, TraceMeta, load_trace
 from rldse.workloads import capture
 from rldse.workloads.actor_learner import program as al
 from rldse.workloads.common.base import CaptureConfig
@@ -267,6 +268,35 @@ def test_second_gpu_never_lowers_throughput(one_actor, actors, cores, learn):
         # inference paces the 1-GPU run, so a second inference server must help; when the
         # captured trace makes the learner (on gpu0 either way) the pacer, it cannot
         assert two.env_steps_per_s > one.env_steps_per_s, one.bottleneck
+
+
+def test_central_inference_dispatch_queues_with_the_learner_on_one_core():
+    """Issue 25: a GPU inference server's dispatch is booked on the CPU's lanes, where the
+    learner's dispatch and handoffs queue too; on a 1-core CPU, async, the two cannot
+    overlap, so no CPU booking starts before the one before it on that lane ends."""
+    trace = load_trace(Path(__file__).resolve().parents[2]
+                       / "traces/actor_learner_cartpole_2.parquet")
+    spec = parse_spec({"cpu": {"preset": "xeon-e5-2698-v4", "cores": 1},
+                       "gpu": {"preset": "v100-sxm2"},
+                       "placement": {"act": "gpu", "learn": "gpu"},
+                       "workload": {"actors": 4, "inference": "central", "learner": "async",
+                                    "env_steps": 8192}})
+    m = Machine(trace, spec)
+    cpu, booked = m.devices["cpu"], []
+    book = m.book
+
+    def spy(dev, t, dur_s, phase, worker, *args, **kwargs):
+        end = book(dev, t, dur_s, phase, worker, *args, **kwargs)
+        if dev is cpu:
+            booked.append((end - dur_s, end, worker))
+        return end
+
+    m.book = spy
+    m.result(al.program(m))
+    assert sum(w.startswith("inference server") for *_, w in booked) > 100
+    assert any(w == "learner" for *_, w in booked)
+    spans = sorted(booked)
+    assert all(b[0] >= a[1] - 1e-12 for a, b in zip(spans, spans[1:], strict=False))
 
 
 def test_central_inference_batches(one_actor):
