@@ -105,6 +105,9 @@ def cmd_simulate(args: argparse.Namespace) -> None:
 
     if args.bands is not None and args.bands < 1:
         raise RldseError(f"--bands {args.bands}: must be at least 1")
+    if args.bands is not None and args.engine != "fast":
+        raise RldseError("--engine reference checks one run; --bands samples many with the "
+                         "fast engine: give one or the other")
     check_seed(args.seed)
     if args.timeline is not None:
         check_output_file(args.timeline, "--timeline", ".json")
@@ -145,7 +148,7 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
 
         band = bands(trace, run_spec, args.bands, seed=args.seed, limits=limits)
     result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline,
-                      limits=limits, timeline_window=window)
+                      limits=limits, timeline_window=window, engine=args.engine)
     if target is not None:
         result = with_target(result, target[1].steps, target[0], spec.price_usd_per_hour,
                              spread=target[1])
@@ -265,6 +268,9 @@ def add_parser(sub) -> None:
     si.add_argument("--allow-long", action="store_true",
                     help="run even when the estimate (events, wall time, memory; measured "
                          "by short pilot runs first) is over 10 minutes or half of RAM")
+    si.add_argument("--engine", choices=("fast", "reference"), default="fast",
+                    help="fast (default): merged and closed-form paths where they apply; "
+                         "reference: every operation its own event, for checking them (slow)")
     si.add_argument("--json", action="store_true", help="the Result as JSON")
     si.add_argument("--target-return", type=float, metavar="R",
                     help="run until the trace's learning curve first reaches return R and "

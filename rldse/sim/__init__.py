@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rldse.errors import RldseError
 from rldse.sim.budget import Limits, Meter, check, estimate, is_small
-from rldse.sim.machine import Machine, Outcome
+from rldse.sim.machine import ENGINES, Machine, Outcome
 from rldse.sim.result import Result
 from rldse.sim.timeline import TimelineStream
 from rldse.system import ResolvedSystem, resolve
@@ -17,14 +17,18 @@ __all__ = ["Limits", "Machine", "Outcome", "Result", "simulate"]
 
 def simulate(trace: Trace, system, seed: int = 0,
              timeline: str | Path | None = None, limits: Limits | None = None,
-             timeline_window: tuple[float, float] | None = None) -> Result:
+             timeline_window: tuple[float, float] | None = None,
+             engine: str = "fast") -> Result:
     """Run the trace's workload program on ``system``: a ResolvedSystem, or a SystemSpec
     that is resolved against the trace first. ``timeline_window`` (start_s, end_s): write
-    only the timeline events overlapping it. With ``limits`` its cost is estimated first
+    only the timeline events overlapping it. ``engine``: ``fast`` or ``reference``
+    (rldse.sim.machine.ENGINES). With ``limits`` its cost is estimated first
     (rldse.sim.budget): refused over them, shown as a progress bar when long."""
     if timeline_window is not None and timeline is None:
         raise RldseError("timeline_window selects events of a timeline: give a timeline "
                          "file too")
+    if engine not in ENGINES:  # before resolving or estimating anything
+        raise RldseError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
     if not isinstance(system, ResolvedSystem):
         system = resolve(system, trace)
     budget = None
@@ -32,7 +36,7 @@ def simulate(trace: Trace, system, seed: int = 0,
         budget = estimate(trace, system)
         check(budget, limits)
     machine = Machine(trace, system, seed=seed, timeline=timeline,
-                      timeline_window=timeline_window)
+                      timeline_window=timeline_window, engine=engine)
     meter = Meter(machine, budget, limits) if budget is not None else None
     stream = machine.timeline if isinstance(machine.timeline, TimelineStream) else None
     try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from rldse.sim.lanes import Lanes
 from rldse.sim.timeline import TimelineStream
@@ -43,11 +44,13 @@ class Device:
     #: phase -> share of max_w − idle_w its busy seconds draw (a GPU's kernel occupancy,
     #: rldse.models.gpu); None: all of it
     dynamic_share: Callable[[str], float] | None = None
+    #: the SimPy environment whose clock lets the lanes forget past bookings
+    clock: Any = None
 
     def __post_init__(self) -> None:
         if self.lanes < 1:
             raise ValueError(f"{self.name}: lanes must be >= 1")
-        self._lanes = Lanes(self.lanes)
+        self._lanes = Lanes(self.lanes, clock=self.clock)
 
     def book(self, now_s: float, dur_s: float, phase: str) -> float:
         """Run `dur_s` of `phase` on the earliest-free lane from `now_s`; return the end time."""

@@ -176,17 +176,31 @@ class Outcome:
     captured_staleness_updates: float = 0.0
 
 
+#: How a program runs: ``fast`` takes its merged and closed-form paths where they apply;
+#: ``reference`` books every operation (env step, act, insert, update drive, inference
+#: batch) as its own event at its arrival time and shares oversubscribed cores by
+#: processor sharing event by event (rldse.sim.sharing): slow, plainly right, and what
+#: tests/sim/test_reference.py holds the fast paths to.
+ENGINES = ("fast", "reference")
+
+
 class Machine:
     """The simulated machine a program runs on: one Device per part instance of a
     ResolvedSystem, the knobs resolved for the trace, and the roles' placement."""
 
     def __init__(self, trace: Trace, system: ResolvedSystem | Any, seed: int = 0,
                  timeline: str | Path | None = None,
-                 timeline_window: tuple[float, float] | None = None) -> None:
+                 timeline_window: tuple[float, float] | None = None,
+                 engine: str = "fast") -> None:
         """``system``: a ResolvedSystem, or a SystemSpec resolved against ``trace`` here.
+        ``engine``: one of ENGINES; ``reference`` makes programs skip every merged or
+        closed-form path (``self.reference``).
         ``timeline``: a path the bookings are streamed to (rldse.sim.timeline.
         TimelineStream; the caller closes ``self.timeline``), only those overlapping
         ``timeline_window`` (start_s, end_s) if given."""
+        if engine not in ENGINES:
+            raise RldseError(f"engine {engine!r}: expected one of {', '.join(ENGINES)}")
+        self.reference = engine == "reference"
         if not isinstance(system, ResolvedSystem):
             system = resolve(system, trace)
         self.trace, self.system, self.seed = trace, system, seed
@@ -215,7 +229,7 @@ class Machine:
                     max_w=float(model.max_w), estimator=model.method,
                     dynamic_share=getattr(model, "dynamic_share", None),
                     claimed_accuracy=model.claimed_accuracy,
-                    cost_usd=float(getattr(inst.spec, "price_usd", 0.0)))
+                    cost_usd=float(getattr(inst.spec, "price_usd", 0.0)), clock=self.env)
         cpu = self.models.get("cpu")
         gpu_captured = networks_on_gpu(trace.meta)
         # framework dispatch runs on the system's cores; each model once (it is listed
@@ -231,6 +245,7 @@ class Machine:
             for d in self.devices.values():
                 d.timeline = self.timeline
         self._costs: dict[tuple[str, str, int], np.ndarray] = {}
+        self._iteration_ends: list[np.ndarray] = []
 
     # ---- placement ------------------------------------------------------------------
     def kind_of(self, role: str) -> str:
@@ -353,6 +368,18 @@ class Machine:
         """A cycle over the phase's costs starting at a seeded random row."""
         costs = self.phase_cost(phase, kind)
         return Cycle(costs, start=int(self.rng.integers(len(costs))))
+
+    # ---- iterations -----------------------------------------------------------------
+    def mark_iterations(self, ends_s) -> None:
+        """Record when iterations end (a learner iteration or update, a sync round, a
+        tabular round), one or an array at a time, for ``iteration_times_s``."""
+        self._iteration_ends.append(np.atleast_1d(np.asarray(ends_s, dtype=np.float64)))
+
+    def iteration_times_s(self) -> np.ndarray:
+        """Time between consecutive iteration ends (empty when the program marks none)."""
+        if not self._iteration_ends:
+            return np.empty(0)
+        return np.diff(np.sort(np.concatenate(self._iteration_ends)))
 
     # ---- result ---------------------------------------------------------------------
     def result(self, outcome: Outcome) -> Result:

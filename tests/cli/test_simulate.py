@@ -113,3 +113,20 @@ def test_a_user_preset_with_a_base_and_plain_numbers_simulates(tmp_path, capsys)
     assert gpu["preset"] == "my-v100"
     assert mine["energy_j"] > base["energy_j"]  # idles at 60 W, not the V100's 43 W
     assert mine["cost_usd"] == pytest.approx(base["cost_usd"] - 10_000 + 5000)  # one GPU
+
+
+def test_engine_reference_runs_and_agrees_on_a_small_run(capsys):
+    import json
+
+    times = {}
+    for engine in ("fast", "reference"):
+        assert main(["simulate", TRACE, "--system", SPEC, *SMALL, "--json",
+                     "--engine", engine]) == 0
+        times[engine] = json.loads(capsys.readouterr().out)["sim_time_s"]
+    assert times["fast"] == pytest.approx(times["reference"], rel=0.01)
+
+
+def test_engine_reference_with_bands_is_refused(capsys):
+    line = _one_line_error(["simulate", TRACE, "--system", SPEC, *SMALL, "--engine",
+                            "reference", "--bands", "2"], capsys)
+    assert "--engine reference" in line and "--bands" in line

@@ -82,3 +82,54 @@ def test_reserve_all_and_accounting():
     assert lanes.utilisation(3.5) == pytest.approx(6.0 / (3 * 3.5))
     with pytest.raises(ValueError):
         Lanes(0)
+
+
+# ---- arrival order (issue 25): a job booked ahead never delays an earlier arrival ------
+
+class _Clock:
+    now = 0.0
+
+
+def test_an_earlier_arrival_fills_the_gap_before_a_job_booked_ahead():
+    lanes = Lanes(1, clock=_Clock())
+    assert lanes.reserve(10.0, 2.0)[:2] == (10.0, 12.0)  # booked ahead of the clock
+    assert lanes.reserve(3.0, 4.0)[:2] == (3.0, 7.0)  # arrives earlier: runs in the gap
+    assert lanes.reserve(8.0, 3.0)[:2] == (12.0, 15.0)  # 8..10 too short: after the first
+    assert lanes.reserve(7.0, 1.0)[:2] == (7.0, 8.0)
+    assert lanes.out_of_order == 3
+    assert lanes.busy_s == pytest.approx(10.0)
+
+
+def test_gap_filling_picks_the_lane_free_earliest_at_the_arrival():
+    lanes = Lanes(2, clock=_Clock())
+    lanes.reserve(0.0, 5.0)  # lane 0 busy 0..5
+    lanes.reserve(6.0, 1.0)  # lane 1 busy 6..7
+    start, end, lane = lanes.reserve(2.0, 3.0)  # lane 1 is idle 2..5
+    assert (start, end, lane) == (2.0, 5.0, 1)
+
+
+def test_bookings_at_arrival_match_a_simpy_resource():
+    """Every job booked when it arrives: the lanes' FCFS schedule is simpy.Resource's."""
+    rng = np.random.default_rng(3)
+    jobs = 400
+    arrivals = np.cumsum(rng.exponential(0.4, jobs))
+    services = rng.exponential(1.0, jobs)
+    env = simpy.Environment()
+    res, lanes = simpy.Resource(env, capacity=2), Lanes(2, clock=env)
+    via_res, via_lanes = np.empty(jobs), np.empty(jobs)
+
+    def job(k):
+        with res.request() as req:
+            yield req
+            via_res[k] = env.now
+            yield env.timeout(services[k])
+
+    def source():
+        for k in range(jobs):
+            yield env.timeout(arrivals[k] - env.now)
+            via_lanes[k] = lanes.reserve(env.now, services[k])[0]
+            env.process(job(k))
+
+    env.process(source())
+    env.run()
+    assert via_lanes == pytest.approx(via_res, rel=1e-12, abs=1e-12)

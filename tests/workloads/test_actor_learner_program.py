@@ -5,6 +5,7 @@ and monotonicity in cores and GPUs."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,9 +15,10 @@ from rldse.errors import RldseError
 from rldse.models import OpColumns, cpu_from_host
 from rldse.sim import simulate
 from rldse.sim.machine import Machine
+from rldse.sim.sharing import shared_ends
 from rldse.sim.validate import host_spec_for, validate
 from rldse.system import parse_spec
-from rldse.trace import Trace, TraceMeta
+from rldse.trace import Trace, TraceMeta, load_trace
 from rldse.workloads import capture
 from rldse.workloads.actor_learner import program as al
 from rldse.workloads.common.base import CaptureConfig
@@ -111,7 +113,7 @@ def test_replay_on_its_host_is_the_critical_path(synthetic):
 @pytest.mark.parametrize("actors,cores", [(1, 2), (2, 2), (4, 2), (5, 2), (3, 1)])  # host: 2 cores
 def test_more_actors_share_cores(synthetic, actors, cores):
     """N actors on C cores: sends in actor order (actor a has parameters at (a+1)·D), the
-    rollouts time-shared by the OS at the CPU's core throughput (beyond C runnable
+    rollouts time-shared by the OS (processor sharing) at the CPU's core throughput (beyond C runnable
     processes: divided by the capture host's shared-core slowdown), N handoffs, N
     minibatches per iteration."""
     steps = K * actors * T
@@ -123,8 +125,9 @@ def test_more_actors_share_cores(synthetic, actors, cores):
         assert throughput == pytest.approx(cores / cpu.shared_core_slowdown)
     d = T * (A + E_S) + AB
     release = (np.arange(actors) + 1) * D
-    suffix = (actors - np.arange(actors)) * d
-    collect = max(float(np.max(release + d)), float(np.max(release + suffix / throughput)))
+    # processor sharing (rldse.sim.sharing, checked by hand in tests/sim/test_sharing.py)
+    collect = float(np.max(shared_ends(release, np.full(actors, d),
+                                       lambda n: cpu.core_throughput(n, cores))))
     iteration = collect + actors * H + actors * L
     assert r.sim_time_s == pytest.approx(actors * U + K * iteration, rel=1e-9)
 
@@ -271,6 +274,35 @@ def test_second_gpu_never_lowers_throughput(one_actor, actors, cores, learn):
         # inference paces the 1-GPU run, so a second inference server must help; when the
         # captured trace makes the learner (on gpu0 either way) the pacer, it cannot
         assert two.env_steps_per_s > one.env_steps_per_s, one.bottleneck
+
+
+def test_central_inference_dispatch_queues_with_the_learner_on_one_core():
+    """Issue 25: a GPU inference server's dispatch is booked on the CPU's lanes, where the
+    learner's dispatch and handoffs queue too; on a 1-core CPU, async, the two cannot
+    overlap, so no CPU booking starts before the one before it on that lane ends."""
+    trace = load_trace(Path(__file__).resolve().parents[2]
+                       / "traces/actor_learner_cartpole_2.parquet")
+    spec = parse_spec({"cpu": {"preset": "xeon-e5-2698-v4", "cores": 1},
+                       "gpu": {"preset": "v100-sxm2"},
+                       "placement": {"act": "gpu", "learn": "gpu"},
+                       "workload": {"actors": 4, "inference": "central", "learner": "async",
+                                    "env_steps": 8192}})
+    m = Machine(trace, spec)
+    cpu, booked = m.devices["cpu"], []
+    book = m.book
+
+    def spy(dev, t, dur_s, phase, worker, *args, **kwargs):
+        end = book(dev, t, dur_s, phase, worker, *args, **kwargs)
+        if dev is cpu:
+            booked.append((end - dur_s, end, worker))
+        return end
+
+    m.book = spy
+    m.result(al.program(m))
+    assert sum(w.startswith("inference server") for *_, w in booked) > 100
+    assert any(w == "learner" for *_, w in booked)
+    spans = sorted(booked)
+    assert all(b[0] >= a[1] - 1e-12 for a, b in zip(spans, spans[1:], strict=False))
 
 
 def test_central_inference_batches(one_actor):

@@ -15,6 +15,7 @@ from rldse.models.cpu import with_work, with_works
 from rldse.models.kinds import PartTime
 from rldse.sim import trace_cache
 from rldse.sim.machine import Cycle, Machine, Outcome, SplitCycle
+from rldse.sim.sharing import shared_ends
 from rldse.trace import Trace
 from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
 from rldse.workloads.common.mlp import F32, Work, adam_work, cold, network
@@ -409,7 +410,7 @@ class _Sim:
         self.parts = dict.fromkeys(("startup_s", "rollout_s", "sync_s", "handoff_s", "learn_s",
                                     "copy_s", "swap_s", "inference_s"), 0.0)
         self.act_count = 0
-        self.act_dispatch = 0.0  # GPU inference: the actors' or servers' dispatch, core-seconds
+        self.act_dispatch = 0.0  # local GPU inference: the actors' dispatch, core-seconds
         self.batches = 0
 
     # ---- costs ------------------------------------------------------------------------
@@ -535,6 +536,7 @@ class _Sim:
             if not last and (not self.asynchronous or (it + 1) % k.sync_interval == 0):
                 t = self._publish(it + 1, t, local)
             yield env.timeout(t - env.now)
+            self.m.mark_iterations(t)
 
     def _learn(self, t: float, work: PartTime) -> float:
         """Learner work from t: the device part on the learner's device, a GPU's dispatch
@@ -577,18 +579,16 @@ class _Sim:
         reset = T * self.reset_per_vstep
         # on the actor's core: env steps, and the whole act (CPU) or its dispatch (GPU)
         cpu_part = env_s + reset + np.array([a.host_s for a in acts])
-        order = np.argsort(r, kind="stable")
-        rs, ds = r[order], cpu_part[order]
-        end = float(np.max(rs + ds))
-        if N > C:  # the cores' work bound: rollouts beyond the cores share them
-            suffix = np.cumsum(ds[::-1])[::-1]
-            # core-equivalents the n rollouts released at or after each release get: an
+        if N > C:  # rollouts beyond the cores share them, event by event (rldse.sim.
+            # sharing): n runnable get CpuSpec.core_throughput(n, C) core-equivalents (an
             # extra SMT thread adds smt_gain of a core; beyond the hardware threads the OS
-            # time-slices at the measured shared-core slowdown (CpuSpec.core_throughput)
+            # time-slices at the measured shared-core slowdown). The closed form's lower
+            # bound it replaces was 1.0-1.4 % short on unequal rollouts (issue 25).
             spec = self.m.model("cpu").spec
-            cap = np.array([spec.core_throughput(n, C) if n > C else C
-                            for n in range(N, 0, -1)])
-            end = max(end, float(np.max(rs + suffix / cap)))
+            end = float(np.max(shared_ends(r, cpu_part,
+                                           lambda n: spec.core_throughput(n, C))))
+        else:
+            end = float(np.max(r + cpu_part))
         if self.place.act == "gpu":  # each actor's kernels, queued on gpu0 as one block
             g = float(sum(a.device_s for a in acts))
             end = max(end, float(np.max(r + env_s + reset + act_s)),
@@ -649,7 +649,7 @@ class _Sim:
         n_costs = len(costs)
         reset = self.reset_per_vstep
         heappop, heappush, heapreplace = heapq.heappop, heapq.heappush, heapq.heapreplace
-        wait_inf = wait_cores = act_t = env_busy = infer = dispatch = 0.0
+        wait_inf = wait_cores = act_t = env_busy = infer = 0.0
         fwd_device, fwd_host = (self.fwd_device, self.fwd_host) if not on_cpu else ((), ())
         steps = batches = 0
         last = float(r.min())
@@ -681,10 +681,13 @@ class _Sim:
                     act_start(start)
                     act_dur(dur)
                     act_b(b)
-            else:  # the server's dispatch runs on its own core; kernels and copies on dev
+            else:  # kernels and copies on dev; the server's dispatch on a CPU core,
+                # queued with the learner's dispatch and the other CPU bookings
                 end = max(now + dur, self.m.book(dev, now, fwd_device[b], "act", server,
                                                  batch=b))
-                dispatch += fwd_host[b]
+                if fwd_host[b] > 0:
+                    end = max(end, self.m.book(self.cpu, now, fwd_host[b], "dispatch",
+                                               server, batch=b))
             infer += dur
             act_t += (end - now) * b
             batches += 1
@@ -730,7 +733,6 @@ class _Sim:
         self.wait["wait:cores"] += wait_cores
         self.parts["inference_s"] += infer
         self.batches += batches
-        self.act_dispatch += dispatch
         if on_cpu:
             self.cpu.account("act", infer, batches)
         return last

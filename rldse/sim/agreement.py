@@ -1,0 +1,154 @@
+"""The fast engine against the reference engine on one system: the metrics issue 25 holds
+the fast paths to (makespan, throughput, every device's busy time, energy, p95 of the
+per-iteration time) and their relative differences.
+
+Used by tests/sim/test_reference.py and benchmarks/reference_agreement.py; a fast path
+that misses ``TOLERANCE`` on a contended configuration is either fixed or not taken.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from rldse.sim.machine import Machine
+from rldse.system import ResolvedSystem, parse_spec, resolve
+from rldse.trace import Trace, load_trace
+
+#: Largest relative difference allowed between the engines on any metric.
+TOLERANCE = 0.01
+
+
+def metrics(trace: Trace, system, seed: int = 0, engine: str = "fast") -> dict[str, float]:
+    """Run ``system`` on one engine; the compared metrics by name (``busy_s:DEVICE`` per
+    device, ``iter_p95_s`` only where the program marks iterations)."""
+    if not isinstance(system, ResolvedSystem):
+        system = resolve(system, trace)
+    m = Machine(trace, system, seed=seed, engine=engine)
+    r = m.result(system.workload.program(m))
+    out = {"makespan_s": r.sim_time_s, "env_steps_per_s": r.env_steps_per_s,
+           "energy_j": r.energy_j}
+    out.update({f"busy_s:{d.name}": d.busy_s for d in r.devices})
+    times = m.iteration_times_s()
+    if len(times):
+        out["iter_p95_s"] = float(np.percentile(times, 95))
+    return out
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Both engines' metrics and the fast one's relative difference on each."""
+
+    fast: dict[str, float]
+    reference: dict[str, float]
+
+    @property
+    def errors(self) -> dict[str, float]:
+        """fast / reference - 1 per metric (0 where both are 0)."""
+        out = {}
+        for key, ref in self.reference.items():
+            got = self.fast[key]
+            out[key] = 0.0 if got == ref else (got / ref - 1.0 if ref else float("inf"))
+        return out
+
+    @property
+    def worst(self) -> tuple[str, float]:
+        key = max(self.errors, key=lambda k: abs(self.errors[k]))
+        return key, self.errors[key]
+
+
+DGX = {"cpu": {"preset": "xeon-e5-2698-v4", "sockets": 2}, "gpu": {"preset": "v100-sxm2"}}
+SMALL = {"cpu": {"preset": "epyc-7742", "cores": 4}}  # a CPU of 4 cores, actors beyond
+ONE_GPU = {"cpu": {"preset": "xeon-e5-2698-v4", "cores": 4}, "gpu": {"preset": "v100-sxm2"}}
+
+#: Contended configurations of the three program families (issue 25): more actors than
+#: cores, replay and learner on one GPU, central inference beside the learner, more
+#: tabular workers than cores; name -> (shipped trace, system, env_steps at scale 1).
+CONFIGS: dict[str, tuple[str, dict, int]] = {
+    # off-policy: DQN (PER and uniform) and DDPG
+    "dqn-per replay+learn on one V100, async": (
+        "dqn_cartpole_per", {**DGX, "placement": {"act": "cpu", "learn": "gpu", "replay": "gpu"},
+                             "workload": {"learner": "async"}}, 6000),
+    "dqn-per 8 actors on 2 cores, async": (
+        "dqn_cartpole_per", {**SMALL, "placement": {"act": "cpu", "learn": "cpu",
+                                                    "replay": "cpu"},
+                             "workload": {"learner": "async", "actors": 8, "cores": 2}}, 6000),
+    "dqn-per 8 actors on 2 cores, sync": (
+        "dqn_cartpole_per", {**SMALL, "placement": {"act": "cpu", "learn": "cpu",
+                                                    "replay": "cpu"},
+                             "workload": {"learner": "sync", "actors": 8, "cores": 2}}, 6000),
+    "dqn-uniform act on V100, 3 actors on their own cores, sync": (
+        "dqn_cartpole_uniform", {**ONE_GPU, "placement": {"act": "gpu", "learn": "gpu",
+                                                          "replay": "cpu"},
+                                 "workload": {"learner": "sync", "actors": 3}}, 6000),
+    "dqn-uniform act+learn+replay on one V100, 6 actors, async": (
+        "dqn_cartpole_uniform", {**ONE_GPU, "placement": {"act": "gpu", "learn": "gpu",
+                                                          "replay": "gpu"},
+                                 "workload": {"learner": "async", "actors": 6}}, 6000),
+    "dqn-uniform act on V100 beside learner, sync, 6 actors on 2 cores": (
+        "dqn_cartpole_uniform", {**ONE_GPU, "placement": {"act": "gpu", "learn": "gpu",
+                                                          "replay": "cpu"},
+                                 "workload": {"learner": "sync", "actors": 6, "cores": 2}},
+        6000),
+    "ddpg replay+learn on one V100, 4 actors, async": (
+        "ddpg_pendulum", {**ONE_GPU, "placement": {"act": "cpu", "learn": "gpu",
+                                                   "replay": "gpu"},
+                          "workload": {"learner": "async", "actors": 4}}, 4000),
+    "ddpg 6 actors on 2 cores, sync": (
+        "ddpg_pendulum", {**SMALL, "placement": {"act": "cpu", "learn": "cpu", "replay": "cpu"},
+                          "workload": {"learner": "sync", "actors": 6, "cores": 2}}, 4000),
+    # actor-learner PPO
+    "ppo 8 actors on 2 cores, local inference, sync": (
+        "actor_learner_cartpole_2", {**SMALL, "placement": {"act": "cpu", "learn": "cpu"},
+                                     "workload": {"actors": 8, "cores": 2}}, 16384),
+    "ppo 8 actors on 3 cores, local inference, async": (
+        "actor_learner_cartpole_2", {**SMALL, "placement": {"act": "cpu", "learn": "cpu"},
+                                     "workload": {"actors": 8, "cores": 3,
+                                                  "learner": "async"}}, 16384),
+    "ppo central inference beside the learner on one V100, sync": (
+        "actor_learner_cartpole_2", {**ONE_GPU, "placement": {"act": "gpu", "learn": "gpu"},
+                                     "workload": {"actors": 8, "inference": "central"}},
+        16384),
+    "ppo central inference beside the learner on one V100, async": (
+        "actor_learner_cartpole_2", {**ONE_GPU, "placement": {"act": "gpu", "learn": "gpu"},
+                                     "workload": {"actors": 8, "inference": "central",
+                                                  "learner": "async"}}, 16384),
+    "ppo central inference on a CPU core, 8 actors on 2 cores": (
+        "actor_learner_cartpole_2", {**SMALL, "placement": {"act": "cpu", "learn": "cpu"},
+                                     "workload": {"actors": 8, "cores": 2,
+                                                  "inference": "central"}}, 16384),
+    "pong ppo 6 actors on 2 cores, learner on a V100": (
+        "pong_ppo", {**ONE_GPU, "placement": {"act": "cpu", "learn": "gpu"},
+                     "workload": {"actors": 6, "cores": 2}}, 3072),
+    # tabular
+    "tabular offline 7 agents, 5 workers on 2 cores": (
+        "tabular_taxi_offline_7", {"cpu": {"preset": "epyc-7742", "cores": 2},
+                                   "placement": {"q_update": "cpu"},
+                                   "workload": {"cores": 5}}, 0),
+    "tabular online taxi (one agent)": (
+        "tabular_taxi", {**SMALL, "placement": {}}, 4000),
+}
+
+
+def system(raw: dict, env_steps: int, scale: int):
+    wl = dict(raw.get("workload", {}))
+    if env_steps:
+        wl["env_steps"] = env_steps * scale
+    return parse_spec({"name": "agreement", **raw, "workload": wl})
+
+
+def run(name: str, traces: Path, scale: int = 1, seed: int = 0) -> Agreement:
+    """Configuration ``name`` of CONFIGS on both engines, its trace from the ``traces``
+    folder (the repository's traces/), env_steps × ``scale``."""
+    trace, raw, steps = CONFIGS[name]
+    return agreement(load_trace(traces / f"{trace}.parquet"), system(raw, steps, scale), seed)
+
+
+def agreement(trace: Trace, system, seed: int = 0) -> Agreement:
+    """Run ``system`` on both engines with the same seed (the same cost-row draws)."""
+    if not isinstance(system, ResolvedSystem):
+        system = resolve(system, trace)
+    return Agreement(fast=metrics(trace, system, seed, "fast"),
+                     reference=metrics(trace, system, seed, "reference"))
