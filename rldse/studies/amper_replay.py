@@ -266,7 +266,7 @@ def _point(p: Params, c, gm: GpuModel, eager: GpuModel, amm: AmModel) -> dict:
     reads = c.candidates + c.batch
     parts = amm.sample_parts_s(c.searches, reads, randoms)
     am_sample = sum(parts.values())
-    am_search_only = c.searches * (s.search_ns + s.periph_ns) * 1e-9
+    am_search_only = c.searches * (s.search_ns + s.periph_ns + s.icnt_ns) * 1e-9
     am_update = float(amm.write_seconds(c.batch))
     am_j = (sum(amm.sample_joules(c.searches, reads, randoms).values())
             + float(amm.write_joules(c.batch)))
