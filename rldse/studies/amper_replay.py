@@ -518,7 +518,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
     report.claims.append(_band_claim(
         "replay sampling latency, all GPU and TCAM presets (periphery included, fused "
         "GPU kernel)", drawn, "ratio_sample", pub,
-        "CAMASim's SPICE arrays (2.6-4.2 ns + 1.47 ns peripherals) and the RRAM chip "
+        "CAMASim's SPICE arrays (2.6-4.2 ns + 1.47 ns peripherals + 0.18-0.28 ns interconnect) and the RRAM chip "
         "(3.43 ns) are 7-11x slower per search than Eva-CAM's, and larger or sparser "
         "cells (RRAM at 0.18 µm, 16T SRAM) lengthen the H-tree" + see, by=("am", *CONFIGURATION)))
     for variant in ("amper_k", "amper_fr"):
