@@ -413,7 +413,7 @@ def _search_figure(trials: pd.DataFrame, sf, out: Path) -> Path:
     label = "throughput (env steps/s)" if metric == "env_steps_per_s" else metric
     a.set(xlabel="average power (W)", ylabel=label, title="simulated trials")
     a.legend(fontsize=8)
-    feas = trials.assign(v=trials[metric].where(trials.feasible.astype(bool)))
+    feas = trials.assign(v=trials[metric].where(trials.feasible.fillna(False).astype(bool)))
     best = (feas.v.cummax() if sf.objectives[0].direction == "maximize"
             else feas.v.cummin()).ffill()
     b.plot(trials.number, trials[metric], ".", color="grey", label="trial")
