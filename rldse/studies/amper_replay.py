@@ -464,6 +464,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
         atomic_write(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
 
     report = Report(
+        draws=p.latency.bands,
         name="amper_replay",
         title="AMPER: prioritized replay by nearest-priority search in TCAM",
         source="Li, Kazemi, Laguna and Hu, Associative Memory Based Experience Replay for "

@@ -183,6 +183,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     sweep.to_csv(out / "results.csv", index=False)
     report = Report(
+        draws=p.bands,
         name="cpu_gpu_ratio", title="Inci et al.: the CPU/GPU ratio of actor-learner RL",
         source="Inci, Bolotin, Fu, Dalal, Mannor, Nellans and Marculescu, \"The "
                "Architectural Implications of Distributed Reinforcement Learning on CPU-GPU "

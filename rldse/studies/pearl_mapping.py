@@ -199,6 +199,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
 
     pub = p.published
     report = Report(
+        draws=s.bands,
         name="pearl_mapping", title="PEARL: mapping replay, learner and storage to devices",
         source="Meng et al., PEARL, arXiv 2311.09445 (CF 2024); tables and composer from the "
                "public repository CatherineMeng/HeteroRL, SysConfig/",

@@ -25,7 +25,7 @@ Verdict = Literal["reproduced", "consistent within uncertainty", "not reproduced
                   "not comparable"]
 Kind = Literal["reproduction", "consistency"]  # consistency: the paper's own numbers fed back
 CLAIMS_COLUMNS = ("study", "claim", "kind", "published", "tolerance", "p5", "p50", "p95",
-                  "verdict", "reason")
+                  "draws", "verdict", "reason")
 #: a point value's tolerance: rldse's p50 within ±25 % of it reproduces it
 POINT_TOLERANCE = 0.25
 #: a per-configuration claim's reason names at most this many missing configurations (the
@@ -181,13 +181,16 @@ class Report:
     claims: list[Claim] = field(default_factory=list)
     figures: list[tuple[Path, str]] = field(default_factory=list)  # (file, caption)
     sections: list[tuple[str, str]] = field(default_factory=list)  # (heading, markdown)
+    draws: int | None = None  # Latin-hypercube draws behind every band (claims.csv: draws)
 
     def claims_frame(self) -> pd.DataFrame:
         """claims.csv's rows: one per claim, columns CLAIMS_COLUMNS."""
         rows = [{"study": self.name, "claim": c.claim, "kind": c.kind, "published": c.published,
-                 "tolerance": c.tolerance, "p5": c.p5, "p50": c.p50, "p95": c.p95, "verdict": c.verdict,
+                 "tolerance": c.tolerance, "p5": c.p5, "p50": c.p50, "p95": c.p95,
+                 "draws": self.draws if c.p5 is not None and c.p5 != c.p95 else None,
+                 "verdict": c.verdict,
                  "reason": c.note} for c in self.claims]
-        return pd.DataFrame(rows, columns=list(CLAIMS_COLUMNS))
+        return pd.DataFrame(rows, columns=list(CLAIMS_COLUMNS)).astype({"draws": "Int64"})
 
     def write(self, out_dir: Path) -> Path:
         from rldse.files import atomic_write, atomic_write_text
@@ -198,7 +201,11 @@ class Report:
         lines = [f"# {self.title}", "", f"Source: {self.source}", ""]
         if self.summary:
             lines += [self.summary, ""]
-        lines += ["## Claims", "", "| claim | kind | published | tolerance | rldse | difference "
+        lines += ["## Claims", ""]
+        if self.draws is not None:
+            lines += [f"Bands: p5/p50/p95 over {self.draws} Latin-hypercube draws of every "
+                      "ranged preset number.", ""]
+        lines += ["| claim | kind | published | tolerance | rldse | difference "
                   "| verdict |", "|---|---|---|---|---|---|---|"]
         for c in self.claims:
             lines.append(f"| {c.claim} | {c.kind} | {c.published} | {c.tolerance} | "

@@ -855,6 +855,7 @@ def _report(p: Params, res: pd.DataFrame, learn: pd.DataFrame, optimal: dict,
     cmp_ = _compare(scal)
     src = next(iter(measured.values())).source
     report = Report(
+        draws=s.bands,
         name="swiftrl_pim",
         title="SwiftRL: offline tabular RL on UPMEM processing-in-memory",
         source="Gogineni, Dayapule, Gómez-Luna, Gogineni, Wei, Lan, Sadrosadati, Mutlu and "

@@ -159,6 +159,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
         .to_csv(out / "results.csv", index=False)
 
     report = Report(
+        draws=p.bands,
         name="timerl_memory",
         title="TimeRL: on-policy rollout storage against GPU memory",
         source="Silvestre and Pietzuch, TimeRL / Tempo, arXiv 2501.05408; settings from "

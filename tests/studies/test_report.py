@@ -106,7 +106,8 @@ def test_reason_names_at_most_a_few_misses_and_keeps_the_note():
 
 
 def test_report_writes_the_row_its_tolerance_and_every_configuration(tmp_path):
-    r = Report("s", "t", "src")
+    r = Report("s", "t", "src", draws=48)
+    r.claims.append(Claim("boolean", "yes", "yes", "same", "reproduced", tolerance="same"))
     r.claims.append(Claim.per_configuration("ratio", published="≥ 1", low=1.0,
                                             high=math.inf, bands={"A": (2.0, 3.0, 4.0),
                                                                   "B": (1.0, 1.2, 1.3)},
@@ -115,7 +116,10 @@ def test_report_writes_the_row_its_tolerance_and_every_configuration(tmp_path):
                                  p50=5.0, p95=6.0))
     text = r.write(tmp_path).read_text()
     frame = pd.read_csv(tmp_path / "claims.csv")
-    assert list(frame.columns) == list(CLAIMS_COLUMNS) and len(frame) == 2
+    assert list(frame.columns) == list(CLAIMS_COLUMNS) and len(frame) == 3
+    assert frame.draws.isna().iloc[0] and frame.draws.iloc[1:].tolist() == [48, 48]
+    assert "Bands: p5/p50/p95 over 48 Latin-hypercube draws" in text
+    frame = frame.iloc[1:]
     row = frame.iloc[0]
     assert (row.p5, row.p50, row.p95, row.verdict) == (1.0, 1.2, 1.3,
                                                        "consistent within uncertainty")
