@@ -51,7 +51,7 @@ class Tolerance:
 
     @classmethod
     def within(cls, low: float, high: float, unit: str = "") -> Tolerance:
-        return cls(low, high, f"p50 inside the published {low:g}-{high:g}{unit}")
+        return cls(low, high, f"p50 inside the published {low:.3g}-{high:.3g}{unit}")
 
     @classmethod
     def at_least(cls, low: float, unit: str = "", why: str = "") -> Tolerance:

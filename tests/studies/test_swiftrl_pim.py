@@ -100,7 +100,9 @@ def test_swiftrl_study_quick(tmp_path):
     assert np.allclose(both.fp32, both.int32)
     one = cpu[(cpu.passes == 1) & (cpu.dpus == 125)]
     assert (one.q_update_s / 1_000_000 < 30e-9).all()
-    assert "tabular_update.c" in text and (out / "ckernel_measurements.json").is_file()
+    # stored, never timed in the run: the report names its provenance
+    assert "tabular_update.c" in text and "stored (host" in text and "flags -O2" in text
+    assert not (out / "ckernel_measurements.json").exists()
     # the GPU baseline keeps the tables on chip: an update's chain costs on-chip latencies,
     # far below two device-memory loads (2 x 500 ns)
     gpu = nominal[(nominal.device == "gpu") & (nominal.part == "scaling")
