@@ -12,8 +12,11 @@ One search of N arrays (Li et al., CAMASim, arXiv 2403.03442, models the same st
    delay is linear in length); energy: the key's bits over the whole tree Σ count_j ℓ_j
    at ``wire_pj_per_bit_mm``. One array (L = 0) has no tree.
 2. *Array search*: every array compares the key with all its rows in parallel: one
-   array's search latency (plus peripheral latency, where the source lists it apart) and
-   every array's search energy (Eva-CAM / CAMASim / chip numbers, unchanged).
+   array's search latency (plus peripheral and array-interconnect latency, where the
+   source lists them apart) and every array's search energy (plus its peripheral and
+   interconnect energy; Eva-CAM / CAMASim / chip numbers, unchanged). CAMASim books its
+   interconnect once per array access, search or write (its performance/latency.py and
+   energy.py); so does rldse.
 3. *Match merge and priority encoding* across arrays: a reduction tree on the same H-tree
    with L stages of ``merge_ns`` each (a 2:1 priority select per array pair), whose
    results (a hit flag and a row address of ceil(log2 rows·N) bits) travel back over the
@@ -27,7 +30,7 @@ pick from the candidate set) and reads candidates out of its candidate buffer
 step after another (nothing is pipelined: an upper bound on latency).
 
 - Writes (priority updates) program one row at a time: the row's data travels the
-  root-to-leaf path, then rows × write latency and energy.
+  root-to-leaf path, then rows × (write + array-interconnect) latency and energy.
 - Leakage flows for the whole run in every array (the periphery's is not modelled).
 
 Larger arrays cost less energy per bit but search slower (Eva-CAM's 64/128/256 tables:
@@ -59,6 +62,10 @@ class AmSpec(PartSpec):
                                 ge=0, le=1e6)
     periph_pj: float = quantity("pJ", "peripheral energy per array search, where listed apart",
                                 ge=0, le=1e9)
+    icnt_ns: float = quantity("ns", "array-interconnect latency per array access (search "
+                              "or row write), where listed apart", ge=0, le=1e6)
+    icnt_pj: float = quantity("pJ", "array-interconnect energy per array access (search "
+                              "or row write), where listed apart", ge=0, le=1e9)
     write_ns: float = quantity("ns", "latency to write one row", gt=0, le=1e9)
     write_pj: float = quantity("pJ", "energy to write one row", ge=0, le=1e9)
     leakage_w: float = quantity("W", "leakage power per array", ge=0, le=1e3)
@@ -118,7 +125,7 @@ class AmModel:
         merge tree and its way back ('merge')."""
         s = self.spec
         wire_ns = self.path_mm * s.wire_ps_per_mm * 1e-3
-        return {"htree": wire_ns, "search": s.search_ns + s.periph_ns,
+        return {"htree": wire_ns, "search": s.search_ns + s.periph_ns + s.icnt_ns,
                 "merge": self.levels * s.merge_ns + wire_ns}
 
     def search_parts_pj(self) -> dict[str, float]:
@@ -126,7 +133,7 @@ class AmModel:
         N−1 pair merges plus the results over the tree."""
         s = self.spec
         return {"htree": s.bits_per_row * self.tree_mm * s.wire_pj_per_bit_mm,
-                "search": s.arrays * (s.search_pj + s.periph_pj),
+                "search": s.arrays * (s.search_pj + s.periph_pj + s.icnt_pj),
                 "merge": (s.arrays - 1) * s.merge_pj
                 + self.result_bits * self.tree_mm * s.wire_pj_per_bit_mm}
 
@@ -144,12 +151,13 @@ class AmModel:
         """``rows`` row writes, one after another, each sent down one root-to-array path."""
         s = self.spec
         return np.asarray(rows, dtype=np.float64) * (
-            s.write_ns + self.path_mm * s.wire_ps_per_mm * 1e-3) * 1e-9
+            s.write_ns + s.icnt_ns + self.path_mm * s.wire_ps_per_mm * 1e-3) * 1e-9
 
     def write_parts_joules(self, rows: ArrayLike) -> dict[str, np.ndarray]:
-        """Row writes ('write') and the row's data down one path of the tree ('htree')."""
+        """Row writes with their array interconnect ('write') and the row's data down one
+        path of the tree ('htree')."""
         s = self.spec
-        return {"write": action_joules(rows, s.write_pj),
+        return {"write": action_joules(rows, s.write_pj + s.icnt_pj),
                 "htree": action_joules(rows, s.bits_per_row * self.path_mm
                                        * s.wire_pj_per_bit_mm)}
 

@@ -266,7 +266,7 @@ def _point(p: Params, c, gm: GpuModel, eager: GpuModel, amm: AmModel) -> dict:
     reads = c.candidates + c.batch
     parts = amm.sample_parts_s(c.searches, reads, randoms)
     am_sample = sum(parts.values())
-    am_search_only = c.searches * (s.search_ns + s.periph_ns) * 1e-9
+    am_search_only = c.searches * (s.search_ns + s.periph_ns + s.icnt_ns) * 1e-9
     am_update = float(amm.write_seconds(c.batch))
     am_j = (sum(amm.sample_joules(c.searches, reads, randoms).values())
             + float(amm.write_joules(c.batch)))
@@ -325,26 +325,33 @@ def _ends(lat: pd.DataFrame, column: str, pub: Published) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: "comparable to PER": AMPER's mean return within this fraction of PER's
+LEARNING_TOLERANCE = 0.10
+
+
 def _learning_claim(runs: pd.DataFrame, variant: str) -> Claim | None:
     per, am = runs[runs.replay == "per"], runs[runs.replay == variant]
     if per.empty or am.empty:
         return None
-    parts, ok = [], []
+    parts, close, within = [], [], []
     for col, label in (("final_return", "final"), ("curve_mean_return", "whole-run mean")):
         a, b = am[col].to_numpy(), per[col].to_numpy()
         diff = a.mean() - b.mean()
         se = math.sqrt((a.var(ddof=1) if a.size > 1 else 0) / a.size
                        + (b.var(ddof=1) if b.size > 1 else 0) / b.size)
-        ok.append(abs(diff) <= max(2 * se, 0.1 * abs(b.mean())))
+        close.append(abs(diff) <= LEARNING_TOLERANCE * abs(b.mean()))
+        within.append(abs(diff) <= 2 * se)
         parts.append(f"{label} {a.mean():.0f} vs PER {b.mean():.0f} ({pct(a.mean(), b.mean())}"
                      f"{f', 2 SE = {2 * se:.0f}' if se else ''})")
-    verdict = "reproduced" if all(ok) else "partly reproduced" if any(ok) else "not reproduced"
+    verdict = ("reproduced" if all(close) else "consistent within uncertainty"
+               if all(c or w for c, w in zip(close, within, strict=True)) else "not reproduced")
     n = len(am)
     return Claim(f"DQN CartPole learning, AMPER-{variant.removeprefix('amper_')} vs PER",
                  "comparable to PER", "; ".join(parts),
-                 "within 2 standard errors or 10 % of PER" if all(ok) else
-                 "outside 2 standard errors and 10 % of PER" if not any(ok) else "mixed",
+                 "within 10 % of PER" if all(close) else "outside 10 % of PER",
                  verdict,
+                 tolerance=f"mean return within {LEARNING_TOLERANCE:.0%} of PER's "
+                           "(consistent: within 2 standard errors)",
                  note=f"{n} seed(s) × {int(runs.episodes.min())}+ episodes can only show large "
                       "differences; the paper's runs are longer and on more tasks")
 
@@ -457,6 +464,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
         atomic_write(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
 
     report = Report(
+        draws=p.latency.bands,
         name="amper_replay",
         title="AMPER: prioritized replay by nearest-priority search in TCAM",
         source="Li, Kazemi, Laguna and Hu, Associative Memory Based Experience Replay for "
@@ -511,7 +519,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
     report.claims.append(_band_claim(
         "replay sampling latency, all GPU and TCAM presets (periphery included, fused "
         "GPU kernel)", drawn, "ratio_sample", pub,
-        "CAMASim's SPICE arrays (2.6-4.2 ns + 1.47 ns peripherals) and the RRAM chip "
+        "CAMASim's SPICE arrays (2.6-4.2 ns + 1.47 ns peripherals + 0.18-0.28 ns interconnect) and the RRAM chip "
         "(3.43 ns) are 7-11x slower per search than Eva-CAM's, and larger or sparser "
         "cells (RRAM at 0.18 µm, 16T SRAM) lengthen the H-tree" + see, by=("am", *CONFIGURATION)))
     for variant in ("amper_k", "amper_fr"):

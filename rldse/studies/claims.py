@@ -52,15 +52,16 @@ def _cell(text) -> str:
     return "" if isinstance(text, float) and math.isnan(text) else str(text).replace("|", "/")
 
 
-HEADER = ("| study | claim | kind | published | rldse p50 (p5–p95), worst configuration | "
-          "verdict |")
+HEADER = ("| study | claim | kind | published | tolerance | rldse p50 (p5–p95), worst "
+          "configuration | verdict |")
 
 
 def claims_table(claims: pd.DataFrame) -> str:
-    """study | claim | kind | published | rldse p50 (p5–p95) | verdict, as markdown."""
-    lines = [HEADER, "|---|---|---|---|---|---|"]
+    """study | claim | kind | published | tolerance | rldse p50 (p5–p95) | verdict."""
+    lines = [HEADER, "|---|---|---|---|---|---|---|"]
     lines += [f"| {r.study} | {_cell(r.claim)} | {r.kind} | {_cell(r.published)} | "
-              f"{_band(r)} | {r.verdict} |" for r in claims.itertuples(index=False)]
+              f"{_cell(r.tolerance)} | {_band(r)} | {r.verdict} |"
+              for r in claims.itertuples(index=False)]
     return "\n".join(lines)
 
 

@@ -53,7 +53,7 @@ from rldse.sim import simulate
 from rldse.sim.bands import bands, percentiles
 from rldse.sim.machine import Machine
 from rldse.studies.common import load_params, save_figure
-from rldse.studies.report import Claim, Report, markdown_table
+from rldse.studies.report import Claim, Report, Tolerance, markdown_table
 from rldse.system import parse_spec
 from rldse.workloads import open_trace as load_trace
 from rldse.workloads.actor_learner.program import UnitCosts, unit_costs
@@ -205,6 +205,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
     out.mkdir(parents=True, exist_ok=True)
     sweep.to_csv(out / "results.csv", index=False)
     report = Report(
+        draws=p.bands,
         name="cpu_gpu_ratio", title="Inci et al.: the CPU/GPU ratio of actor-learner RL",
         source="Inci, Bolotin, Fu, Dalal, Mannor, Nellans and Marculescu, \"The "
                "Architectural Implications of Distributed Reinforcement Learning on CPU-GPU "
@@ -276,7 +277,9 @@ def _env_claims(report: Report, env: str, cur: pd.DataFrame, n_star: float,
         f"bottleneck '{cur.bottleneck.loc[low]}' at {low}, '{cur.bottleneck.loc[high]}' at "
         f"{high} actors/GPU; rates meet at {n_star:.1f}",
         "same" if rises else "different", "reproduced" if rises else "not reproduced",
-        note="" if rises else "the sweep does not cross from actor-bound to learner-bound"))
+        note="" if rises else "the sweep does not cross from actor-bound to learner-bound",
+        tolerance="the bottleneck is the actors at the sweep's low end, the learner at its "
+                  "high end"))
     lo, mid, hi = percentiles(optimum.astype(np.float64))
     best = cur.loc[int(mid)] if int(mid) in cur.index else cur.loc[cur.steps_per_joule.idxmax()]
     c = Claim.banded(
@@ -295,6 +298,7 @@ def _env_claims(report: Report, env: str, cur: pd.DataFrame, n_star: float,
             f"{mid + 1:.0f} cores per GPU (p5-p95 {lo + 1:.0f}-{hi + 1:.0f}): "
             f"{mid:.0f} actors and the learner's core",
             "n/a", "not comparable", p5=lo + 1, p50=mid + 1, p95=hi + 1,
+            tolerance="none (no value)",
             note="the paper reports no ratio for this machine and workload; the row "
                  "states rldse's answer and its band"))
 
@@ -339,6 +343,7 @@ def _moves_claim(report: Report, p: Params, optima: dict[str, np.ndarray],
                   f"{step:.3g}, one step of the ratio grid)",
         low=step, high=math.inf, unit="x",
         bands={"paired draws": percentiles(a / c)},
+        tolerance=Tolerance.at_least(step, "x", "grows: at least one step of the ratio grid"),
         note=f"{cheap} {pc[1]:.0f} actors/GPU (p5-p95 {pc[0]:.0f}-{pc[2]:.0f}) at "
              f"{uc.env_step_s / uc.envs_per_actor * 1e6:.0f} µs per env step; {p.atari} "
              f"{pa[1]:.0f} ({pa[0]:.0f}-{pa[2]:.0f}) at "
@@ -349,7 +354,7 @@ def _search_claim(report: Report, rep, trials: pd.DataFrame, sf, sweep: pd.DataF
     if not rep.best:
         report.claims.append(Claim("best CPU/GPU ratio under the power cap (Optuna)",
                                    "no value for this system", "no feasible trial",
-                                   "n/a", "not comparable"))
+                                   "n/a", "not comparable", tolerance="none (no value)"))
         return
     b = rep.best[0]
     prm, val = b["params"], b["values"]
@@ -363,7 +368,7 @@ def _search_claim(report: Report, rep, trials: pd.DataFrame, sf, sweep: pd.DataF
         f"{n / g:g} actors and {c / g:g} cores per GPU, {g} GPU(s): {val[metric]:,.0f} "
         f"{metric} (trial {b['number']} of {rep.finished_now})",
         f"{val[metric] / grid_best - 1:+.1%} vs the sweep's best (1 GPU)",
-        "not comparable",
+        "not comparable", tolerance="none (no value)",
         note="the paper reports no ratio for this machine and workload; the row checks "
              "that the search finds what the sweep found"))
 

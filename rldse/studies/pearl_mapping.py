@@ -199,6 +199,7 @@ def run(study_dir: Path, progress: bool = True) -> Report:
 
     pub = p.published
     report = Report(
+        draws=s.bands,
         name="pearl_mapping", title="PEARL: mapping replay, learner and storage to devices",
         source="Meng et al., PEARL, arXiv 2311.09445 (CF 2024); tables and composer from the "
                "public repository CatherineMeng/HeteroRL, SysConfig/",
@@ -217,17 +218,19 @@ def run(study_dir: Path, progress: bool = True) -> Report:
         f"RM {pub.rm}, learner {pub.learner}", f"RM {best.rm}, learner {best.learner}",
         "same" if (best.rm, best.learner) == (pub.rm, pub.learner) else "different",
         "reproduced" if (best.rm, best.learner) == (pub.rm, pub.learner) else "not reproduced",
-        kind="consistency"))
+        kind="consistency", tolerance="the same replay-manager and learner devices"))
     err = abs(best.samples_per_s - pub.peak_samples_per_s) / pub.peak_samples_per_s
     report.claims.append(Claim(
         "theoretical peak throughput (samples/s, batch 512)", f"{pub.peak_samples_per_s:,.2f}",
         f"{best.samples_per_s:,.2f}", f"{err:.1e} relative",
         "reproduced" if err < 1e-9 else "not reproduced", kind="consistency",
-        p5=best.samples_per_s, p50=best.samples_per_s, p95=best.samples_per_s))
+        p5=best.samples_per_s, p50=best.samples_per_s, p95=best.samples_per_s,
+        tolerance="relative error below 1e-9 (the same formula)"))
     report.claims.append(Claim(
         "data storage placement (PEARL traffic model)", pub.data_storage, store,
         "same" if store == pub.data_storage else "different",
         "reproduced" if store == pub.data_storage else "not reproduced", kind="consistency",
+        tolerance="the same placement",
         note="" if store == store_bytes else
         f"with the RM traffic counted as {p.train_batch_size} 4-byte indices instead of "
         f"SysCon.py's {p.train_batch_size} GB, storage would go to {store_bytes}"))

@@ -109,10 +109,19 @@ def test_writes_one_row_at_a_time():
     assert big.write_joules(1) == pytest.approx((1.68 + 64 * path * WIRE_PJ_PER_BIT_MM) * 1e-12)
 
 
-def test_camasim_adds_peripherals():
-    am = model("camasim-fefet-64")
-    assert am.search_seconds(1) == pytest.approx((2.6 + 1.47) * 1e-9)
-    assert am.search_joules(1) == pytest.approx((1.28 + 1.6) * 1e-12)
+@pytest.mark.parametrize(("name", "sub_ps", "icnt_ps", "sub_pj", "icnt_pj", "write_pj"), [
+    ("camasim-fefet-64", 2600, 175, 1.28, 0.225, 23.5),
+    ("camasim-fefet-128", 4200, 277, 2.56, 0.367, 47.0),
+])
+def test_camasim_books_its_table_peripherals_and_interconnect(name, sub_ps, icnt_ps, sub_pj,
+                                                              icnt_pj, write_pj):
+    """CAMASim/performance/cost_config.json (TCAM_64, TCAM_128): subarray, interconnect,
+    peripheral 1,466.67 ps / 1.60 pJ, write 20 ns; interconnect on every array access."""
+    am = model(name)
+    assert am.search_seconds(1) == pytest.approx((sub_ps + icnt_ps + 1466.7) * 1e-12, rel=1e-4)
+    assert am.search_joules(1) == pytest.approx((sub_pj + icnt_pj + 1.6) * 1e-12)
+    assert am.write_seconds(3) == pytest.approx(3 * (20_000 + icnt_ps) * 1e-12)
+    assert am.write_joules(3) == pytest.approx(3 * (write_pj + icnt_pj) * 1e-12)
 
 
 def test_larger_arrays_cost_less_per_bit_but_search_slower():

@@ -59,13 +59,19 @@ def test_measure_runs_enough_updates(tmp_path):
     assert m.source.startswith("compiled here") and m.host_clock_mhz == 2000.0
 
 
-def test_without_a_compiler_the_shipped_measurements_are_used(tmp_path, monkeypatch):
+def test_without_a_compiler_measure_refuses(tmp_path, monkeypatch):
     monkeypatch.setattr(ckernel.shutil, "which", lambda name: None)
     assert ckernel.build(tmp_path) is None
     data = EnvModel("FrozenLake-v1").generate(1_000, seed=0)
-    m = ckernel.measure(tmp_path, "FrozenLake-v1/q_learning", data, 16, 4, alpha=0.1,
+    with pytest.raises(RldseError, match="no C compiler"):
+        ckernel.measure(tmp_path, "FrozenLake-v1/q_learning", data, 16, 4, alpha=0.1,
                         gamma=0.95, host_clock_mhz=1.0, next_a=None)
-    assert m.source.startswith("shipped") and m.host_clock_mhz > 100 and m.best_ns > 0
-    with pytest.raises(RldseError, match="no shipped measurement for 'Pong/q_learning'"):
-        ckernel.measure(tmp_path, "Pong/q_learning", data, 16, 4, alpha=0.1, gamma=0.95,
-                        host_clock_mhz=1.0, next_a=None)
+
+
+def test_stored_measurements_carry_their_provenance():
+    m = ckernel.stored("FrozenLake-v1/q_learning")
+    assert m.source.startswith("stored") and m.host_clock_mhz > 100 and m.best_ns > 0
+    for field in ("host", "compiler", "flags", "date"):
+        assert field in m.source
+    with pytest.raises(RldseError, match="no stored measurement for 'Pong/q_learning'"):
+        ckernel.stored("Pong/q_learning")

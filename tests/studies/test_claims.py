@@ -21,8 +21,9 @@ def _studies(root: Path) -> None:
     for i, name in enumerate(STUDIES):
         _write(root, name, [
             {"study": name, "claim": f"claim {i} | piped", "kind": "reproduction",
-             "published": "5.3×", "p5": 1.0, "p50": 2.0, "p95": 3.5,
-             "verdict": "partly reproduced", "reason": "why"},
+             "published": "5.3×", "tolerance": "p50 within ±25% of 5.3", "p5": 1.0,
+             "p50": 2.0, "p95": 3.5, "verdict": "consistent within uncertainty",
+             "reason": "why"},
             {"study": name, "claim": "same pattern", "kind": "consistency",
              "published": "yes", "verdict": "reproduced"}])
 
@@ -33,9 +34,9 @@ def test_table_has_every_study_in_registry_order(tmp_path):
     assert list(dict.fromkeys(claims.study)) == list(STUDIES)
     lines = claims_table(claims).splitlines()
     assert len(lines) == 2 + 2 * len(STUDIES)
-    assert lines[2] == (f"| {STUDIES[0]} | claim 0 / piped | reproduction | 5.3× | 2 (1–3.5) | "
-                        "partly reproduced |")
-    assert lines[3].endswith("| consistency | yes | – | reproduced |")
+    assert lines[2] == (f"| {STUDIES[0]} | claim 0 / piped | reproduction | 5.3× | "
+                        "p50 within ±25% of 5.3 | 2 (1–3.5) | consistent within uncertainty |")
+    assert lines[3].endswith("| consistency | yes |  | – | reproduced |")
 
 
 def test_missing_or_malformed_file_is_one_line_error(tmp_path, capsys):

@@ -42,8 +42,8 @@ def test_swiftrl_study_quick(tmp_path):
     text = report.read_text()
     out = report.parent
     claims = pd.read_csv(out / "claims.csv")
-    assert list(claims.columns) == ["study", "claim", "kind", "published", "p5", "p50", "p95",
-                                    "verdict", "reason"]
+    assert list(claims.columns) == ["study", "claim", "kind", "published", "tolerance", "p5",
+                                    "p50", "p95", "draws", "verdict", "reason"]
     assert len(claims) == 13 and set(claims.study) == {"swiftrl_pim"}
     kernel = claims[claims.claim.str.startswith("DPU kernel time scales near-linearly")].iloc[0]
     assert kernel.verdict == "reproduced" and 12 <= kernel.p50 <= 16
@@ -56,16 +56,16 @@ def test_swiftrl_study_quick(tmp_path):
 
     res = pd.read_csv(out / "results.csv")
     # "PIM faster" is judged per configuration, each band over the draws alone: one
-    # configuration whose band lies below 1x keeps the claim from "reproduced"
+    # configuration whose p50 lies below the stated 1.25x keeps the claim from "reproduced"
     cfg = ["env", "algorithm", "dpus", "passes"]
     drawn = res[(res.draw >= 0) & (res.part == "scaling") & (res["dtype"] == "fp32")]
     wide = drawn.pivot_table(index=[*cfg, "draw"], columns="device", values="total_s")
-    p95 = (wide.cpu / wide.pim).groupby(level=cfg).apply(lambda v: percentiles(v)[2])
+    p50 = (wide.cpu / wide.pim).groupby(level=cfg).apply(lambda v: percentiles(v)[1])
     fp32_cpu = claims[claims.claim.str.startswith("PIM (FP32) faster than SwiftRL's CPU")].iloc[0]
-    assert len(p95) == 40
-    if (p95 < 1).any():
-        assert fp32_cpu.verdict != "reproduced" and fp32_cpu.p95 == pytest.approx(p95.min())
-        assert fp32_cpu.reason.startswith(f"{int((p95 < 1).sum())} of 40 configurations'")
+    assert len(p50) == 40
+    if (p50 < 1.25).any():
+        assert fp32_cpu.verdict != "reproduced" and fp32_cpu.p50 == pytest.approx(p50.min())
+        assert fp32_cpu.reason.startswith(f"{int((p50 < 1.25).sum())} of 40 configurations'")
     else:
         assert fp32_cpu.verdict == "reproduced"
     nominal = res[res.draw == -1]
@@ -100,7 +100,9 @@ def test_swiftrl_study_quick(tmp_path):
     assert np.allclose(both.fp32, both.int32)
     one = cpu[(cpu.passes == 1) & (cpu.dpus == 125)]
     assert (one.q_update_s / 1_000_000 < 30e-9).all()
-    assert "tabular_update.c" in text and (out / "ckernel_measurements.json").is_file()
+    # stored, never timed in the run: the report names its provenance
+    assert "tabular_update.c" in text and "stored (host" in text and "flags -O2" in text
+    assert not (out / "ckernel_measurements.json").exists()
     # the GPU baseline keeps the tables on chip: an update's chain costs on-chip latencies,
     # far below two device-memory loads (2 x 500 ns)
     gpu = nominal[(nominal.device == "gpu") & (nominal.part == "scaling")

@@ -2,13 +2,12 @@
 loop of offline tabular updates (multiq.c in the SwiftRL authors' repository, Gogineni et
 al., ISPASS 2024, arXiv 2405.03967), here rldse's own ``tabular_update.c``.
 
-The study builds it with the system C compiler (``cc``) into a cache folder under its out/
-and times it on this host: nanoseconds per update, the fastest of several repeats (the
-repeat least disturbed by other load on the host, so the baseline does not move with it).
-Without a compiler the measurements shipped in ``measurements.json`` (taken on the
-development host, named there with its clock) are used instead; ``Measurement.source`` says
-which. Either is scaled to another CPU through its part model (``CpuModel.interp_scale``:
-clock × instructions per cycle).
+The study never times anything: it reads ``measurements.json`` (``stored``), nanoseconds
+per update measured once by ``benchmarks/swiftrl_cpu_baseline.py`` (``measure``: built with
+the system C compiler, the fastest of several repeats, the one least disturbed by other
+load) and stored with its provenance (host, clock, compiler, flags, date), so two study runs
+give the same numbers. The study scales them to another CPU through its part model
+(``CpuModel.interp_scale``: clock × instructions per cycle).
 """
 
 from __future__ import annotations
@@ -99,10 +98,10 @@ def measure(cache_dir: Path, key: str, data, n_states: int, n_actions: int, *,
             repeats: int = 5, min_updates: int = 1_000_000) -> Measurement:
     """Time the compiled loop on ``data`` (columns state, action, reward, next_state), as
     many passes per repeat as make ``min_updates`` (a timing well above the clock's
-    resolution); without a compiler, the shipped measurement ``key``."""
+    resolution). Only the baseline benchmark calls this; studies read ``stored``."""
     binary = build(cache_dir)
     if binary is None:
-        return shipped(key)
+        raise RldseError(f"{key}: no C compiler (cc or gcc) on this host to measure with")
     times, _ = run_kernel(binary, data.state.to_numpy(), data.action.to_numpy(),
                           data.reward.to_numpy(np.float64), data.next_state.to_numpy(),
                           n_states, n_actions, alpha=alpha, gamma=gamma,
@@ -112,12 +111,23 @@ def measure(cache_dir: Path, key: str, data, n_states: int, n_actions: int, *,
                                      f"fastest of {repeats} repeats", host_clock_mhz)
 
 
-def shipped(key: str) -> Measurement:
-    """The shipped measurement ``key`` (no compiler on this machine)."""
+def compiler_version() -> str:
+    """The C compiler's first ``--version`` line (provenance of a stored measurement)."""
+    cc = compiler()
+    if cc is None:
+        return "none"
+    done = subprocess.run([cc, "--version"], capture_output=True, text=True, check=False)
+    return (done.stdout.strip().splitlines() or [cc])[0]
+
+
+def stored(key: str) -> Measurement:
+    """The stored measurement ``key`` (measurements.json, with its provenance)."""
     table = json.loads(SHIPPED.read_text())
     if key not in table["ns_per_update"]:
-        raise RldseError(f"{SHIPPED}: no C compiler (cc) here and no shipped measurement "
-                         f"for '{key}' (has: {', '.join(table['ns_per_update'])})")
-    return Measurement(tuple(table["ns_per_update"][key]),
-                       f"shipped ({table['host']}, {table['how']})",
+        raise RldseError(f"{SHIPPED}: no stored measurement for '{key}' (has: "
+                         f"{', '.join(table['ns_per_update'])}; measure it with "
+                         "benchmarks/swiftrl_cpu_baseline.py)")
+    where = ", ".join(f"{k} {table[k]}" for k in ("host", "compiler", "flags", "date")
+                      if k in table)
+    return Measurement(tuple(table["ns_per_update"][key]), f"stored ({where}; {table['how']})",
                        float(table["host_clock_mhz"]))
