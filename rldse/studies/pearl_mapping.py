@@ -260,12 +260,11 @@ def run(study_dir: Path, progress: bool = True) -> Report:
     report.figures.append((save_figure(ax.figure, out, "pearl_pairs"),
                            "Iteration time of every RM/learner pair on PEARL's tables"))
     nominal = fpga[fpga.draw == -1]
-    g = sns.catplot(data=nominal.assign(placement=nominal.system + ": replay " + nominal.replay
-                                        + ", learn " + nominal.learn),
+    g = sns.catplot(data=nominal.assign(placement=nominal.system + "\nreplay " + nominal.replay
+                                        + "\nlearn " + nominal.learn),
                     x="placement", y="samples_per_s", col="workload", kind="bar",
-                    sharey=False, height=4)
-    g.set_axis_labels("system: placement", "training samples / s")
-    g.tick_params(axis="x", rotation=45)
+                    sharey=False, height=4.5, aspect=1.4)
+    g.set_axis_labels("system, placement", "training samples / s")
     report.figures.append((save_figure(g.figure, out, "fpga_platform"),
                            "PEARL's CPU+GPU+FPGA platform by placement, and the CPU-GPU "
                            "library mapping (presets' values)"))
