@@ -20,7 +20,7 @@ import pandas as pd
 
 from rldse.external import ROW_COLUMNS, Dataset, register
 from rldse.external.envpool import host_model
-from rldse.studies.ckernel import shipped
+from rldse.studies.ckernel import stored
 
 KEY = "FrozenLake-v1 multi-agent/q_learning"  # measurements.json's key for the reference
 UPDATES = 100_000_000
@@ -28,7 +28,7 @@ PRESET = "xeon-silver-4110"
 
 
 def rows() -> pd.DataFrame:
-    ns = shipped(KEY).best_ns
+    ns = stored(KEY).best_ns
     predicted_s = UPDATES * ns * 1e-9 * host_model(PRESET).single_thread_scale(1)
     return pd.DataFrame([("swiftrl", PRESET, "compiled loop, one thread",
                           f"{UPDATES:.0e} double Q-updates (FrozenLake, 1,000 agents)",

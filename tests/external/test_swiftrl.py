@@ -6,7 +6,7 @@ import pytest
 
 from rldse.external import ROW_COLUMNS, predictions, swiftrl
 from rldse.external.envpool import host_model
-from rldse.studies.ckernel import shipped
+from rldse.studies.ckernel import stored
 
 
 def test_row_form_and_no_published_measurement():
@@ -17,7 +17,7 @@ def test_row_form_and_no_published_measurement():
 
 
 def test_prediction_by_hand():
-    ns = shipped(swiftrl.KEY).best_ns
+    ns = stored(swiftrl.KEY).best_ns
     mhz = host_model("xeon-silver-4110").host.clock_mhz
     want = 1e8 * ns * 1e-9 * mhz / (3000 * 0.84)  # one core at the 3.0 GHz turbo
     assert swiftrl.rows()["predicted"].iloc[0] == pytest.approx(want)
