@@ -69,8 +69,9 @@ def write_readme(path: Path, table: str) -> Path:
     """Replace the claims table in `path` by `table` (rldse.files.replace_markdown_table)."""
     from rldse.files import replace_markdown_table
 
-    return replace_markdown_table(path, "| study | claim | kind | published | rldse p50",
-                                  table, "--readme")
+    # the first columns only: a table written before a column was added is still found
+    return replace_markdown_table(path, "| study | claim | kind | published |", table,
+                                  "--readme")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -73,6 +73,9 @@ Count0 = Annotated[int, BeforeValidator(_not_bool), Field(ge=0, le=2**40)]
 #: a network's layer widths, input to output
 Layers = Annotated[list[Annotated[int, BeforeValidator(_not_bool), Field(ge=1, le=2**20)]],
                    Field(min_length=2, max_length=66)]
+#: an optional network's widths: empty where there is none (a one-network on-policy script)
+OptionalLayers = Annotated[list[Annotated[int, BeforeValidator(_not_bool),
+                                          Field(ge=1, le=2**20)]], Field(max_length=66)]
 
 
 class Info(UserModel):

@@ -25,7 +25,7 @@ def test_pearl_study_reproduces_published_mapping(tmp_path):
     report = run_study("pearl_mapping", root=tmp_path / "studies", progress=False)
     text = report.read_text()
     rows = [line for line in text.splitlines() if line.startswith("| ")]
-    assert any("| consistency | RM CPU, learner GPU1 | RM CPU, learner GPU1" in r
+    assert any("| consistency | RM CPU, learner GPU1 |" in r and "| RM CPU, learner GPU1 | same |" in r
                and "reproduced" in r for r in rows)
     peak = next(r for r in rows if r.startswith("| theoretical peak"))
     assert "| reproduced |" in peak

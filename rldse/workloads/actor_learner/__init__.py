@@ -8,7 +8,16 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
-from rldse.workloads import Count, Info, Knobs, Layers, Workload, learning_knob, register
+from rldse.workloads import (
+    Count,
+    Info,
+    Knobs,
+    Layers,
+    OptionalLayers,
+    Workload,
+    learning_knob,
+    register,
+)
 
 
 class ActorLearnerKnobs(Knobs):
@@ -48,7 +57,7 @@ class ActorLearnerInfo(Info):
     rollout_len: Count
     obs_dim: Count
     policy_sizes: Layers
-    value_sizes: Layers
+    value_sizes: OptionalLayers  # empty: one network (REINFORCE, a shared body)
     n_params: Count
     batch_size: Count = Field(validation_alias=AliasChoices("batch_size", "minibatch_size"))
     epochs: Count

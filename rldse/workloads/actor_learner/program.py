@@ -203,6 +203,10 @@ def networks(m: Machine, obs_dim: int) -> tuple[Nets, Nets]:
     t_pi, t_v = list(info["policy_sizes"]), list(info["value_sizes"])
     net = from_info(info, f"trace {m.trace.digest}")
     if net is None:
+        if len(t_v) < 2:
+            raise RldseError("an MLP trace without a network description needs its value "
+                             "network's widths (at least input and output)",
+                             where="workload_info.value_sizes")
         value = network(t_v)
         trace = Nets((network(t_pi), value), value, t_pi[-1])
         hidden = list(k.hidden) if k.hidden else t_pi[1:-1]
