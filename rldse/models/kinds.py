@@ -144,8 +144,8 @@ class PartTime:
     wall_s: float
 
     def __post_init__(self) -> None:
-        if not (0.0 <= self.host_s <= self.wall_s * (1 + 1e-9) + 1e-18
-                and 0.0 <= self.device_s <= self.wall_s * (1 + 1e-9) + 1e-18):
+        if not (0.0 <= self.host_s <= self.wall_s * (1 + 1e-12) + 1e-18
+                and 0.0 <= self.device_s <= self.wall_s * (1 + 1e-12) + 1e-18):
             raise ValueError(f"PartTime: host {self.host_s} and device {self.device_s} "
                              f"must lie in [0, wall {self.wall_s}]")
 

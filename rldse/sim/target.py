@@ -175,9 +175,9 @@ def target_steps(trace: Trace, target: Target) -> TargetSteps:
         raise RldseError(f"{target.return_:g} is reached by only {len(reached)} of the "
                          f"{len(curves)} seeds' learning curves of trace {trace.digest}: the "
                          "median seed never reaches it")
-    steps = float(np.median(np.array(firsts, dtype=np.float64)
-                            if len(reached) == len(curves) else
-                            [f if f is not None else np.inf for f in firsts]))
+    # a seed that never reaches it counts as the slowest: more than half do, so the
+    # median is finite
+    steps = float(np.median([np.inf if f is None else f for f in firsts]))
     return TargetSteps(steps=int(round(steps)), low=reached[0],
                        high=reached[-1] if len(reached) == len(curves) else None,
                        seeds=len(curves), reached=len(reached))

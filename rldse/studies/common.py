@@ -39,9 +39,11 @@ def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> Path:
 
     path = out_dir / f"{name}.png"
     fig.tight_layout()
-    if legibility_problems(fig):
+    problems = legibility_problems(fig)
+    if problems:
         _declutter(fig)
-    for problem in legibility_problems(fig):
+        problems = legibility_problems(fig)
+    for problem in problems:
         ILLEGIBLE.append((str(path), problem))
         print(f"rldse: warning: figure {path}: {problem}", file=sys.stderr)
     try:  # the temporary's suffix is not .png, so the format is named

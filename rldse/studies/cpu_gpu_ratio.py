@@ -425,9 +425,10 @@ def _sweep_figure(sweep, knees, units, optima, ratios, out: Path) -> Path:
 
 def _search_figure(trials: pd.DataFrame, sf, out: Path) -> Path:
     metric = sf.objectives[0].metric
+    ok_all = trials.feasible.fillna(False).astype(bool)  # no record: not feasible
     done = trials[trials.source.isin(["simulated", "cache"])]
+    ok = ok_all[done.index]
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
-    ok = done.feasible.fillna(False).astype(bool)
     gpus = done["gpu.count"] if "gpu.count" in done else pd.Series(1, index=done.index)
     sc = a.scatter(done.avg_power_w[ok], done[metric][ok], c=gpus[ok], cmap="viridis", s=25,
                    label="feasible")
@@ -440,10 +441,9 @@ def _search_figure(trials: pd.DataFrame, sf, out: Path) -> Path:
     label = "throughput (env steps/s)" if metric == "env_steps_per_s" else metric
     a.set(xlabel="average power (W)", ylabel=label, title="simulated trials")
     a.legend(fontsize=8)
-    feas = trials.assign(v=trials[metric].where(trials.feasible.fillna(False).astype(bool)))
+    feas = trials.assign(v=trials[metric].where(ok_all))
     best = (feas.v.cummax() if sf.objectives[0].direction == "maximize"
             else feas.v.cummin()).ffill()
-    ok_all = trials.feasible.fillna(False).astype(bool)
     b.plot(trials.number[ok_all], trials[metric][ok_all], ".", color="grey",
            label="feasible trial")
     b.plot(trials.number[~ok_all], trials[metric][~ok_all], "x", color="tab:red", ms=4,
