@@ -2,7 +2,7 @@
 PyTorch CNN (conv 16×8×8/4, conv 32×4×4/2, linear 2,592 → 6 on 4×84×84) at batch A through
 rldse.recording, predict the mean learn step at batch B from that trace alone on the
 ``host`` preset (the program's rescaling with the network's own per-layer work,
-rldse.workloads.common.network_work), then record at B for real and compare.
+rldse.kernels.network_work), then record at B for real and compare.
 
     python benchmarks/fidelity_cnn.py [--learns 30] [--repeats 3] [--pairs 32:128,128:32]
 
@@ -21,12 +21,12 @@ import numpy as np
 import torch
 
 import rldse
+from rldse.kernels.trace_network import from_info
 from rldse.models.cpu import with_works
 from rldse.sim.machine import Machine
 from rldse.sim.validate import host_spec_for
 from rldse.system import resolve
 from rldse.trace import load_trace
-from rldse.workloads.common.network_work import from_info
 from rldse.workloads.offpolicy.dqn import net_learn_work
 
 OBS = (4, 84, 84)

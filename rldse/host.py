@@ -328,7 +328,7 @@ def _elementwise_gbs(width: int = 64) -> float:
 def _vector_gbs() -> float:
     """Marginal GB/s of Adam.step's kernels (124 bytes per parameter) from 4,096 to 65,536
     float32 parameters in one array."""
-    from rldse.workloads.common.mlp import ADAM_BYTES_PER_PARAM, Adam
+    from rldse.kernels.mlp import ADAM_BYTES_PER_PARAM, Adam
 
     def step(n: int):
         p = np.ones(n, np.float32)
@@ -348,7 +348,7 @@ def _scatter_add_ns() -> float:
 def _sum_tree_level_ns() -> tuple[float, float]:
     """Marginal cost of a descent level: 6 more levels (2^10 → 2^16 leaves) at 16 and at
     256 items; the per-item part is the slope between the two batches."""
-    from rldse.workloads.common.replay import SumTree
+    from rldse.kernels.replay import SumTree
 
     rng = np.random.default_rng(3)
     trees = {}

@@ -32,7 +32,7 @@ overhead, so the estimate can fall when the target's hardware speedup exceeds it
 interpreter speedup: that is the model's statement, not a bug.
 
 GEMMs, element-wise, caches. Trace rows whose work the formulas count exactly
-(rldse.workloads.common.mlp.Work: learn, act, sync) are priced kernel class by kernel
+(rldse.kernels.mlp.Work: learn, act, sync) are priced kernel class by kernel
 class (``work_seconds``, rows from ``with_works``): each GEMM by its layer shape on the
 host's measured GEMM curve (fwd x·W, dw xᵀ·dy, dx dy·Wᵀ on a batch × inputs × outputs
 grid: a 4- or 2-wide layer runs at 1-15 % of the 128³ rate, and the curve holds the call
@@ -341,7 +341,7 @@ def with_work(host: CpuSpec, ops: OpColumns, flops: ArrayLike, bytes_: ArrayLike
 
 def gemm_seconds(spec: CpuSpec, gemms: Sequence[tuple[str, int, int, int]]) -> float:
     """Seconds of GEMMs on one core, each given as (product, batch, inputs, outputs) of its
-    layer (rldse.workloads.common.mlp.gemm): on the spec's measured curve, log time
+    layer (rldse.kernels.mlp.gemm): on the spec's measured curve, log time
     interpolated trilinearly in log batch, inputs and outputs; outside the grid the shape
     is clamped to it, and the time scaled by the flops above its top (the rate at the edge
     holds) but not below its bottom (thinner products are call- and output-bound). Where the
@@ -388,7 +388,7 @@ def _curve_seconds(curve: tuple, g: tuple[str, int, int, int]) -> float:
 
 
 def work_seconds(spec: CpuSpec, work: WorkLike) -> float:
-    """One core's roofline of an analytic Work (rldse.workloads.common.mlp): the GEMMs by
+    """One core's roofline of an analytic Work (rldse.kernels.mlp): the GEMMs by
     the curve, contiguous-vector bytes at the vector rate, cold state at the copy rate
     (core_bw_gbs), the other bytes at the element-wise rate, the other flops at core_gflops. A sum: the kernels run one after
     another (module docstring)."""
@@ -401,7 +401,7 @@ def work_seconds(spec: CpuSpec, work: WorkLike) -> float:
 
 
 class WorkLike(Protocol):
-    """An analytic Work (rldse.workloads.common.mlp.Work)."""
+    """An analytic Work (rldse.kernels.mlp.Work)."""
 
     flops: int
     bytes: int

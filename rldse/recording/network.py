@@ -16,7 +16,7 @@ step (``learn``) at a batch size:
   bytes more) and Adam (reads g, p, m, v and writes p, m, v: 7 × parameter bytes).
 
 ``Network.network_work()`` describes the network per layer for the simulated programs
-(rldse.workloads.common.network_work): layer sizes give mlp.py's description; a module that
+(rldse.kernels.network_work): layer sizes give mlp.py's description; a module that
 is not a chain of nn.Linear layers is counted by ``module_work``: per leaf module,
 FlopCounterMode's forward FLOPs, and for nn.Linear and nn.Conv{1,2,3}d layers the GEMM shape
 (im2col) whose 2·rows·inputs·outputs FLOPs must equal the counter's (else the layer is
@@ -129,7 +129,7 @@ class Network:
         docstring); counted once."""
         if self._network_work is None:
             if self.module is None:
-                from rldse.workloads.common.mlp import network
+                from rldse.kernels.mlp import network
 
                 self._network_work, self._outputs = network(self.sizes), self.sizes[-1]
             else:
@@ -164,7 +164,7 @@ def network_info(nets: dict[str, Network], always: bool = False) -> dict[str, An
     which the programs rescale with; ``{}`` for MLPs, whose ``layer_sizes`` say it all."""
     if not always and all(n.sizes is not None for n in nets.values()):
         return {}
-    from rldse.workloads.common.network_work import combine
+    from rldse.kernels.network_work import combine
 
     return {"network": combine({k: n.network_work() for k, n in nets.items()}).info()}
 
@@ -321,7 +321,7 @@ def module_work(meta, obs_shape: tuple[int, ...], where: str):
     """NetworkWork of a meta-device module at one observation's shape (module docstring)."""
     import torch
 
-    from rldse.workloads.common.network_work import Kernels, Layer, NetworkWork
+    from rldse.kernels.network_work import Kernels, Layer, NetworkWork
 
     dtype = next((p.dtype for p in meta.parameters() if p.is_floating_point()), torch.float32)
     runs = []

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from rldse.errors import RldseError
+from rldse.kernels.mlp import cold, elementwise, gemm, vector
 from rldse.models import CpuModel, OpColumns, cpu_from_host, load_part, make_model
 from rldse.models.cpu import gemm_seconds, roofline_seconds, with_works, work_seconds
 from rldse.sim import simulate
 from rldse.system import load_spec, parse_spec
 from rldse.trace import load_trace
-from rldse.workloads.common.mlp import cold, elementwise, gemm, vector
 
 
 @pytest.fixture

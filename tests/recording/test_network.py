@@ -7,10 +7,11 @@ import pytest
 
 import rldse
 from rldse.errors import RldseError
+from rldse.kernels import nature_cnn
+from rldse.kernels.trace_network import from_info
 from rldse.recording.network import Network
 from rldse.trace import load_trace
 from rldse.workloads.common import atari
-from rldse.workloads.common.network_work import from_info
 
 torch = pytest.importorskip("torch", reason="needs the 'torch' extra (pip install rldse[torch])")
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
@@ -38,10 +39,10 @@ def counted(module, batch: int) -> tuple[int, int]:
 
 
 def test_nature_cnn_module_matches_atari_description():
-    """The torch Nature-CNN counted from its module has atari.network's layers: GEMM
+    """The torch Nature-CNN counted from its module has nature_cnn.network's layers: GEMM
     shapes, FLOPs, parameters and activations per sample."""
     got = Network(atari.torch_network((6, 1)), OBS).network_work()
-    want = atari.network((6, 1))
+    want = nature_cnn.network((6, 1))
     gemms = [layer for layer in got.layers if layer.kind != "other"]
     assert [(g.kind, g.rows, g.inputs, g.outputs, g.forward_flops, g.backward_flops,
              g.params) for g in gemms] == \

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from rldse.errors import RldseError
+from rldse.kernels.mlp import adam_work, backward_work, cold, forward_work, n_params
 from rldse.trace import load_trace
 from rldse.workloads.actor_learner import ppo as al
 from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
 from rldse.workloads.common.base import CaptureConfig, no_progress
-from rldse.workloads.common.mlp import adam_work, backward_work, cold, forward_work, n_params
 
 ENV = "CartPole-v1"
 PI, V = [4, 64, 64, 2], [4, 64, 64, 1]

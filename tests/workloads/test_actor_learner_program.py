@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from rldse.errors import RldseError
+from rldse.kernels.mlp import forward_work, n_params, network
 from rldse.models import OpColumns, cpu_from_host
 from rldse.sim import simulate
 from rldse.sim.machine import Machine
@@ -22,7 +23,6 @@ from rldse.trace import Trace, TraceMeta, load_trace
 from rldse.workloads import capture
 from rldse.workloads.actor_learner import program as al
 from rldse.workloads.common.base import CaptureConfig
-from rldse.workloads.common.mlp import forward_work, n_params, network
 
 ENV = "CartPole-v1"
 STEPS = 16 * 512  # 16 iterations of 4 envs x 128 steps per actor

@@ -7,9 +7,7 @@ import numpy as np
 import pytest
 
 from rldse.errors import RldseError
-from rldse.trace import load_trace
-from rldse.workloads.common.base import CaptureConfig, no_progress
-from rldse.workloads.common.mlp import (
+from rldse.kernels.mlp import (
     adam_work,
     backward_work,
     cold,
@@ -17,6 +15,8 @@ from rldse.workloads.common.mlp import (
     forward_work,
     n_params,
 )
+from rldse.trace import load_trace
+from rldse.workloads.common.base import CaptureConfig, no_progress
 from rldse.workloads.offpolicy import ddpg
 
 ENV = "Pendulum-v1"

@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 
 from rldse.errors import RldseError
-from rldse.trace import load_trace
-from rldse.workloads.common.base import CaptureConfig
-from rldse.workloads.common.mlp import (
+from rldse.kernels.mlp import (
     adam_work,
     backward_work,
     cold,
@@ -17,6 +15,8 @@ from rldse.workloads.common.mlp import (
     n_params,
     n_tensors,
 )
+from rldse.trace import load_trace
+from rldse.workloads.common.base import CaptureConfig
 from rldse.workloads.common.recorder import Recorder
 from rldse.workloads.offpolicy.dqn import DQNConfig, capture, config_for, td_work, train
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rldse.workloads.common.mlp import Work
+from rldse.kernels.mlp import Work
+from rldse.kernels.replay import OpWork
 from rldse.workloads.common.recorder import Recorder
-from rldse.workloads.common.replay import OpWork
 from rldse.workloads.offpolicy.loop import run_offpolicy, train_offpolicy
 
 

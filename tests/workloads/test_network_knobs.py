@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from rldse.errors import RldseError
+from rldse.kernels.mlp import n_params
 from rldse.sim import simulate
 from rldse.system import parse_spec
 from rldse.trace import Trace
 from rldse.workloads import capture
 from rldse.workloads.common.base import CaptureConfig
-from rldse.workloads.common.mlp import n_params
 
 
 @pytest.fixture(scope="module")

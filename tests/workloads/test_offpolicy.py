@@ -13,9 +13,9 @@ import itertools
 import pytest
 
 from rldse.errors import RldseError
+from rldse.kernels.mlp import Work
 from rldse.sim import Machine, simulate
 from rldse.system import parse_spec
-from rldse.workloads.common.mlp import Work
 from rldse.workloads.offpolicy import program as offpolicy
 
 # PEARL's PT.csv (CatherineMeng/HeteroRL, SysConfig/), latencies in ms

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from rldse.workloads.common.replay import (
+from rldse.kernels.replay import (
     PrioritizedReplay,
     SumTree,
     UniformReplay,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from rldse.kernels.replay import SumTree
 from rldse.models import OpColumns, cpu_from_host
-from rldse.workloads.common.replay import SumTree
 from rldse.workloads.offpolicy import replay_cost
 
 

@@ -43,12 +43,8 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from rldse.errors import RldseError
-from rldse.strict import UserModel
-from rldse.trace import Trace
-from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
-from rldse.workloads.common import atari, base
-from rldse.workloads.common.base import CaptureConfig, Progress, build_trace, no_progress
-from rldse.workloads.common.mlp import (
+from rldse.kernels import nature_cnn
+from rldse.kernels.mlp import (
     F32,
     MLP,
     Adam,
@@ -59,6 +55,11 @@ from rldse.workloads.common.mlp import (
     forward_work,
     n_tensors,
 )
+from rldse.strict import UserModel
+from rldse.trace import Trace
+from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
+from rldse.workloads.common import atari, base
+from rldse.workloads.common.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.common.recorder import Recorder, rows_to_frame
 
 if TYPE_CHECKING:  # `rldse capture actor_learner --help` reads PPOConfig without them
@@ -201,13 +202,13 @@ class CNNPolicy:
         self.heads = (n_actions, 1)
         self.net = atari.torch_network(self.heads)
         self.params = list(self.net.parameters())
-        self.n_params = atari.n_params(self.heads)
-        self.obs_shape = atari.OBS_SHAPE
+        self.n_params = nature_cnn.n_params(self.heads)
+        self.obs_shape = nature_cnn.OBS_SHAPE
         # the program's stand-in (workload_info): an observation of obs_dim float32 words
         # holds the uint8 frame stack's bytes; the hidden width is the torso's features
-        obs_words = atari.OBS_BYTES // F32
-        self.pi_sizes = [obs_words, atari.FEATURES, n_actions]
-        self.v_sizes = [obs_words, atari.FEATURES, 1]
+        obs_words = nature_cnn.OBS_BYTES // F32
+        self.pi_sizes = [obs_words, nature_cnn.FEATURES, n_actions]
+        self.v_sizes = [obs_words, nature_cnn.FEATURES, 1]
         self.opt = None
 
     def get_flat(self) -> np.ndarray:
@@ -231,15 +232,15 @@ class CNNPolicy:
         return self.act(obs)[1]
 
     def act_work(self, batch: int) -> Work:
-        return atari.forward_work(batch, self.heads)
+        return nature_cnn.forward_work(batch, self.heads)
 
     value_work = act_work  # the value head shares the torso: one forward of both
 
     def learn_work(self, batch: int) -> Work:
         """A minibatch step: forward, backward, the loss kernels, Adam with its clip."""
-        return (atari.forward_work(batch, self.heads) + atari.backward_work(batch, self.heads)
+        return (nature_cnn.forward_work(batch, self.heads) + nature_cnn.backward_work(batch, self.heads)
                 + ppo_loss_work(batch, self.heads[0]) + cold(self.n_params, 1)
-                + adam_work(self.n_params, atari.n_tensors(self.heads), clip=True))
+                + adam_work(self.n_params, nature_cnn.n_tensors(self.heads), clip=True))
 
     def update(self, obs: np.ndarray, actions: np.ndarray, old_logp: np.ndarray,
                adv: np.ndarray, returns: np.ndarray) -> None:
@@ -557,7 +558,7 @@ def workload_info(cfg: PPOConfig, policy: Policy | CNNPolicy) -> dict[str, Any]:
     """Shapes and schedule a simulator needs to replay this run. An Atari run's
     ``policy_sizes`` and ``value_sizes`` are CNNPolicy's stand-in; ``network`` describes
     the Nature-CNN it ran (common/atari.py)."""
-    extra = {"network": atari.network_info(policy.heads)} if isinstance(policy, CNNPolicy) \
+    extra = {"network": nature_cnn.network_info(policy.heads)} if isinstance(policy, CNNPolicy) \
         else {}
     return {**extra,
         "actors": cfg.actors,

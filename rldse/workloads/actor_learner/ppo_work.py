@@ -11,7 +11,7 @@ entropy (16·A + 12), its gradient (44·A), d values (20): 124·A + 234 bytes; a
 
 from __future__ import annotations
 
-from rldse.workloads.common.mlp import Work, elementwise
+from rldse.kernels.mlp import Work, elementwise
 
 BYTES_PER_SAMPLE, BYTES_PER_LOGIT = 234, 124
 FLOPS_PER_SAMPLE, FLOPS_PER_LOGIT = 25, 20

@@ -10,6 +10,9 @@ import numpy as np
 import pandas as pd
 
 from rldse.errors import RldseError
+from rldse.kernels.mlp import F32, Work, adam_work, cold, network
+from rldse.kernels.network_work import NetworkWork
+from rldse.kernels.trace_network import from_info
 from rldse.models import OpColumns
 from rldse.models.cpu import with_work, with_works
 from rldse.models.kinds import PartTime
@@ -18,8 +21,6 @@ from rldse.sim.machine import Cycle, Machine, Outcome, SplitCycle
 from rldse.sim.sharing import shared_ends
 from rldse.trace import Trace
 from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
-from rldse.workloads.common.mlp import F32, Work, adam_work, cold, network
-from rldse.workloads.common.network_work import NetworkWork, from_info
 
 #: Per transition: float32 obs, int32 action, float32 logp, reward, done and value.
 ROLLOUT_FIELDS = ("obs", "actions", "logp", "rewards", "dones", "values")

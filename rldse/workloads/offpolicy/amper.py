@@ -59,7 +59,7 @@ from typing import Literal
 
 import numpy as np
 
-from rldse.workloads.common.replay import (
+from rldse.kernels.replay import (
     IS_WEIGHT_FLOPS,
     PRIORITY_FLOPS,
     TD_BYTES,

@@ -22,12 +22,7 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from rldse.errors import RldseError
-from rldse.sim.machine import Machine, Outcome
-from rldse.strict import UserModel
-from rldse.trace import Trace
-from rldse.workloads.common import base
-from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
-from rldse.workloads.common.mlp import (
+from rldse.kernels.mlp import (
     F32,
     MLP,
     Adam,
@@ -41,8 +36,13 @@ from rldse.workloads.common.mlp import (
     n_tensors,
     vector,
 )
+from rldse.kernels.replay import OpWork
+from rldse.sim.machine import Machine, Outcome
+from rldse.strict import UserModel
+from rldse.trace import Trace
+from rldse.workloads.common import base
+from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
 from rldse.workloads.common.recorder import NullRecorder, Recorder
-from rldse.workloads.common.replay import OpWork
 from rldse.workloads.offpolicy import program as offpolicy
 from rldse.workloads.offpolicy.loop import capture_trace, train_offpolicy
 

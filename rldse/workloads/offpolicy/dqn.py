@@ -29,12 +29,8 @@ import numpy as np
 from pydantic import ConfigDict, Field
 
 from rldse.errors import RldseError
-from rldse.sim.machine import Machine, Outcome
-from rldse.strict import UserModel
-from rldse.trace import Trace
-from rldse.workloads.common import atari, base
-from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
-from rldse.workloads.common.mlp import (
+from rldse.kernels import nature_cnn
+from rldse.kernels.mlp import (
     F32,
     MLP,
     Adam,
@@ -46,9 +42,15 @@ from rldse.workloads.common.mlp import (
     forward_work,
     network,
 )
-from rldse.workloads.common.network_work import NetworkWork, from_info
+from rldse.kernels.network_work import NetworkWork
+from rldse.kernels.replay import Batch, OpWork, PrioritizedReplay, UniformReplay
+from rldse.kernels.trace_network import from_info
+from rldse.sim.machine import Machine, Outcome
+from rldse.strict import UserModel
+from rldse.trace import Trace
+from rldse.workloads.common import atari, base
+from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
 from rldse.workloads.common.recorder import NullRecorder, Recorder
-from rldse.workloads.common.replay import Batch, OpWork, PrioritizedReplay, UniformReplay
 from rldse.workloads.offpolicy import program as offpolicy
 from rldse.workloads.offpolicy.amper import AmperReplay
 from rldse.workloads.offpolicy.loop import capture_trace, train_offpolicy
@@ -257,10 +259,10 @@ class CNNDQNAgent(DQNAgent):
         self.target = atari.torch_network(self.heads)
         self.target.load_state_dict(self.online.state_dict())
         self.opt = torch.optim.Adam(self.online.parameters(), lr=cfg.lr, eps=1.5e-4)
-        self.replay = make_replay(cfg, atari.OBS_BYTES, rng, np.uint8)
-        self.n_params = atari.n_params(self.heads)
+        self.replay = make_replay(cfg, nature_cnn.OBS_BYTES, rng, np.uint8)
+        self.n_params = nature_cnn.n_params(self.heads)
         self.sizes = cnn_stand_in(n_actions)
-        self.act_work = atari.forward_work(1, self.heads)
+        self.act_work = nature_cnn.forward_work(1, self.heads)
         self.learn_work = cnn_learn_work(n_actions, cfg.batch_size, cfg.double,
                                          cfg.replay != "uniform")
         self.sync_work = copy_work(self.n_params)
@@ -281,8 +283,8 @@ class CNNDQNAgent(DQNAgent):
     def learn(self, b: Batch) -> np.ndarray:
         """One gradient step on the TD loss (autograd); returns the TD errors (for PER)."""
         torch, cfg = self.torch, self.cfg
-        obs = torch.from_numpy(b.obs.reshape(-1, *atari.OBS_SHAPE))
-        next_obs = torch.from_numpy(b.next_obs.reshape(-1, *atari.OBS_SHAPE))
+        obs = torch.from_numpy(b.obs.reshape(-1, *nature_cnn.OBS_SHAPE))
+        next_obs = torch.from_numpy(b.next_obs.reshape(-1, *nature_cnn.OBS_SHAPE))
         act = torch.from_numpy(b.action.astype(np.int64))[:, None]
         q = self.online(obs)[0].gather(1, act)[:, 0]
         with torch.no_grad():
@@ -311,12 +313,12 @@ def cnn_stand_in(n_actions: int) -> list[int]:
     """``layer_sizes`` of a Nature-CNN trace: an observation of float32 words holding the
     uint8 frame stack's bytes, the torso's features, the actions (what obs_dim and
     n_actions read; the program costs the network itself from ``network``)."""
-    return [atari.OBS_BYTES // F32, atari.FEATURES, n_actions]
+    return [nature_cnn.OBS_BYTES // F32, nature_cnn.FEATURES, n_actions]
 
 
 def cnn_learn_work(n_actions: int, batch: int, double: bool, weighted: bool = False) -> Work:
     """learn_work with the Nature-CNN (common/atari.py) in place of the MLP."""
-    return net_learn_work(atari.network((n_actions,)), batch, double, weighted)
+    return net_learn_work(nature_cnn.network((n_actions,)), batch, double, weighted)
 
 
 def learn_work(sizes: list[int], batch: int, double: bool, weighted: bool = False) -> Work:
@@ -383,7 +385,7 @@ def workload_info(agent: DQNAgent) -> dict[str, Any]:
         "transition_bytes": replay.transition_bytes,
         "sum_tree_depth": replay.tree.depth if isinstance(replay, PrioritizedReplay) else 0,
         "amper": amper_info(replay) if isinstance(replay, AmperReplay) else None,
-        **({"network": atari.network_info(agent.heads)} if isinstance(agent, CNNDQNAgent)
+        **({"network": nature_cnn.network_info(agent.heads)} if isinstance(agent, CNNDQNAgent)
            else {}),
     }
 

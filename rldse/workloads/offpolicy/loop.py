@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import numpy as np
 from pydantic import BaseModel
 
+from rldse.kernels.mlp import Work
+from rldse.kernels.replay import OpWork
 from rldse.trace import Trace
 from rldse.workloads.common.base import Progress, build_trace, no_progress, progress_chunk
-from rldse.workloads.common.mlp import Work
 from rldse.workloads.common.recorder import NullRecorder, Recorder
-from rldse.workloads.common.replay import OpWork
 
 if TYPE_CHECKING:
     import gymnasium as gym

@@ -71,6 +71,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rldse.errors import RldseError
+from rldse.kernels.mlp import F32, Work
 from rldse.models import OpColumns
 from rldse.models.cpu import roofline_seconds, with_work, with_works
 from rldse.models.kinds import PartTime, ReplayJob
@@ -79,7 +80,6 @@ from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Machine, Outcome, SplitCycle
 from rldse.sim.timeline import COARSE_STEPS, tile_starts
 from rldse.system import HOST_KIND
-from rldse.workloads.common.mlp import F32, Work
 from rldse.workloads.offpolicy import replay_cost
 
 

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from rldse.kernels.replay import NODE_BYTES
 from rldse.models import OpColumns
 from rldse.models.cpu import CpuSpec
-from rldse.workloads.common.replay import NODE_BYTES
 
 ROW_ARRAYS = 5  # obs, action, reward, next_obs, done
 FIND_CALLS_PER_LEVEL = 6  # SumTree.find's loop body

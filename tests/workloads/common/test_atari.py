@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rldse.errors import RldseError
+from rldse.kernels import nature_cnn
 from rldse.trace import load_trace
 from rldse.workloads.common import atari
 
@@ -33,12 +34,12 @@ def test_shipped_pong_trace_is_small_and_names_its_network():
     meta = load_trace(path).meta
     assert meta.env_id == "ALE/Pong-v5" and meta.workload == "actor_learner"
     assert meta.workload_info["network"]["kind"] == "nature_cnn"
-    assert meta.workload_info["n_params"] == atari.n_params((6, 1))
+    assert meta.workload_info["n_params"] == nature_cnn.n_params((6, 1))
 
 
 def test_nature_cnn_parameters_by_hand():
     # Mnih et al. 2015: 8·8·4·32 + 32, 4·4·32·64 + 64, 3·3·64·64 + 64, 3136·512 + 512
-    assert atari.n_params(()) == 8224 + 32832 + 36928 + 1606144
+    assert nature_cnn.n_params(()) == 8224 + 32832 + 36928 + 1606144
 
 
 def test_counted_flops_equal_torchs_counter():
@@ -46,16 +47,16 @@ def test_counted_flops_equal_torchs_counter():
     from torch.utils.flop_counter import FlopCounterMode
 
     net = atari.torch_network((6, 1))
-    x = torch.zeros((5, *atari.OBS_SHAPE), dtype=torch.uint8)
+    x = torch.zeros((5, *nature_cnn.OBS_SHAPE), dtype=torch.uint8)
     with FlopCounterMode(display=False) as fwd:
         net(x)
     with FlopCounterMode(display=False) as both:
         out = net(x)
         (out[0].sum() + out[1].sum()).backward()
-    assert atari.forward_work(5, (6, 1)).gemm_flops == fwd.get_total_flops()
-    total = atari.forward_work(5, (6, 1)) + atari.backward_work(5, (6, 1))
+    assert nature_cnn.forward_work(5, (6, 1)).gemm_flops == fwd.get_total_flops()
+    total = nature_cnn.forward_work(5, (6, 1)) + nature_cnn.backward_work(5, (6, 1))
     assert total.gemm_flops == both.get_total_flops()
-    assert sum(p.numel() for p in net.parameters()) == atari.n_params((6, 1))
+    assert sum(p.numel() for p in net.parameters()) == nature_cnn.n_params((6, 1))
 
 
 def test_preprocessing_gives_stacked_84x84_grey_frames():

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from rldse.errors import RldseError
-from rldse.workloads.common import atari
-from rldse.workloads.common.mlp import network
-from rldse.workloads.common.network_work import from_info, gemm
+from rldse.kernels import nature_cnn
+from rldse.kernels.mlp import network
+from rldse.kernels.network_work import gemm
+from rldse.kernels.trace_network import from_info
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -59,27 +60,27 @@ def test_mlp_network_gives_the_mlp_formulas(sizes, tanh, input_grad):
 
 def test_nature_cnn_per_sample_numbers():
     """Mnih et al.'s layers by hand: 84 → 20 → 9 → 7 pixels, then 3,136 → 512 → heads."""
-    net = atari.network((6, 1))
+    net = nature_cnn.network((6, 1))
     convs = [(400, 4 * 64, 32), (81, 32 * 16, 64), (49, 64 * 9, 64)]
     fc = [(3136, 512), (512, 6), (512, 1)]
     fwd = sum(2 * r * i * o for r, i, o in convs) + sum(2 * i * o for i, o in fc)
     assert net.forward_flops == fwd
     # no input gradient for the first conv: its backward is the weight gradient only
     assert net.backward_flops == 2 * fwd - 2 * 400 * 256 * 32
-    assert net.n_params == atari.n_params((6, 1)) == 1_687_719
+    assert net.n_params == nature_cnn.n_params((6, 1)) == 1_687_719
     gemm_work = gemm("fwd", 32 * 400, 256, 32)
     assert net.forward(32).gemms[0] == gemm_work.gemms[0]
 
 
 def test_from_info_round_trip_and_legacy():
-    net = atari.network((6, 1))
+    net = nature_cnn.network((6, 1))
     assert from_info({"network": net.info()}) == net
     assert from_info({"network": {"kind": "nature_cnn", "heads": [6, 1]}}) == net
     assert from_info({"layer_sizes": [4, 64, 2]}) is None
 
 
 @pytest.mark.parametrize("bad,field", [({"kind": "module", "obs_shape": [4]}, "layers"),
-                                       ({**atari.network((2,)).info(), "obs_dtype": "int3"},
+                                       ({**nature_cnn.network((2,)).info(), "obs_dtype": "int3"},
                                         "obs_dtype")])
 def test_from_info_refuses_bad_descriptions_in_one_line(bad, field):
     with pytest.raises(RldseError, match=f"workload_info.network.{field}") as exc:
@@ -102,8 +103,8 @@ def test_pong_actors_what_if_rescales_with_the_cnn():
                        "workload": {"actors": 4, "inference": "central"}})
     m = Machine(trace, resolve(spec, trace), seed=0)
     t_nets, nets = al.networks(m, 7056)
-    assert nets.all == (atari.network((6, 1)),) and t_nets == nets
-    cnn = atari.forward_work(16, (6, 1))
+    assert nets.all == (nature_cnn.network((6, 1)),) and t_nets == nets
+    cnn = nature_cnn.forward_work(16, (6, 1))
     assert al._act_work(nets, 16) == cnn  # 4 actors × 4 envs in one batch
     assert al.unit_costs(m).act_s[4] > al.unit_costs(m).act_s[1] > 0
     spec = parse_spec({"cpu": {"preset": "xeon-silver-4215"}, "workload": {"hidden": [64]}})

@@ -8,14 +8,14 @@ must do so with the captured network's own per-sample numbers, a CNN's convoluti
 included, not with MLP formulas. ``NetworkWork`` is built three ways, each checked in
 tests/workloads/common/test_network_work.py:
 
-- from layer sizes, for the numpy MLPs (``rldse.workloads.common.mlp.network``: the
+- from layer sizes, for the numpy MLPs (``rldse.kernels.mlp.network``: the
   kernels mlp.py's docstring lists);
-- for the Nature-CNN of Atari captures (``rldse.workloads.common.atari.network``);
+- for the Nature-CNN of Atari captures (``rldse.kernels.nature_cnn.network``);
 - from any ``torch.nn.Module`` at an input shape, by ``torch.utils.flop_counter``
   (``rldse.recording.network.network_work``).
 
 It is stored in a trace's ``workload_info['network']`` (``model_dump``) and read back by
-``from_info``; traces with only ``layer_sizes`` keep the MLP builder.
+``rldse.kernels.trace_network.from_info``; traces with only ``layer_sizes`` keep the MLP builder.
 
 Per layer: GEMM shape (im2col for a convolution: rows per sample H'·W', inputs C·k²,
 outputs filters, as in Chetlur et al., cuDNN, arXiv 1410.0759; a linear layer has one row),
@@ -32,9 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from rldse.errors import RldseError, validation_error
+from pydantic import BaseModel, ConfigDict, Field
 
 F32 = 4  # bytes per float32
 
@@ -194,7 +192,7 @@ class NetworkWork(_Model):
         n = 1
         for d in self.obs_shape:
             n *= d
-        return n * _DTYPE_BYTES[self.obs_dtype]
+        return n * DTYPE_BYTES[self.obs_dtype]
 
     def info(self) -> dict[str, Any]:
         """What a trace stores (workload_info['network']), with the per-sample totals
@@ -225,33 +223,5 @@ def combine(parts: dict[str, NetworkWork]) -> NetworkWork:
 
 
 #: Bytes per element of the input dtypes a NetworkWork may name.
-_DTYPE_BYTES = {"uint8": 1, "int8": 1, "float16": 2, "bfloat16": 2, "float32": 4,
-                "float64": 8, "int32": 4, "int64": 8}
-#: The totals ``info`` adds, derived on reading.
-_DERIVED = ("n_params", "param_bytes", "forward_flops_per_sample",
-            "backward_flops_per_sample", "activation_bytes_per_sample")
-
-
-def from_info(info: dict[str, Any], where: str = "trace") -> NetworkWork | None:
-    """The network a trace's workload_info describes under 'network', or None (an MLP
-    trace: its ``layer_sizes`` are the description). Atari traces from before per-layer
-    descriptions name only ``kind: nature_cnn`` and the heads."""
-    net = info.get("network")
-    if not net:
-        return None
-    if not isinstance(net, dict):
-        raise RldseError(f"{where}: workload_info.network must be a mapping, got "
-                         f"{type(net).__name__}")
-    if "layers" not in net and net.get("kind") == "nature_cnn":
-        from rldse.workloads.common import atari
-
-        return atari.network(tuple(int(h) for h in net.get("heads", ())))
-    try:
-        out = NetworkWork.model_validate({k: v for k, v in net.items() if k not in _DERIVED})
-    except ValidationError as exc:
-        raise validation_error(exc, f"{where}: workload_info.network",
-                               list(NetworkWork.model_fields)) from None
-    if out.obs_dtype not in _DTYPE_BYTES:
-        raise RldseError(f"{where}: workload_info.network.obs_dtype '{out.obs_dtype}' is not "
-                         f"one of {', '.join(_DTYPE_BYTES)}")
-    return out
+DTYPE_BYTES = {"uint8": 1, "int8": 1, "float16": 2, "bfloat16": 2, "float32": 4,
+               "float64": 8, "int32": 4, "int64": 8}

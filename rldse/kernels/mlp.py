@@ -34,11 +34,11 @@ from __future__ import annotations
 import numpy as np
 
 # Work and its kernels live in network_work.py; re-exported, as the programs import them here
-from rldse.workloads.common.network_work import F32 as F32
-from rldse.workloads.common.network_work import Kernels, Layer, NetworkWork
-from rldse.workloads.common.network_work import Work as Work
-from rldse.workloads.common.network_work import elementwise as elementwise
-from rldse.workloads.common.network_work import gemm as gemm
+from rldse.kernels.network_work import F32 as F32
+from rldse.kernels.network_work import Kernels, Layer, NetworkWork
+from rldse.kernels.network_work import Work as Work
+from rldse.kernels.network_work import elementwise as elementwise
+from rldse.kernels.network_work import gemm as gemm
 
 ADAM_FLOPS_PER_PARAM = 12
 ADAM_BYTES_PER_PARAM = 124  # 13 kernels (module docstring)
