@@ -31,10 +31,10 @@ import time
 from rldse.sim.machine import Machine
 from rldse.system import parse_spec
 from rldse.trace import load_trace
-from rldse.workloads.offpolicy import ddpg, dqn
+from rldse.workloads.offpolicy import program_ddpg, program_dqn
 
-TRACES = {"dqn": ("traces/dqn_cartpole_uniform.parquet", dqn.program),
-          "ddpg": ("traces/ddpg_pendulum.parquet", ddpg.program)}
+TRACES = {"dqn": ("traces/dqn_cartpole_uniform.parquet", program_dqn.program),
+          "ddpg": ("traces/ddpg_pendulum.parquet", program_ddpg.program)}
 SYSTEMS = {
     "cpu-only": {"cpu": {"preset": "epyc-7742"}},
     "dgx1-like": {"cpu": {"preset": "xeon-silver-4215", "sockets": 2},

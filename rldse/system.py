@@ -33,15 +33,15 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from rldse.errors import RldseError, did_you_mean, validation_error
-from rldse.models import PART_KINDS, ROLES, PartRef
+from rldse.models import PART_KINDS, ROLES, CpuSpec, PartRef, cpu_from_host
 from rldse.models.kinds import Instance, kinds_for
 from rldse.models.registry import load_part
 from rldse.strict import UserModel
+from rldse.workloads import Info, Workload, workload_of
 from rldse.yamlfile import read_mapping
 
 if TYPE_CHECKING:
     from rldse.trace import Trace
-    from rldse.workloads import Workload
 
 #: Where env steps run, and every role a spec leaves unset.
 HOST_KIND = "cpu"
@@ -188,6 +188,7 @@ class ResolvedSystem:
     knobs: BaseModel  # the family's Knobs, "as in the trace" filled in
     version: str
     digest: str
+    info: Info  # the trace's workload_info as its family's typed Info (what programs read)
 
     @property
     def name(self) -> str:
@@ -213,16 +214,22 @@ class ResolvedSystem:
 def resolve(spec: Any, trace: Trace) -> ResolvedSystem:
     """Resolve `spec` for `trace`: parts from presets and overrides, placement checked
     against the kinds and the workload family, knobs against the family."""
-    from rldse.workloads import workload_of
-
     workload = workload_of(trace)
     workload.check_knob_names(spec.workload)
     parts = resolve_parts(spec, trace, where="system.")
     placement = _placement(spec, parts, workload)
     knobs = workload.resolve_knobs(spec.workload, trace, parts, placement)
     system = ResolvedSystem(spec=spec, workload=workload, parts=parts, placement=placement,
-                            knobs=knobs, version=code_version(), digest="")
+                            knobs=knobs, version=code_version(), digest="",
+                            info=workload.read_info(trace))
     return replace(system, digest=_digest(system.as_dict(), {}))
+
+
+def capture_host_cpu(trace: Trace) -> CpuSpec:
+    """The CPU the trace was captured on, as a part spec (the 'host' preset from its
+    fingerprint): what every CPU model scales measured times from (rldse.sim.machine), and
+    what a spec's ``cpu: {preset: host}`` resolves to before its overrides."""
+    return cpu_from_host(trace.meta.host)
 
 
 def resolve_parts(spec: Any, trace: Trace, where: str = "") -> dict[str, tuple[Instance, ...]]:

@@ -225,3 +225,21 @@ def combine(parts: dict[str, NetworkWork]) -> NetworkWork:
 #: Bytes per element of the input dtypes a NetworkWork may name.
 DTYPE_BYTES = {"uint8": 1, "int8": 1, "float16": 2, "bfloat16": 2, "float32": 4,
                "float64": 8, "int32": 4, "int64": 8}
+
+
+def float32_bytes(shape: tuple[int, ...] | list[int]) -> int:
+    """Bytes of one float32 array of ``shape`` (a recorded network's observation)."""
+    n = 1
+    for d in shape:
+        n *= d
+    return F32 * n
+
+
+def network_info(nets: dict[str, Any], always: bool = False) -> dict[str, Any]:
+    """``{'network': ...}`` for a program's workload_info when any of ``nets`` (recorded
+    networks: rldse.recording.network.Network) is not an MLP chain, or ``always``: their
+    per-layer work as one network (``combine``), which the programs rescale with; ``{}``
+    for MLPs, whose ``layer_sizes`` say it all."""
+    if not always and all(n.sizes is not None for n in nets.values()):
+        return {}
+    return {"network": combine({k: n.network_work() for k, n in nets.items()}).info()}

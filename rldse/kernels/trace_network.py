@@ -18,9 +18,14 @@ _DERIVED = ("n_params", "param_bytes", "forward_flops_per_sample",
 
 def from_info(info: dict[str, Any], where: str = "trace") -> NetworkWork | None:
     """The network a trace's workload_info describes under 'network', or None (an MLP
-    trace: its ``layer_sizes`` are the description). Atari traces from before per-layer
-    descriptions name only ``kind: nature_cnn`` and the heads."""
-    net = info.get("network")
+    trace: its ``layer_sizes`` are the description)."""
+    return read_network(info.get("network"), where)
+
+
+def read_network(net: Any, where: str = "trace") -> NetworkWork | None:
+    """The network ``net`` (a workload_info's 'network' entry) describes, or None where
+    there is none. Atari traces from before per-layer descriptions name only
+    ``kind: nature_cnn`` and the heads."""
     if not net:
         return None
     if not isinstance(net, dict):

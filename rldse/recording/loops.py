@@ -1,49 +1,44 @@
 """Loop kinds a user's recording may declare, and the registered workload that replays each.
 
-This is the one place that maps a recording's ``loop=`` to a simulated program
-(rldse.workloads.WORKLOADS): ``tabular`` to ``tabular``, ``off_policy`` to ``dqn`` (one
-network) or ``ddpg`` (an actor and a critic), ``on_policy`` to ``actor_learner``. Each
-kind also names the phases its program reads (missing ones fail at the recording's close,
-not at simulate time), which phases the learner runs (the rest are the actor's), and the
-typed workload_info fields the user must supply beyond those the network gives.
+A loop is what some registered workloads declare as their ``recording``
+(rldse.workloads.Recordable): ``tabular`` (tabular), ``off_policy`` (dqn with one
+network, ddpg with an actor and a critic), ``on_policy`` (actor_learner). Each names the
+phases its program reads (missing ones fail at the recording's close, not at simulate
+time) and which phases the learner runs (the rest are the actor's).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from rldse.errors import RldseError
+from rldse.workloads import Workload, loops, pick, recordable
 
 
 @dataclass(frozen=True)
 class Loop:
     name: str
-    workloads: tuple[str, ...]  # registered workloads; the first unless the networks say
-    required: tuple[str, ...]  # phases its program needs rows of
-    learner_phases: frozenset[str]  # phases run by the learner worker (on_policy)
+    workloads: tuple[Workload, ...]  # the registered workloads it can become
 
-    def workload(self, actor_critic: bool) -> str:
-        """``actor_critic``: the network is an {"actor", "critic"} pair (DDPG-style)."""
-        from rldse.workloads import WORKLOADS
+    @property
+    def required(self) -> tuple[str, ...]:
+        """Phases its program needs rows of (its first workload's)."""
+        return self.workloads[0].recording.required
 
-        name = self.workloads[-1] if actor_critic else self.workloads[0]
-        WORKLOADS.lookup(name, "workload")  # a registry without it is a bug, loudly
-        return name
+    @property
+    def learner_phases(self) -> frozenset[str]:
+        """Phases run by the learner worker (its first workload's)."""
+        return self.workloads[0].recording.learner_phases
 
-
-LOOPS: dict[str, Loop] = {
-    "tabular": Loop("tabular", ("tabular",), ("env_step", "q_update"), frozenset()),
-    "off_policy": Loop("off_policy", ("dqn", "ddpg"),
-                       ("env_step", "act", "replay_add", "replay_sample", "learn"),
-                       frozenset()),
-    "on_policy": Loop("on_policy", ("actor_learner",),
-                      ("env_step", "act", "rollout_add", "learn", "sync"),
-                      frozenset({"learn", "sync"})),
-}
+    def workload(self, networks: Collection[str]) -> str:
+        """The workload the recording's ``networks`` (their roles) pick."""
+        return pick(list(self.workloads), networks).name
 
 
 def loop_kind(name: str) -> Loop:
-    if name not in LOOPS:
-        raise RldseError(f"unknown loop {name!r} (expected one of {', '.join(LOOPS)})",
+    workloads = recordable(name)
+    if not workloads:
+        raise RldseError(f"unknown loop {name!r} (expected one of {', '.join(loops())})",
                          where="recording: loop")
-    return LOOPS[name]
+    return Loop(name, tuple(workloads))

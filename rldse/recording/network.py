@@ -158,17 +158,6 @@ class Network:
         return self._meta
 
 
-def network_info(nets: dict[str, Network], always: bool = False) -> dict[str, Any]:
-    """``{'network': ...}`` for a program's workload_info when any of ``nets`` is not an
-    MLP chain, or ``always``: their per-layer work as one network (network_work.combine),
-    which the programs rescale with; ``{}`` for MLPs, whose ``layer_sizes`` say it all."""
-    if not always and all(n.sizes is not None for n in nets.values()):
-        return {}
-    from rldse.kernels.network_work import combine
-
-    return {"network": combine({k: n.network_work() for k, n in nets.items()}).info()}
-
-
 def _count(net: Network, batch: int, backward: bool) -> tuple[int, int, int]:
     """(flops, activation bytes, input bytes) of one pass at ``batch``."""
     if net.module is None:

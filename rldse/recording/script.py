@@ -664,7 +664,7 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
         nets = _on_policy_nets(learn, obs_shape, name)
         hp, rows = _onpolicy_schedule(rows, n_envs)
     by_module = {id(n.module): n for n in nets.values()}
-    workload = kind.workload(actor_critic=False)
+    workload = kind.workload(nets)
     info = workload_info(workload, nets, hp)
     works: dict[tuple, tuple[int, int]] = {}
 

@@ -41,11 +41,12 @@ import numpy as np
 from rldse.errors import RldseError
 from rldse.host import load_sample
 from rldse.recording.cuts import Cuts, Rows, closed_before, rows
-from rldse.recording.info import NETWORKS, ONE_NETWORK, workload_info
+from rldse.recording.info import workload_info
 from rldse.recording.loops import loop_kind
 from rldse.recording.network import Network, is_module
 from rldse.threads import current_torch_threads
 from rldse.trace import PHASES, Trace, plain
+from rldse.workloads import WORKLOADS, loops
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -112,12 +113,15 @@ class Recording:
             raise RldseError(f"{self.path}: a trace file must end in .parquet",
                              where="recording: path")
         self.loop = loop_kind(loop)
-        if loop != "on_policy" and (actor, learner) != ("actor/0", "learner"):
-            raise RldseError(f"actor and learner worker names apply to the on_policy loop, "
-                             f"not {loop!r}", where="recording")
+        separate = bool(self.loop.learner_phases)  # an actor and a learner worker
+        if not separate and (actor, learner) != ("actor/0", "learner"):
+            split = [name for name in loops() if loop_kind(name).learner_phases]
+            raise RldseError(f"actor and learner worker names apply to the "
+                             f"{' or '.join(split)} loop, not {loop!r}", where="recording")
         nets = _networks(network, obs_shape)
-        self.workload = self.loop.workload(actor_critic="critic" in nets)
-        need, one = NETWORKS[self.workload], ONE_NETWORK.get(self.workload)
+        self.workload = self.loop.workload(nets)
+        recording = WORKLOADS[self.workload].recording
+        need, one = recording.networks, recording.one_network
         if one is not None and set(nets) == {"q"}:  # one module: the loop's one network
             nets = {one: nets["q"]}
         if set(nets) != set(need) and (one is None or set(nets) != {one}):
@@ -131,8 +135,8 @@ class Recording:
         self.algorithm = algorithm or self.workload
         self.hyperparameters = plain(dict(hyperparameters), "recording: hyperparameters")
         self.info = workload_info(self.workload, nets, self.hyperparameters)
-        self.actor = actor if loop == "on_policy" else "host"
-        self.learner = learner if loop == "on_policy" else "host"
+        self.actor = actor if separate else "host"
+        self.learner = learner if separate else "host"
         self.n_envs = int(self.info.get("envs_per_actor", hyperparameters.get("n_envs", 1)))
         self.batch = int(self.info.get("batch_size", self.info.get("minibatch_size", 1)))
         self.rollout_len = int(self.info.get("rollout_len", 0))

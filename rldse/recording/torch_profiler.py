@@ -149,7 +149,7 @@ def import_torch_profiler(path: str | Path, *, loop: str, env_id: str, layers: l
     if loop != "off_policy":
         raise RldseError(f"--loop {loop}: profiler import builds off_policy (one network) "
                          "traces; record other loops with rldse.recording")
-    workload = kind.workload(actor_critic=False)
+    workload = kind.workload({"q"})
     # the arguments first: a profile takes minutes to parse
     info = workload_info(workload, {"q": Network(list(layers), where="--layers")},
                          hyperparameters)

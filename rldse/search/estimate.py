@@ -2,7 +2,8 @@
 
 From the same per-operation costs the simulator uses (`Machine.phase_cost`), each traced
 phase's work per env step is put on the device its placement names (env steps and
-resets on CPU cores). PIM, CAM and table devices cost operations their own way in the
+resets on CPU cores), on the side of the loop its family's registration gives it
+(``Workload.sides``). PIM, CAM and table devices cost operations their own way in the
 programs, so phases placed there count as free here, which keeps the bound a bound.
 Then, for N simulated env steps:
 
@@ -42,10 +43,6 @@ from rldse.sim.machine import Machine
 from rldse.system import ResolvedSystem
 from rldse.trace import Trace
 
-#: phase → where it runs: a Placement field, or 'cpu' for env phases
-ACTOR_PHASES = {"env_step": "cpu", "env_reset": "cpu", "act": "act"}
-LEARNER_PHASES = {"learn": "learn", "replay_add": "replay", "replay_sample": "replay",
-                  "replay_update": "replay", "q_update": "q_update"}
 #: metric → which side the estimate bounds ('upper', 'lower' or 'exact')
 SIDES = {"env_steps_per_s": "upper", "steps_per_joule": "upper", "sim_time_s": "lower",
          "energy_j": "lower", "avg_power_w": "lower", "cost_usd": "exact",
@@ -86,7 +83,8 @@ def estimate(trace: Trace, system: ResolvedSystem) -> Estimate:
         return Estimate(values)
     knobs = system.knobs
     steps = float(knobs.env_steps or trace_steps)
-    workers = getattr(knobs, "actors", None) or getattr(knobs, "agents", None) or 1
+    worker_knob = system.workload.worker_knob
+    workers = (getattr(knobs, worker_knob, None) if worker_knob else None) or 1
     present = set(ops["phase"].astype(str).unique())
 
     cpu = machine.devices["cpu"]
@@ -98,8 +96,11 @@ def estimate(trace: Trace, system: ResolvedSystem) -> Estimate:
 
     busy = {k: 0.0 for k in lanes}  # lane-seconds per device kind for `steps` env steps
     path_s = {"actor": 0.0, "learner": 0.0}
-    for side, phases in (("actor", ACTOR_PHASES), ("learner", LEARNER_PHASES)):
-        for phase, where in phases.items():
+    sides = system.workload.sides  # phase -> (side, where: a placement role or 'cpu')
+    for side in ("actor", "learner"):
+        for phase, (on, where) in sides.items():
+            if on != side:
+                continue
             kind = kind_of(where)
             if phase not in present or kind not in lanes or lanes[kind] == 0:
                 continue

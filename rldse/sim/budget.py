@@ -4,7 +4,7 @@ The programs merge events in ways that depend on the design (a DQN with 8 actors
 sync learner is 4 events for any number of steps; with 32 actors, one per few steps), so
 no closed form per family holds. The estimate is measured instead: the design's own
 program runs a few short pilots with ``env_steps`` cut down and the worker knob
-(``actors`` or ``agents``) capped, and each cost is fitted as ``a + b·steps + c·workers``
+(its family's ``worker_knob``: ``actors`` or ``agents``) capped, and each cost is fitted as ``a + b·steps + c·workers``
 (non-negative least squares; steps are the env steps the pilot really simulated, since
 an actor-learner iteration overshoots) and extrapolated to the design. Memory per worker
 is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from rldse.system import ResolvedSystem
     from rldse.trace import Trace
 
-#: Knobs that multiply per-worker state (processes, buffers): capped in the pilots.
-WORKER_KNOBS = ("actors", "agents")
 #: env steps of the first pilot; the second runs SLOPE_GROWTH times more (or times what
 #: one iteration of the program simulates, if more).
 PILOT_STEPS = 2_000
@@ -109,8 +107,10 @@ class _Pilot:
 
 
 def _worker_knob(system: ResolvedSystem) -> str | None:
-    """The design's knob in WORKER_KNOBS (its family's worker count), if any."""
-    return next((k for k in WORKER_KNOBS if getattr(system.knobs, k, None) is not None), None)
+    """The knob that multiplies per-worker state (processes, buffers) and is capped in the
+    pilots: its family's ``worker_knob``, when the design has a value for it."""
+    knob = system.workload.worker_knob
+    return knob if knob is not None and getattr(system.knobs, knob, None) is not None else None
 
 
 def _run(trace: Trace, system: ResolvedSystem, steps: int, knob: str | None, workers: int,

@@ -23,22 +23,19 @@ from rldse.sim import simulate
 from rldse.sim.result import Result
 from rldse.system import parse_spec
 from rldse.trace import Trace
-
-#: workload_info keys that are also SystemSpec knobs
-_KNOB_KEYS = ("actors", "envs_per_actor", "rollout_len", "agents", "passes", "dtype",
-              "transitions")
+from rldse.workloads import workload_of
 
 
 def host_spec_for(trace: Trace, gpu: str | None = None):
-    """The capture host's system for ``trace`` (its CPU from the fingerprint, its knobs);
+    """The capture host's system for ``trace`` (its CPU from the fingerprint, the knobs its
+    family replays from workload_info: ``Workload.host_knobs``);
     with ``gpu``, one GPU of that preset running every role the workload can place on one."""
+    workload = workload_of(trace)
     info = trace.meta.workload_info
-    knobs = {k: info[k] for k in _KNOB_KEYS if k in info and info[k] is not None}
+    knobs = {k: info[k] for k in workload.host_knobs if k in info and info[k] is not None}
     raw = {"name": "capture-host", "cpu": {"preset": "host"}, "workload": knobs}
     if gpu is not None:
-        from rldse.workloads import workload_of
-
-        placements = workload_of(trace).placements
+        placements = workload.placements
         raw["gpu"] = {"preset": gpu, "count": 1}
         raw["placement"] = {role: "gpu" for role, kinds in placements.items()
                             if "gpu" in kinds}

@@ -2,27 +2,37 @@
 
 A family is a package here (``tabular/``, ``offpolicy/``, ``actor_learner/``) whose
 ``__init__`` registers one `Workload` per capture it offers (the off-policy family: dqn
-and ddpg), naming:
+and ddpg), naming everything the rest of rldse asks of it:
 
-- ``config``: the real loop's capture options (``rldse capture NAME --set key=value``);
+- ``capture_options``: the capture request's fields only it takes (``CaptureConfig``,
+  ``rldse capture NAME --FLAG``), and ``config``: its real loop's options (``--set``);
 - ``knobs``: simulate-time settings (``workload:`` in a SystemSpec), every one "as in the
-  trace" unless set; a knob the family does not use is refused;
-- ``info``: the typed ``workload_info`` its capture writes and its program reads;
+  trace" unless set; a knob the family does not use is refused; ``worker_knob``: the one
+  that counts its workers (budget pilots cap it), ``host_knobs``: the workload_info
+  entries ``rldse validate`` replays as knobs;
+- ``info``: the typed ``workload_info`` its capture writes and its program reads
+  (``rldse.system.ResolvedSystem.info``);
 - ``placements``: the roles its program places and on which kinds ("*": any kind that
-  can run the role);
-- ``capture(cfg, progress)`` and ``program(machine)``, imported when first called.
+  can run the role); ``sides``: which side of the loop runs each phase, and where (the
+  search's analytic bound, rldse.search.estimate);
+- ``recording``: how a user's own loop (rldse.recording) becomes its trace, if it can;
+- ``capture(cfg, progress)`` and ``program(machine)``, in modules imported when first
+  called: the real loop never imports the simulator, nor the program the real loop.
 
-The CLI's choices and help, study-file validation and the engine read this registry;
-``common/`` holds the real-loop pieces families share (recorder, MLP, replay, capture
-helpers). Adding a family is one package and one import line below.
+Families are found, not listed: every package here but ``common/`` is imported when this
+module is, in name order, and registers itself. The CLI's choices and help, study-file
+validation, recording, the engine and the search read this registry; ``common/`` holds the
+real-loop pieces families share (recorder, capture helpers, Atari environments). Adding a
+family is one package: docs/extending-families.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import pkgutil
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from importlib import import_module
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
@@ -32,7 +42,6 @@ from rldse.strict import UserModel
 
 if TYPE_CHECKING:
     from rldse.trace import Trace
-    from rldse.workloads.common.base import CaptureConfig, Progress
 
 
 #: Field marker of a knob that changes what a learner update sees or when (``learning_knob``).
@@ -84,6 +93,38 @@ class Info(UserModel):
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
 
+#: Side of the loop a phase runs on, and where: a placement role, or "cpu" (env steps).
+Side = tuple[Literal["actor", "learner"], str]
+#: The sides of an actor-learner loop's phases, as the search's bound reads them: env
+#: steps on CPU cores, acting where ``act`` is placed, the learner's phases where theirs
+#: are. A family whose loop differs registers its own.
+SIDES: dict[str, Side] = {
+    "env_step": ("actor", "cpu"), "env_reset": ("actor", "cpu"), "act": ("actor", "act"),
+    "learn": ("learner", "learn"), "replay_add": ("learner", "replay"),
+    "replay_sample": ("learner", "replay"), "replay_update": ("learner", "replay"),
+    "q_update": ("learner", "q_update")}
+
+
+@dataclass(frozen=True)
+class Recordable:
+    """How a user's own training loop (``rldse.recording(..., loop=LOOP)``) becomes a
+    trace of this workload. Several workloads may share a loop; the recording's networks
+    pick one (``rldse.recording.loops.Loop.workload``)."""
+
+    loop: str  # the recording's ``loop=``
+    networks: tuple[str, ...]  # the roles its networks are passed under (() : none)
+    required: tuple[str, ...]  # phases its program needs rows of
+    #: (networks by role, hyperparameters) -> workload_info from the networks' shapes (the
+    #: hyperparameters named like Info fields are added to it by the recording)
+    info: Callable[[dict[str, Any], dict[str, Any]], dict[str, Any]]
+    one_network: str | None = None  # a role that may stand for every network, as one
+    learner_phases: frozenset[str] = frozenset()  # run by the learner worker; others: actor
+
+
+def _no_progress(_: int) -> None:
+    return None
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str  # `rldse capture NAME`, and the trace's meta.workload
@@ -94,8 +135,14 @@ class Workload:
     placements: dict[str, tuple[str, ...]]  # role -> kinds its program runs it on ("*": any)
     trace_knobs: Callable[[Any, Trace, dict, dict], dict[str, Any]]  # (info, trace, parts,
     # placement) -> the knob values the trace (or the system) stands for
-    capture_module: str  # module with capture(cfg, progress) -> Trace
+    capture_module: str  # module with Config and capture(cfg, progress) -> Trace
     program_module: str  # module with program(machine) -> Outcome
+    #: CaptureConfig fields only some workloads take: name -> (type, pydantic Field)
+    capture_options: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    sides: dict[str, Side] = field(default_factory=lambda: dict(SIDES))
+    worker_knob: str | None = None  # the knob counting its workers (actors, agents)
+    host_knobs: tuple[str, ...] = ()  # workload_info entries `rldse validate` sets as knobs
+    recording: Recordable | None = None
 
     @property
     def learning_knobs(self) -> tuple[str, ...]:
@@ -109,11 +156,13 @@ class Workload:
         """The real loop's capture options (its module's ``Config``)."""
         return import_module(self.capture_module).Config
 
-    def capture(self, cfg: CaptureConfig, progress: Progress) -> Trace:
+    def capture(self, cfg: BaseModel, progress: Callable[[int], None] | None = None) -> Trace:
+        """Run the real loop ``cfg`` (a CaptureConfig, rldse.workloads.common.base) asks
+        for; ``progress`` is called with the env steps done since its last call."""
         from rldse.threads import single_blas_thread
 
         with single_blas_thread():
-            return import_module(self.capture_module).capture(cfg, progress)
+            return import_module(self.capture_module).capture(cfg, progress or _no_progress)
 
     def program(self, machine: Any) -> Any:
         return import_module(self.program_module).program(machine)
@@ -186,16 +235,30 @@ def open_trace(path: Any) -> Trace:
     return trace
 
 
-def capture(cfg: CaptureConfig, progress: Progress | None = None) -> Trace:
+def capture(cfg: BaseModel, progress: Callable[[int], None] | None = None) -> Trace:
     """Run the real training ``cfg`` asks for and return its Trace."""
-    from rldse.workloads.common.base import no_progress
-
-    return WORKLOADS.lookup(cfg.workload, "workload").capture(cfg, progress or no_progress)
+    return WORKLOADS.lookup(cfg.workload, "workload").capture(cfg, progress)
 
 
-# Families: importing a family's package registers its workloads, one line each.
-# isort: off
-from rldse.workloads import tabular  # noqa: E402, F401
-from rldse.workloads import offpolicy  # noqa: E402, F401
-from rldse.workloads import actor_learner  # noqa: E402, F401
-# isort: on
+def recordable(loop: str) -> list[Workload]:
+    """The workloads a recording with ``loop=`` can become, in registration order."""
+    return [w for w in WORKLOADS.values() if w.recording is not None and w.recording.loop == loop]
+
+
+def loops() -> list[str]:
+    """Every recording loop some workload takes, in registration order."""
+    return list(dict.fromkeys(w.recording.loop for w in WORKLOADS.values()
+                              if w.recording is not None))
+
+
+def pick(workloads: list[Workload], networks: Collection[str]) -> Workload:
+    """Of one loop's workloads, the one ``networks`` (the roles a recording passes) name:
+    the last whose roles share one with them, else the first."""
+    named = [w for w in workloads if set(networks) & set(w.recording.networks)]
+    return named[-1] if named else workloads[0]
+
+
+# Families register themselves when imported; each package here but common/ is one.
+for _family in sorted(m.name for m in pkgutil.iter_modules(__path__)
+                      if m.ispkg and m.name != "common"):
+    import_module(f"{__name__}.{_family}")

@@ -42,7 +42,7 @@ WORKLOAD = Workload(
     name=NAME, family=NAME, description="search-test stand-in", knobs=StandInKnobs, info=Info,
     placements={"act": ("cpu", "gpu"), "learn": ("cpu", "gpu")},
     trace_knobs=lambda info, trace, parts, placement: {"actors": 1, "envs_per_actor": 1},
-    capture_module=__name__, program_module=__name__)
+    capture_module=__name__, program_module=__name__, worker_knob="actors")
 
 
 def register() -> None:

@@ -8,12 +8,15 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field
 
+from rldse.kernels.network_work import F32, float32_bytes, network_info
 from rldse.workloads import (
+    SIDES,
     Count,
     Info,
     Knobs,
     Layers,
     OptionalLayers,
+    Recordable,
     Workload,
     learning_knob,
     register,
@@ -72,10 +75,35 @@ def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[st
             "obs_bytes": 4 * info.obs_dim, "gpu_swap": False}
 
 
+#: Per on-policy transition besides the observation: action, logp, reward, done, value.
+_ROLLOUT_SCALARS = 5
+
+
+def _recorded(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
+    """A policy and a value network, or any other set (a policy alone, REINFORCE's; a
+    shared actor-critic body; parts) described as one network, whose per-layer work the
+    program reads (its ``value_sizes`` then empty: there is no separate value network)."""
+    pi = nets["policy"]
+    pair = set(nets) == {"policy", "value"}
+    sizes = pi.stand_in_sizes()
+    return {**network_info(nets, always=not pair), "actors": 1, "envs_per_actor": 1,
+            "obs_dim": sizes[0], "n_actions": sizes[-1], "policy_sizes": sizes,
+            "value_sizes": nets["value"].stand_in_sizes() if pair else [],
+            "n_params": sum(n.n_params for n in nets.values()),
+            "transition_bytes": float32_bytes(pi.obs_shape) + _ROLLOUT_SCALARS * F32}
+
+
 register(Workload(
     name="actor_learner", family="actor_learner",
     description="multi-process PPO: actor processes and a learner",
     knobs=ActorLearnerKnobs, info=ActorLearnerInfo,
     placements={"act": ("cpu", "gpu"), "learn": ("cpu", "gpu")}, trace_knobs=_trace_knobs,
     capture_module="rldse.workloads.actor_learner.ppo",
-    program_module="rldse.workloads.actor_learner.program"))
+    program_module="rldse.workloads.actor_learner.program",
+    capture_options={"actors": (int, Field(default=1, ge=1, le=256,
+                                           description="actor processes"))},
+    sides={p: SIDES[p] for p in ("env_step", "env_reset", "act", "learn")},
+    worker_knob="actors", host_knobs=("actors", "envs_per_actor", "rollout_len"),
+    recording=Recordable(loop="on_policy", networks=("policy", "value"), one_network="policy",
+                         required=("env_step", "act", "rollout_add", "learn", "sync"),
+                         learner_phases=frozenset({"learn", "sync"}), info=_recorded)))

@@ -1,4 +1,7 @@
-"""What every workload shares: the capture request and turning recorders into a Trace."""
+"""What every workload shares: the capture request and turning recorders into a Trace.
+
+The capture request (`CaptureConfig`) is built from the workload registry: the fields
+every capture has, plus each registered workload's ``capture_options``."""
 
 from __future__ import annotations
 
@@ -13,12 +16,15 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
+from pydantic.fields import FieldInfo
 
 from rldse.errors import RldseError
 from rldse.strict import UserModel
+from rldse.workloads import WORKLOADS
 
 if TYPE_CHECKING:  # the CLI builds its capture flags from CaptureConfig: keep it light
     import gymnasium as gym
@@ -47,14 +53,8 @@ def progress_chunk(total: int) -> int:
     return max(1, min(total // 100, PROGRESS_CHUNK_MAX))
 
 
-def _for(*workloads: str) -> dict[str, Any]:
-    """Field metadata: the workloads a CaptureConfig field applies to (the CLI offers its
-    flag only on their subcommands; setting it for another workload is refused)."""
-    return {"workloads": list(workloads)}
-
-
-class CaptureConfig(UserModel):
-    """One capture request: `rldse capture WORKLOAD --env ENV ...` as a value."""
+class _CaptureRequest(UserModel):
+    """The fields every capture request has; `CaptureConfig` adds each workload's own."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -62,26 +62,11 @@ class CaptureConfig(UserModel):
     env_id: str
     steps: int | None = Field(default=None, gt=0, description="env steps (default per workload)")
     seed: int = Field(default=0, ge=0, lt=2**32, description="random seed")
-    actors: int = Field(default=1, ge=1, le=256, description="actor processes",
-                        json_schema_extra=_for("actor_learner"))
-    replay: Literal["uniform", "per", "amper_k", "amper_fr"] = Field(
-        default="uniform", description="replay: uniform, proportional PER, or AMPER-style "
-        "TCAM sampling", json_schema_extra=_for("dqn"))
-    algorithm: str | None = Field(default=None, description="q_learning or sarsa",
-                                  json_schema_extra=_for("tabular"))
-    dataset: str | None = Field(default=None, description="offline: SwiftRL-format experience "
-                                "file", json_schema_extra=_for("tabular"))
-    agents: int = Field(default=1, ge=1, description="offline: agents (dataset chunks)",
-                        json_schema_extra=_for("tabular"))
-    dtype: Literal["fp32", "int32"] = Field(default="fp32", description="Q-value type",
-                                            json_schema_extra=_for("tabular"))
     options: dict[str, Any] = Field(default_factory=dict, description="workload-specific knobs")
 
     @field_validator("workload")
     @classmethod
     def _registered(cls, name: str) -> str:
-        from rldse.workloads import WORKLOADS
-
         try:
             WORKLOADS.lookup(name, "workload")
         except RldseError as exc:
@@ -89,7 +74,7 @@ class CaptureConfig(UserModel):
         return name
 
     @model_validator(mode="after")
-    def _applies(self) -> CaptureConfig:
+    def _applies(self) -> _CaptureRequest:
         """A field set for a workload it does not apply to is refused, never ignored."""
         for name in sorted(self.model_fields_set):
             users = workloads_of_field(name)
@@ -97,6 +82,29 @@ class CaptureConfig(UserModel):
                 raise ValueError(f"'{name}' does not apply to {self.workload} (only to "
                                  f"{', '.join(users)})")
         return self
+
+
+def _workload_fields() -> dict[str, tuple[Any, Any]]:
+    """Every registered workload's ``capture_options``, each field marked with the
+    workloads that take it (the CLI offers its flag only on their subcommands; setting
+    it for another workload is refused). Two workloads may share a field only as the
+    same type and Field."""
+    fields: dict[str, tuple[Any, Any]] = {}
+    users: dict[str, list[str]] = {}
+    for workload in WORKLOADS.values():
+        for name, (annotation, info) in workload.capture_options.items():
+            if name in fields and fields[name] != (annotation, info):
+                raise ValueError(f"capture option '{name}' of {workload.name} differs from "
+                                 f"{users[name][0]}'s")
+            fields[name] = (annotation, info)
+            users.setdefault(name, []).append(workload.name)
+    return {name: (annotation, FieldInfo.merge_field_infos(
+        info, json_schema_extra={"workloads": users[name]})) for name, (annotation, info)
+        in fields.items()}
+
+
+CaptureConfig = create_model("CaptureConfig", __base__=_CaptureRequest, **_workload_fields())
+CaptureConfig.__doc__ = "One capture request: `rldse capture WORKLOAD --env ENV ...` as a value."
 
 
 def workloads_of_field(name: str) -> list[str] | None:

@@ -1,7 +1,8 @@
 """Off-policy family: DQN (uniform, prioritized and AMPER-style replay) and DDPG.
 
 The real loops share one skeleton (``loop.py``); ``dqn.py`` and ``ddpg.py`` hold each
-agent, and ``program.py`` the simulated twin both replay through.
+agent. The simulated twins, ``program_dqn.py`` and ``program_ddpg.py``, give each its
+shapes and replay through ``program.py``.
 """
 
 from __future__ import annotations
@@ -10,7 +11,19 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, field_validator
 
-from rldse.workloads import Count, Count0, Info, Knobs, Layers, Workload, learning_knob, register
+from rldse.kernels.network_work import F32, float32_bytes, network_info
+from rldse.workloads import (
+    SIDES,
+    Count,
+    Count0,
+    Info,
+    Knobs,
+    Layers,
+    Recordable,
+    Workload,
+    learning_knob,
+    register,
+)
 
 
 class OffPolicyKnobs(Knobs):
@@ -54,7 +67,8 @@ class DQNInfo(Info):
     target_sync: Count
     double: bool
     transition_bytes: Count
-    amper: dict[str, Any] | None = None
+    amper: dict[str, Any] | None = None  # AMPER replay's design and measured TCAM work
+    network: dict[str, Any] | None = None  # a non-MLP network's layers (network_work.py)
 
 
 class DDPGInfo(Info):
@@ -79,12 +93,52 @@ def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[st
             "hidden": list((getattr(info, "layer_sizes", None) or info.actor_sizes)[1:-1])}
 
 
-PLACEMENTS = {"act": ("cpu", "gpu"), "learn": ("cpu", "gpu", "table"), "replay": ("*",)}
+#: Per transition besides the observations (replay.py's layout): int64 action, float32
+#: reward, bool done.
+_REPLAY_EXTRA_BYTES = 8 + 4 + 1
 
-for _name, _info, _text in (("dqn", DQNInfo, "DQN with uniform, prioritized or AMPER replay"),
-                            ("ddpg", DDPGInfo, "DDPG on continuous control")):
+
+def _recorded_dqn(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
+    q = nets["q"]
+    sizes = q.stand_in_sizes()
+    return {**network_info(nets), "obs_dim": sizes[0], "n_actions": sizes[-1],
+            "layer_sizes": sizes,
+            "n_params": q.n_params, "replay": "uniform", "double": False,
+            "transition_bytes": 2 * float32_bytes(q.obs_shape) + _REPLAY_EXTRA_BYTES}
+
+
+def _recorded_ddpg(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
+    actor, critic = nets["actor"], nets["critic"]
+    a = actor.layer_sizes()
+    return {"obs_dim": a[0], "act_dim": a[-1], "actor_sizes": a,
+            "critic_sizes": critic.layer_sizes(), "actor_n_params": actor.n_params,
+            "critic_n_params": critic.n_params,
+            "transition_bytes": 2 * float32_bytes(actor.obs_shape) + F32 * a[-1] + F32 + 1,
+            # the ddpg program reads the warm-up under DDPG's own name
+            "warmup_steps": hp.get("learning_starts", hp.get("warmup_steps"))}
+
+
+PLACEMENTS = {"act": ("cpu", "gpu"), "learn": ("cpu", "gpu", "table"), "replay": ("*",)}
+#: Phases of the off-policy loop: acting and env steps on the actor, replay and learning
+#: on the learner's side.
+_SIDES = {p: SIDES[p] for p in ("env_step", "env_reset", "act", "learn", "replay_add",
+                                "replay_sample", "replay_update")}
+_REQUIRED = ("env_step", "act", "replay_add", "replay_sample", "learn")
+#: `rldse capture dqn --replay`: the replay the real loop runs
+_REPLAY = (Literal["uniform", "per", "amper_k", "amper_fr"],
+           Field(default="uniform", description="replay: uniform, proportional PER, or "
+                 "AMPER-style TCAM sampling"))
+
+for _name, _info, _text, _options, _recorded, _nets in (
+        ("dqn", DQNInfo, "DQN with uniform, prioritized or AMPER replay", {"replay": _REPLAY},
+         _recorded_dqn, ("q",)),
+        ("ddpg", DDPGInfo, "DDPG on continuous control", {}, _recorded_ddpg,
+         ("actor", "critic"))):
     register(Workload(
         name=_name, family="offpolicy", description=_text, knobs=OffPolicyKnobs, info=_info,
         placements=PLACEMENTS, trace_knobs=_trace_knobs,
         capture_module=f"rldse.workloads.offpolicy.{_name}",
-        program_module=f"rldse.workloads.offpolicy.{_name}"))
+        program_module=f"rldse.workloads.offpolicy.program_{_name}",
+        capture_options=_options, sides=_SIDES, worker_knob="actors",
+        recording=Recordable(loop="off_policy", networks=_nets, required=_REQUIRED,
+                             info=_recorded)))

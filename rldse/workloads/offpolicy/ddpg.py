@@ -37,13 +37,11 @@ from rldse.kernels.mlp import (
     vector,
 )
 from rldse.kernels.replay import OpWork
-from rldse.sim.machine import Machine, Outcome
 from rldse.strict import UserModel
 from rldse.trace import Trace
 from rldse.workloads.common import base
 from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
 from rldse.workloads.common.recorder import NullRecorder, Recorder
-from rldse.workloads.offpolicy import program as offpolicy
 from rldse.workloads.offpolicy.loop import capture_trace, train_offpolicy
 
 if TYPE_CHECKING:  # `rldse capture ddpg --help` reads DDPGConfig without gymnasium
@@ -287,29 +285,3 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
     """Train DDPG as ``cfg`` asks, recording every operation, and return the Trace."""
     return capture_trace(train, config_for(cfg), progress, workload="ddpg", algorithm="ddpg",
                          info=workload_info)
-
-
-# ---- the simulated twin --------------------------------------------------------------
-
-def program(m: Machine) -> Outcome:
-    """DDPG on a simulated machine: the shared off-policy loop with DDPG's shapes; the knob
-    ``hidden`` sets both networks' hidden widths (work by mlp.py's formulas)."""
-    t_actor, t_critic = m.info("actor_sizes"), m.info("critic_sizes")
-    offpolicy.refuse_ignored_knobs(m, hidden=t_actor[1:-1])
-    actor = [t_actor[0], *m.knobs.hidden, t_actor[-1]]
-    critic = [t_critic[0], *m.knobs.hidden, t_critic[-1]]
-    batch0 = m.info("batch_size")
-    shape = offpolicy.Shape(
-        batch=batch0, learn_every=m.info("learn_every"),
-        capacity=m.info("replay_capacity"), transition_bytes=m.info("transition_bytes"),
-        obs_bytes=4 * m.info("obs_dim"), act_layers=len(actor) - 1,
-        learn_layers=len(actor) - 1 + len(critic) - 1, act_params=n_params(actor),
-        learn_params=n_params(actor) + n_params(critic),
-        target_sync_steps=None, prioritized=False, learning_starts=m.info("warmup_steps"),
-        learn_work=lambda batch: learn_work(actor, critic, batch),
-        trace_works={"learn": learn_work(t_actor, t_critic, batch0),
-                     "act": forward_work(t_actor, 1, tanh=True),
-                     "sync": sync_work(t_actor, t_critic)},
-        works={"act": forward_work(actor, 1, tanh=True), "sync": sync_work(actor, critic)},
-        trace_batch=batch0, trace_capacity=m.info("replay_capacity"))
-    return offpolicy.program(m, shape)

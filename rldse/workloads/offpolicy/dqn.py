@@ -44,14 +44,11 @@ from rldse.kernels.mlp import (
 )
 from rldse.kernels.network_work import NetworkWork
 from rldse.kernels.replay import Batch, OpWork, PrioritizedReplay, UniformReplay
-from rldse.kernels.trace_network import from_info
-from rldse.sim.machine import Machine, Outcome
 from rldse.strict import UserModel
 from rldse.trace import Trace
 from rldse.workloads.common import atari, base
 from rldse.workloads.common.base import CaptureConfig, Progress, no_progress
 from rldse.workloads.common.recorder import NullRecorder, Recorder
-from rldse.workloads.offpolicy import program as offpolicy
 from rldse.workloads.offpolicy.amper import AmperReplay
 from rldse.workloads.offpolicy.loop import capture_trace, train_offpolicy
 
@@ -419,53 +416,3 @@ def capture_config(dcfg: DQNConfig, progress: Progress = no_progress) -> Trace:
     return capture_trace(train, dcfg, progress, workload="dqn",
                          algorithm=ALGORITHMS[dcfg.replay], info=workload_info,
                          exclude=() if dcfg.replay.startswith("amper") else amper_keys)
-
-
-# ---- the simulated twin --------------------------------------------------------------
-
-def program(m: Machine) -> Outcome:
-    """DQN on a simulated machine: the shared off-policy loop with DQN's shapes. Work is
-    the trace's network's (``workload_info['network']``, network_work.py), or for an MLP
-    trace mlp.py's, whose hidden widths the knob ``hidden`` sets."""
-    t_sizes = m.info("layer_sizes")
-    offpolicy.refuse_ignored_knobs(m, hidden=t_sizes[1:-1])
-    t_net = from_info(m.trace.meta.workload_info, f"trace {m.trace.digest}")
-    if t_net is None:
-        t_net, net = network(t_sizes), network([t_sizes[0], *m.knobs.hidden, t_sizes[-1]])
-        obs_bytes = F32 * m.info("obs_dim")
-    elif list(m.knobs.hidden) != list(t_sizes[1:-1]):
-        raise RldseError(f"the trace's Q-network is a '{t_net.kind}' network, described by "
-                         "its layers, whose widths this knob cannot set", where="workload.hidden")
-    else:
-        net, obs_bytes = t_net, t_net.obs_bytes
-    double, weighted = m.info("double"), m.info("replay") != "uniform"
-    batch0 = m.info("batch_size")
-    act = {"act": net.forward(1), "sync": copy_work(net.n_params)}
-    shape = offpolicy.Shape(
-        batch=batch0, learn_every=m.info("learn_every"),
-        capacity=m.info("replay_capacity"), transition_bytes=m.info("transition_bytes"),
-        obs_bytes=obs_bytes, act_layers=len(net.layers), learn_layers=len(net.layers),
-        act_params=net.n_params, learn_params=net.n_params,
-        target_sync_steps=m.info("target_sync"),
-        prioritized=weighted, learning_starts=m.info("learning_starts"),
-        learn_work=lambda batch: net_learn_work(net, batch, double, weighted),
-        trace_works={"learn": net_learn_work(t_net, batch0, double, weighted),
-                     "act": t_net.forward(1), "sync": copy_work(t_net.n_params)},
-        works=act, trace_batch=batch0, trace_capacity=m.info("replay_capacity"),
-        **_am_work(m.trace.meta.workload_info))
-    return offpolicy.program(m, shape)
-
-
-def _am_work(info: dict[str, Any]) -> dict[str, float]:
-    """AMPER traces: measured TCAM searches per sampled item, candidate-set entries read
-    per item and rows written per updated item, for the program's associative-memory
-    branch (others keep its defaults: one search, no candidate set, one row)."""
-    amper = info.get("amper")
-    if not amper:
-        return {}
-    if "candidates_per_item" not in amper:
-        raise RldseError("trace: workload_info.amper has no 'candidates_per_item' (an AMPER "
-                         "trace from an older rldse; capture it again)")
-    return {"am_searches_per_item": float(amper["searches_per_item"]),
-            "am_writes_per_update_item": float(amper["writes_per_update_item"]),
-            "am_candidates_per_item": float(amper["candidates_per_item"])}

@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from rldse.workloads import Count, Info, Knobs, Workload, learning_knob, register
+from rldse.kernels.network_work import F32
+from rldse.workloads import SIDES, Count, Info, Knobs, Recordable, Workload, learning_knob, register
 
 
 class TabularKnobs(Knobs):
@@ -51,9 +52,25 @@ def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[st
     return {"transitions": info.dataset_transitions, "passes": info.passes, "dtype": info.dtype}
 
 
+def _recorded(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
+    cells = int(hp.get("n_states", 0)) * int(hp.get("n_actions", 0))
+    return {"mode": "online", "agents": 1, "dtype": "fp32", "q_table_bytes": F32 * cells}
+
+
 register(Workload(
     name="tabular", family="tabular", description="tabular Q-learning and SARSA (online, "
     "or offline SwiftRL-style over agents)", knobs=TabularKnobs, info=TabularInfo,
     placements={"q_update": ("cpu", "gpu", "pim")}, trace_knobs=_trace_knobs,
     capture_module="rldse.workloads.tabular.train",
-    program_module="rldse.workloads.tabular.program"))
+    program_module="rldse.workloads.tabular.program",
+    capture_options={
+        "algorithm": (str | None, Field(default=None, description="q_learning or sarsa")),
+        "dataset": (str | None, Field(default=None, description="offline: SwiftRL-format "
+                                      "experience file")),
+        "agents": (int, Field(default=1, ge=1, description="offline: agents (dataset chunks)")),
+        "dtype": (Literal["fp32", "int32"], Field(default="fp32", description="Q-value type"))},
+    sides={p: SIDES[p] for p in ("env_step", "env_reset", "act", "q_update")},
+    worker_knob="agents",
+    host_knobs=("agents", "passes", "dtype", "transitions"),
+    recording=Recordable(loop="tabular", networks=(), required=("env_step", "q_update"),
+                         info=_recorded)))
