@@ -292,12 +292,13 @@ def _placement(spec: Any, parts: dict[str, tuple[Instance, ...]],
 @cache
 def code_version() -> str:
     """rldse's version plus a hash of the code that turns numbers into results (models,
-    engine, workload programs), so a changed model constant misses the cache too."""
+    engine, workload programs and the work counts they use), so a changed model constant
+    misses the cache too."""
     from rldse import __version__
 
     h = hashlib.sha256()
     root = resources.files("rldse")
-    for sub in ("models", "sim", "workloads"):
+    for sub in ("kernels", "models", "sim", "workloads"):
         for path in sorted(Path(str(root.joinpath(sub))).rglob("*.py")):
             h.update(path.relative_to(Path(str(root))).as_posix().encode())
             h.update(path.read_bytes())

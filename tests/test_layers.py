@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -199,3 +201,28 @@ def test_the_check_sees_an_upward_import_and_a_loop():
     g = {"rldse.host": {"rldse.sim.machine"}, "rldse.sim.machine": {"rldse.host"}}
     assert upward(g) == ["rldse.host (host) imports rldse.sim.machine (engine)"]
     assert cycles(g) == [["rldse.host", "rldse.sim.machine"]]
+
+
+def test_registered_real_loops_sit_below_the_engine_and_programs_above():
+    """What a family registers, checked against the contract: its capture module (the real
+    loop) may not reach the simulator, its program may."""
+    from rldse.workloads import WORKLOADS
+
+    names = [name for name, _ in LAYERS]
+    engine, programs = names.index("engine"), names.index("simulated programs")
+    for workload in WORKLOADS.values():
+        assert layer_of(workload.capture_module) > engine, workload.name
+        assert layer_of(workload.program_module) <= programs, workload.name
+
+
+def test_capture_and_recording_load_no_simulator():
+    """At run time too (package __init__s included): loading every real loop and the
+    recording API loads neither the engine, the system nor SimPy."""
+    code = ("import sys; from importlib import import_module; import rldse.recording; "
+            "from rldse.workloads import WORKLOADS; "
+            "[import_module(w.capture_module) for w in WORKLOADS.values()]; "
+            "print(sorted(m for m in sys.modules if m == 'simpy' or "
+            "m.startswith(('rldse.sim', 'rldse.system', 'rldse.search'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=ROOT.parent)
+    assert out.stdout.strip() == "[]"
