@@ -218,10 +218,10 @@ def resolve(spec: Any, trace: Trace) -> ResolvedSystem:
     workload.check_knob_names(spec.workload)
     parts = resolve_parts(spec, trace, where="system.")
     placement = _placement(spec, parts, workload)
-    knobs = workload.resolve_knobs(spec.workload, trace, parts, placement)
+    info = workload.read_info(trace)
+    knobs = workload.resolve_knobs(spec.workload, trace, parts, placement, info)
     system = ResolvedSystem(spec=spec, workload=workload, parts=parts, placement=placement,
-                            knobs=knobs, version=code_version(), digest="",
-                            info=workload.read_info(trace))
+                            knobs=knobs, version=code_version(), digest="", info=info)
     return replace(system, digest=_digest(system.as_dict(), {}))
 
 

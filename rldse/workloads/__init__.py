@@ -201,16 +201,16 @@ class Workload:
                                  f"(its knobs: {', '.join(fields)})", where=f"workload.{key}")
 
     def resolve_knobs(self, raw: dict[str, Any], trace: Trace, parts: dict,
-                      placement: dict[str, str]) -> Knobs:
+                      placement: dict[str, str], info: Info | None = None) -> Knobs:
         """The knobs a spec sets, checked against this family, with every unset one filled
-        in as in the trace."""
+        in as in the trace (``info``: its typed workload_info, where already read)."""
         self.check_knob_names(raw)
         fields = list(self.knobs.model_fields)
         try:
             given = self.knobs.model_validate(raw)
         except ValidationError as exc:
             raise validation_error(exc, "workload", fields) from None
-        defaults = self.trace_knobs(self.read_info(trace), trace, parts, placement)
+        defaults = self.trace_knobs(info or self.read_info(trace), trace, parts, placement)
         return self.knobs.model_validate({**defaults, **given.model_dump(exclude_none=True)})
 
 
