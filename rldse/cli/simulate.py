@@ -69,7 +69,10 @@ def phase_table(result):
     """Per worker kind and phase: the workers' time and its share of theirs (where the
     critical path goes), beside the busy time the device itself spent on the phase (a
     GPU's learn overlaps the host's dispatch, so the first can be far below the second)."""
+    columns = ["worker", "phase", "device", "count", "worker_s", "path_share", "device_busy_s"]
     phases = result.phases_frame()
+    if phases.empty:  # a program that keeps no worker clock (its devices' table still shows)
+        return phases.reindex(columns=columns)
     busy: dict[tuple[str, str], float] = {}
     for d in result.devices:
         for phase, s in d.phase_busy_s.items():
@@ -78,8 +81,7 @@ def phase_table(result):
     table["device_busy_s"] = [f"{busy[key]:.4g}" if key in busy else "-"
                               for key in zip(phases["device"], phases["phase"], strict=True)]
     table["count"] = [str(c) if c else "-" for c in phases["count"]]
-    return table[["worker", "phase", "device", "count", "worker_s", "path_share",
-                  "device_busy_s"]]
+    return table[columns]
 
 
 def _target(trace, args: argparse.Namespace):

@@ -15,6 +15,7 @@ import pytest
 import rldse
 from rldse.errors import RldseError
 from rldse.search.estimate import estimate
+from rldse.sim.validate import validate
 from rldse.system import parse_spec, resolve
 from rldse.trace import host_cost_s
 from rldse.workloads import WORKLOADS, open_trace
@@ -64,6 +65,9 @@ def test_a_toy_capture_simulates_on_the_capture_host(toy_trace):
     # closed form: on the capture host every row costs what it cost there, one after another
     assert result.sim_time_s == pytest.approx(float(np.sum(host_cost_s(ops, toy_trace.meta))),
                                               rel=1e-9)
+    # rldse validate's replay-consistency table: each phase as measured
+    table, _ = validate(toy_trace)
+    assert (table.loc[["env_step", "learn"], "error"].abs() < 1e-9).all(), table.to_string()
     # the search's bound reads the family's (default) phase sides, and stays a bound
     assert estimate(toy_trace, system).values["sim_time_s"] <= result.sim_time_s * (1 + 1e-9)
 
@@ -71,3 +75,15 @@ def test_a_toy_capture_simulates_on_the_capture_host(toy_trace):
 def test_a_knob_the_toy_lacks_is_refused(toy_trace):
     with pytest.raises(RldseError, match="not a knob of toy traces"):
         resolve(parse_spec({"cpu": {"preset": "host"}, "workload": {"actors": 2}}), toy_trace)
+
+
+def test_the_pages_commands_run_on_the_toy(toy, tmp_path, capsys):
+    """The page's two commands, in process (the toy's module is no package under
+    rldse/workloads, so a subprocess would not find it)."""
+    from rldse.cli import main
+
+    out = tmp_path / "toy.parquet"
+    assert main(["capture", "toy", "--env", "toy-v0", "--steps", "100", "-o", str(out)]) == 0
+    system = Path(__file__).parents[2] / "examples" / "cpu_only.yaml"
+    assert main(["simulate", str(out), "--system", str(system)]) == 0
+    assert ": 100 env steps" in capsys.readouterr().out
