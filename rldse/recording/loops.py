@@ -13,7 +13,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from rldse.errors import RldseError
-from rldse.workloads import Workload, loops, pick, recordable
+from rldse.workloads import WORKLOADS, Workload
 
 
 @dataclass(frozen=True)
@@ -23,22 +23,36 @@ class Loop:
 
     @property
     def required(self) -> tuple[str, ...]:
-        """Phases its program needs rows of (its first workload's)."""
+        """Phases its programs need rows of (every workload of a loop registers the same)."""
         return self.workloads[0].recording.required
 
     @property
     def learner_phases(self) -> frozenset[str]:
-        """Phases run by the learner worker (its first workload's)."""
+        """Phases run by the learner worker (the same for every workload of the loop)."""
         return self.workloads[0].recording.learner_phases
 
     def workload(self, networks: Collection[str]) -> str:
-        """The workload the recording's ``networks`` (their roles) pick."""
-        return pick(list(self.workloads), networks).name
+        """The workload the recording's ``networks`` (their roles) name: the last whose
+        roles share one with them, else the first (dqn for ``{"q"}``, ddpg for
+        ``{"actor", "critic"}``)."""
+        named = [w for w in self.workloads if set(networks) & set(w.recording.networks)]
+        return (named[-1] if named else self.workloads[0]).name
+
+
+def loops() -> list[str]:
+    """Every loop some registered workload can be recorded from, in registration order."""
+    return list(dict.fromkeys(w.recording.loop for w in WORKLOADS.values()
+                              if w.recording is not None))
 
 
 def loop_kind(name: str) -> Loop:
-    workloads = recordable(name)
+    workloads = [w for w in WORKLOADS.values()
+                 if w.recording is not None and w.recording.loop == name]
     if not workloads:
         raise RldseError(f"unknown loop {name!r} (expected one of {', '.join(loops())})",
                          where="recording: loop")
+    shared = {(w.recording.required, w.recording.learner_phases) for w in workloads}
+    if len(shared) > 1:  # a registration bug: the phases are the loop's, not a workload's
+        raise ValueError(f"workloads of the {name} loop disagree on its phases: "
+                         f"{', '.join(w.name for w in workloads)}")
     return Loop(name, tuple(workloads))

@@ -42,11 +42,11 @@ from rldse.errors import RldseError
 from rldse.host import load_sample
 from rldse.recording.cuts import Cuts, Rows, closed_before, rows
 from rldse.recording.info import workload_info
-from rldse.recording.loops import loop_kind
+from rldse.recording.loops import loop_kind, loops
 from rldse.recording.network import Network, is_module
 from rldse.threads import current_torch_threads
 from rldse.trace import PHASES, Trace, plain
-from rldse.workloads import WORKLOADS, loops
+from rldse.workloads import WORKLOADS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -29,7 +29,7 @@ family is one package: docs/extending-families.md.
 from __future__ import annotations
 
 import pkgutil
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -109,10 +109,10 @@ SIDES: dict[str, Side] = {
 class Recordable:
     """How a user's own training loop (``rldse.recording(..., loop=LOOP)``) becomes a
     trace of this workload. Several workloads may share a loop; the recording's networks
-    pick one (``rldse.recording.loops.Loop.workload``)."""
+    pick one (``rldse.recording.loops``)."""
 
     loop: str  # the recording's ``loop=``
-    networks: tuple[str, ...]  # the roles its networks are passed under (() : none)
+    networks: tuple[str, ...]  # the roles its networks are passed under (empty: none)
     required: tuple[str, ...]  # phases its program needs rows of
     #: (networks by role, hyperparameters) -> workload_info from the networks' shapes (the
     #: hyperparameters named like Info fields are added to it by the recording)
@@ -238,24 +238,6 @@ def open_trace(path: Any) -> Trace:
 def capture(cfg: BaseModel, progress: Callable[[int], None] | None = None) -> Trace:
     """Run the real training ``cfg`` asks for and return its Trace."""
     return WORKLOADS.lookup(cfg.workload, "workload").capture(cfg, progress)
-
-
-def recordable(loop: str) -> list[Workload]:
-    """The workloads a recording with ``loop=`` can become, in registration order."""
-    return [w for w in WORKLOADS.values() if w.recording is not None and w.recording.loop == loop]
-
-
-def loops() -> list[str]:
-    """Every recording loop some workload takes, in registration order."""
-    return list(dict.fromkeys(w.recording.loop for w in WORKLOADS.values()
-                              if w.recording is not None))
-
-
-def pick(workloads: list[Workload], networks: Collection[str]) -> Workload:
-    """Of one loop's workloads, the one ``networks`` (the roles a recording passes) name:
-    the last whose roles share one with them, else the first."""
-    named = [w for w in workloads if set(networks) & set(w.recording.networks)]
-    return named[-1] if named else workloads[0]
 
 
 # Families register themselves when imported; each package here but common/ is one.
