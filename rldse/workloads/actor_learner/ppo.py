@@ -22,8 +22,8 @@ loss kernels are ppo_work.py's count; the O(N) GAE pass is not counted.
 
 Atari (``ALE/...``; common/atari.py): the policy is the Nature-CNN in PyTorch with a policy
 and a value head on one torso (``CNNPolicy``, CleanRL's ppo_atari layout), observations
-are uint8 frame stacks, and the work of ``act`` and ``learn`` is atari.py's count. Its
-defaults (``ATARI_DEFAULTS``) are CleanRL's ppo_atari ones at 4 envs per actor.
+are uint8 frame stacks, and the work of ``act`` and ``learn`` is kernels/nature_cnn.py's
+count. Its defaults (``ATARI_DEFAULTS``) are CleanRL's ppo_atari ones at 4 envs per actor.
 
 ``program(machine)`` below is the simulated twin of this loop (rldse.sim.simulate runs it):
 see its docstring for what it models and what it merges.
@@ -189,7 +189,7 @@ class Policy:
 
 class CNNPolicy:
     """Atari: the Nature-CNN with a policy and a value head (PyTorch, one CPU thread), the
-    same interface as Policy; the work of its steps is common/atari.py's count."""
+    same interface as Policy; the work of its steps is kernels/nature_cnn.py's count."""
 
     obs_dtype = np.uint8
 

@@ -17,8 +17,8 @@ of the online net, Adam over its parameters, and the TD target and loss kernels
 
 Atari (``ALE/...``; common/atari.py): the Q-network is the Nature-CNN in PyTorch
 (``CNNDQNAgent``), replay keeps uint8 frame stacks, and ``learn`` and ``act`` work is
-atari.py's count; ``workload_info['network']`` describes the network per layer
-(network_work.py), which the program rescales with (as it does a recorded network's).
+kernels/nature_cnn.py's count; ``workload_info['network']`` describes the network per
+layer (network_work.py), which the program rescales with (as it does a recorded network's).
 """
 
 from __future__ import annotations
@@ -314,7 +314,7 @@ def cnn_stand_in(n_actions: int) -> list[int]:
 
 
 def cnn_learn_work(n_actions: int, batch: int, double: bool, weighted: bool = False) -> Work:
-    """learn_work with the Nature-CNN (common/atari.py) in place of the MLP."""
+    """learn_work with the Nature-CNN (rldse.kernels.nature_cnn) in place of the MLP."""
     return net_learn_work(nature_cnn.network((n_actions,)), batch, double, weighted)
 
 
