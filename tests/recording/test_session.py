@@ -165,7 +165,8 @@ def test_hand_written_dqn_replays_and_simulates(dqn_trace, capsys):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    ({"loop": "my_loop"}, r"unknown loop 'my_loop' \(expected one of on_policy, off_policy, tabular\)"),
+    ({"loop": "my_loop"},
+     r"unknown loop 'my_loop' \(expected one of on_policy, off_policy, tabular\)"),
     ({"loop": "off_policy", "path": "run.csv"}, r"must end in \.parquet"),
     ({"loop": "off_policy", "batch_size": None}, r"hyperparameter 'batch_size'"),
     ({"loop": "on_policy", "network": {"pi": [4, 64, 2]}},

@@ -238,7 +238,8 @@ class CNNPolicy:
 
     def learn_work(self, batch: int) -> Work:
         """A minibatch step: forward, backward, the loss kernels, Adam with its clip."""
-        return (nature_cnn.forward_work(batch, self.heads) + nature_cnn.backward_work(batch, self.heads)
+        return (nature_cnn.forward_work(batch, self.heads)
+                + nature_cnn.backward_work(batch, self.heads)
                 + ppo_loss_work(batch, self.heads[0]) + cold(self.n_params, 1)
                 + adam_work(self.n_params, nature_cnn.n_tensors(self.heads), clip=True))
 
