@@ -5,8 +5,9 @@ sync learner is 4 events for any number of steps; with 32 actors, one per few st
 no closed form per family holds. The estimate is measured instead: the design's own
 program runs a few short pilots with ``env_steps`` cut down and the worker knob (its
 family's ``worker_knob``: ``actors`` or ``agents``) capped, and each cost is fitted as
-``a + b·steps + c·workers`` (non-negative least squares; steps are the env steps the pilot really simulated, since
-an actor-learner iteration overshoots) and extrapolated to the design. Memory per worker
+``a + b·steps + c·workers`` (non-negative least squares; steps are the env steps the
+pilot really simulated, since an actor-learner iteration overshoots) and extrapolated to
+the design. Memory per worker
 is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
 when the design has more workers than the pilots. On this project's development host the
 per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO actor, 0.8 MB and 20 ms per
