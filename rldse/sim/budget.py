@@ -7,9 +7,8 @@ program runs a few short pilots with ``env_steps`` cut down and the worker knob 
 family's ``worker_knob``: ``actors`` or ``agents``) capped, and each cost is fitted as
 ``a + b·steps + c·workers`` (non-negative least squares; steps are the env steps the
 pilot really simulated, since an actor-learner iteration overshoots) and extrapolated to
-the design. Memory per worker
-is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
-when the design has more workers than the pilots. On this project's development host the
+the design. Memory per worker is measured with tracemalloc (numpy reports its buffers to
+it) at two worker counts, only when the design has more workers than the pilots. On this project's development host the
 per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO actor, 0.8 MB and 20 ms per
 DQN actor (tracemalloc peaks and wall times at 8 to 1,024 actors).
 
