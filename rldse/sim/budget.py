@@ -8,9 +8,10 @@ family's ``worker_knob``: ``actors`` or ``agents``) capped, and each cost is fit
 ``a + b·steps + c·workers`` (non-negative least squares; steps are the env steps the
 pilot really simulated, since an actor-learner iteration overshoots) and extrapolated to
 the design. Memory per worker is measured with tracemalloc (numpy reports its buffers to
-it) at two worker counts, only when the design has more workers than the pilots. On this project's development host the
-per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO actor, 0.8 MB and 20 ms per
-DQN actor (tracemalloc peaks and wall times at 8 to 1,024 actors).
+it) at two worker counts, only when the design has more workers than the pilots. On this
+project's development host the per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO
+actor, 0.8 MB and 20 ms per DQN actor (tracemalloc peaks and wall times at 8 to 1,024
+actors).
 
 `check` refuses an estimate over the limits (default 10 minutes of wall time or half of
 the machine's RAM) with one line giving it; `Meter` counts the real run's events and
