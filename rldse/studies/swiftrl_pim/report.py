@@ -459,6 +459,8 @@ def _sections(p: Params, r: Runs, scal: pd.DataFrame, drawn: pd.DataFrame,
         f"{RELEASED}: {NO_FORMATS}; every one of the DPU's tasklets runs the whole loop over "
         "its chunk on the shared table and reads each transition's four uint8 fields with "
         "one MRAM DMA each (`rldse/workloads/tabular/program.py`, `_released_program`). "
+        "The released source fixes its loop bounds (10,000 transitions, NUM_ITERATIONS "
+        "1,000 passes); here its program runs each DPU's chunk for the study's passes. "
         f"Its kernel takes {ratio.min():.0f}-{ratio.max():.0f}x the split INT32 kernel's "
         "time (Q-learning, presets' values):\n\n" + markdown_table(kt, 3))))
     for name, table in ((f"the paper's program ({RELEASED})", tables[PAPER_DTYPE]),
