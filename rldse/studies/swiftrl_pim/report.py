@@ -47,8 +47,10 @@ NO_FORMATS = ("the released code (Multiagent_version.zip, PIM_code/Qlearning.c) 
 UINT8_LEARNING = ("the released kernel is not run for learning: by C's conversion rule its "
                   "`q_table[s][a] += 0.1 * (r + 0.95 * max - q)` truncates the double result "
                   "to uint8, so from the zero table (FrozenLake rewards 0 and 1, a change of "
-                  "at most 0.1) every entry stays 0 (read from the source, not run). The "
-                  "learned runs are rldse's split-and-average scheme in INT32 and FP32")
+                  "at most 0.1) every entry stays 0 (read from the source; that update "
+                  "compiled with the development host's cc stays 0 after 1e5 updates with "
+                  "reward 1; not run on a DPU). The learned runs are rldse's "
+                  "split-and-average scheme in INT32 and FP32")
 
 
 # ---- tables ------------------------------------------------------------------------------------
