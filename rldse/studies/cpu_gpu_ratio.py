@@ -360,7 +360,10 @@ def _env_claims(report: Report, env: str, cur: pd.DataFrame, n_star: float,
                   f"production meets learner consumption from the same unit costs (here "
                   f"{n_star:.1f} actors/GPU; near: within {NEAR_FACTOR:g}×)",
         low=n_star / NEAR_FACTOR, high=n_star * NEAR_FACTOR, p5=lo, p50=mid, p95=hi,
-        kind="consistency",
+        kind="consistency", tolerance=Tolerance(
+            n_star / NEAR_FACTOR, n_star * NEAR_FACTOR,
+            f"p50 within {NEAR_FACTOR:g}× of rldse's analytic knee "
+            f"({n_star / NEAR_FACTOR:.3g}-{n_star * NEAR_FACTOR:.3g} actors/GPU)"),
         note="a consistency check of the simulation against rldse's closed-form rates, not "
              "a published value; "
              f"nominal presets: {cur.steps_per_joule.max():.1f} steps/J at "
