@@ -3,19 +3,23 @@ CPU-GPU Systems" (EMC2 2020, arXiv 2012.04210): the CPU/GPU ratio of an actor-le
 system, actors on CPU cores, learner and batched inference on the GPU.
 
 The ratio is provisioned hardware: r actors per GPU each get a core of their own, and the
-CPU is bought with r + 1 cores per GPU (the learner's dispatch keeps one), so every core
-adds its price and its idle power (rldse.models.cpu's provisioned socket). Part 1 sweeps r
-on a DGX-1-like V100 machine (the machine, trace and workload are the `base` of the
-study's search file) for each environment in study.yaml, each with its own capture
-(CartPole-v1 with an MLP; ALE Pong with the Nature CNN, whose env steps cost about 60
-times more). It records throughput, steps per joule and the
-engine's bottleneck, and the optimal ratio (most steps/J) with its band: every ranged
-preset number sampled by rldse.sim.bands' Latin hypercube, the same draws at every ratio,
-so each draw has its own optimum. Part 2 computes, from the same unit costs the
-simulation books (`rldse.workloads.actor_learner.program.unit_costs`), the actors'
-production rate and the learner's consumption rate, and the knee where they meet. Part 3
-runs the search file (an Optuna study, `rldse.search.run_study`) for the best design under
-a power cap.
+CPU is bought with r + 1 cores per GPU (the learner's dispatch keeps one) of the DGX-1's
+part, the Xeon E5-2698 v4, on the fewest sockets (never more than the part's 20 cores per
+socket nor the DGX-1's two sockets), so every core adds its price and its idle power
+(rldse.models.cpu's provisioned socket). Part 1 sweeps r with one V100 (the machine, trace
+and workload are the `base` of the study's search file) for each environment in
+study.yaml, each with its own capture (CartPole-v1 with an MLP; ALE Pong with the Nature
+CNN, whose env steps cost about 60 times more), the actors' and learner's costs from the
+captures' per-op CPU time (rldse.trace.host_cost_s). It records throughput, steps per
+joule and the engine's bottleneck, and the optimal ratio (most steps/J) with its band:
+every ranged preset number sampled by rldse.sim.bands' Latin hypercube, the same draws at
+every ratio, so each draw has its own optimum. Part 2 computes, from the same unit costs
+the simulation books (`rldse.workloads.actor_learner.program.unit_costs`), the actors'
+production rate and the learner's consumption rate, and the knee where they meet: a
+consistency check of the simulation against closed-form rates, not a published value.
+Part 3 runs the search file (an Optuna study, `rldse.search.run_study`) for the best
+design under a power cap. Inci et al.'s readable publication here is the abstract: only
+what it states is compared with (``ABSTRACT``); other rows say that nothing can be.
 
 The analytic rates, for N actors with E envs each, C cores, one GPU:
 
@@ -37,6 +41,7 @@ The analytic rates, for N actors with E envs each, C cores, one GPU:
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -47,6 +52,7 @@ from tqdm import tqdm
 
 from rldse.errors import RldseError
 from rldse.files import remove_tree_inside
+from rldse.models.registry import get_preset
 from rldse.paths import StudyOutput
 from rldse.search import load_study_file, run_study
 from rldse.sim import simulate
@@ -55,11 +61,20 @@ from rldse.sim.machine import Machine
 from rldse.studies.common import load_params, save_figure
 from rldse.studies.report import Claim, Report, Tolerance, markdown_table
 from rldse.system import parse_spec
+from rldse.trace import compute_mask
 from rldse.workloads import open_trace as load_trace
 from rldse.workloads.actor_learner.program import UnitCosts, unit_costs
 
 #: steps per joule "peaks near the knee": its best ratio within this factor of the knee
 NEAR_FACTOR = 2.0
+#: What Inci et al. published that can be read and cited: the abstract of arXiv 2012.04210
+#: (the paper's figures and numbers are not available to this study). Every row that
+#: compares rldse with rldse (its analytic knee, its bottleneck label) is a consistency
+#: check, and says so.
+ABSTRACT = ("Inci et al. (arXiv 2012.04210, abstract): \"the number of actors running the "
+            "environment interactions and the amount of hardware resources available to them "
+            "are the primary performance and power efficiency limiters\"")
+NOTHING_PUBLISHED = "nothing published can be read for this (no value, no curve)"
 
 
 class Environment(BaseModel):
@@ -125,6 +140,36 @@ def knee(u: UnitCosts, cores: int, top: float) -> float:
 
 
 
+# ---- the machine ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Host:
+    """The search base's CPU part: its preset, cores per socket (the part's) and sockets
+    (the machine's: the DGX-1 has two E5-2698 v4)."""
+
+    preset: str
+    cores: int
+    sockets: int
+
+
+def _host(sf) -> Host:
+    cpu = sf.base["cpu"]
+    name = cpu["preset"]
+    cores = int(cpu.get("cores") or get_preset("cpu", name).params["cores"].value)
+    return Host(name, cores, int(cpu.get("sockets", 1)))
+
+
+def provisioned(cores_needed: int, host: Host) -> tuple[int, int]:
+    """(cores per socket, sockets) that provision ``cores_needed`` cores on the host's
+    part: the fewest sockets, never more cores per socket than the part has (a socket
+    with fewer cores stands for a smaller SKU of the same part)."""
+    sockets = -(-cores_needed // host.cores)
+    if sockets > host.sockets:
+        raise RldseError(f"{cores_needed} cores exceed the {host.preset} host "
+                         f"({host.sockets} × {host.cores})")
+    return -(-cores_needed // sockets), sockets
+
+
 # ---- the study ------------------------------------------------------------------------------
 
 def _fresh_search(search_file: Path, out_dir: Path, study_dir: Path, progress: bool):
@@ -161,22 +206,33 @@ def run(study_dir: Path, progress: bool = True) -> Report:
     out = study_dir / "out"
     ratios = sorted(set(p.ratios))
 
+    host = _host(sf)
+    if ratios[-1] + 1 > host.cores * host.sockets:
+        raise RldseError(f"{study_dir / 'study.yaml'}: ratios: {ratios[-1]} actors and the "
+                         f"learner's core need {ratios[-1] + 1} cores; the {host.preset} "
+                         f"host has {host.sockets} × {host.cores}")
+
     def spec(r: int):
         base = sf.search_space.spec({"workload.actors": r, "workload.cores": r,
                                      "gpu.count": 1, "workload.env_steps": p.env_steps},
                                     where=f"{search_file.name}: ratio {r}")
         raw = base.model_dump(mode="json", exclude_none=True)
-        raw["cpu"].update(cores=r + 1, sockets=1)  # a core per actor, one for the learner
+        cores, sockets = provisioned(r + 1, host)  # a core per actor, one for the learner
+        raw["cpu"].update(cores=cores, sockets=sockets)
         return parse_spec(raw, where=f"{search_file.name}: ratio {r}")
 
-    rows, optima, knees, units = [], {}, {}, {}
+    rows, optima, knees, units, traces = [], {}, {}, {}, {}
     with tqdm(total=len(p.environments) * len(ratios), desc="cpu_gpu_ratio sweep",
               disable=not progress, unit="sim") as bar:
         for env, e in p.environments.items():
             trace = sf.loaded_trace if e.trace is None else load_trace(study_dir / e.trace)
+            traces[env] = trace
             for r in ratios:
-                res = simulate(trace, spec(r), seed=sf.seed)
+                sp = spec(r)
+                res = simulate(trace, sp, seed=sf.seed)
                 rows.append({"environment": env, "actors_per_gpu": r, "cores_per_gpu": r + 1,
+                             "provisioned_cores": sp.cpu.cores * sp.cpu.sockets,
+                             "sockets": sp.cpu.sockets,
                              "env_steps_per_s": res.env_steps_per_s,
                              "steps_per_joule": res.steps_per_joule,
                              "avg_power_w": res.avg_power_w, "bottleneck": res.bottleneck,
@@ -211,13 +267,20 @@ def run(study_dir: Path, progress: bool = True) -> Report:
                "Architectural Implications of Distributed Reinforcement Learning on CPU-GPU "
                "Systems\", EMC2 2020, arXiv 2012.04210",
         summary="rldse's actor-learner PPO program (actors on CPU cores, one batching "
-                "inference server per GPU, an asynchronous learner) on a DGX-1-like V100 "
-                "machine whose CPU is provisioned per ratio: r actors per GPU on r + 1 "
-                "cores, each core with its price and idle power. Swept for the CartPole "
-                "and the ALE Pong captures; the optimal ratio's band over "
-                f"{p.bands} Latin-hypercube draws of the presets' ranged numbers; the "
-                "production and consumption rates from the same unit costs; an Optuna "
-                "search under a power cap.")
+                "inference server per GPU, an asynchronous learner) on the DGX-1's parts: "
+                f"{host.preset} sockets (the DGX-1 has {host.sockets} × {host.cores} cores) "
+                "and one V100, the CPU provisioned per ratio: r actors per GPU on r + 1 "
+                f"cores of the part, on the fewest sockets (never more than {host.cores} "
+                "cores per socket or the host's sockets), each core with its price and idle "
+                "power. Swept for the CartPole and the ALE Pong captures, whose actor and "
+                "learner costs are their per-op CPU time (rldse.trace.host_cost_s; the "
+                "hand-offs between processes are waits, costed from wall time); the "
+                f"optimal ratio's band over {p.bands} Latin-hypercube draws of the presets' "
+                "ranged numbers; the production and consumption rates from the same unit "
+                "costs (a consistency check of the simulation, not a published value); an "
+                "Optuna search under a power cap. What Inci et al. published that can be "
+                "read here is the paper's abstract: rows it cannot back are consistency "
+                "checks or not comparable, never reproductions.")
     for env in p.environments:
         _env_claims(report, env, sweep[sweep.environment == env].set_index("actors_per_gpu"),
                     knees[env], optima[env], atari=env == p.atari)
@@ -235,6 +298,8 @@ def run(study_dir: Path, progress: bool = True) -> Report:
                      columns=["environment", "env step per env (µs)", "learner minibatch "
                               "step (µs)", "learner's consumption (steps/s)", "knee "
                               "(actors/GPU)", "optimal actors/GPU p5 / p50 / p95"]))))
+    report.sections.append(("Captured costs: CPU time and wall time per op",
+                            _costs_section(traces)))
     report.sections.append(("Sweep", markdown_table(sweep, 4)))
     report.sections.append(("Optuna search (CartPole, the search file's base)",
                             _search_section(rep, trials, sf)))
@@ -246,7 +311,8 @@ def run(study_dir: Path, progress: bool = True) -> Report:
                            "power and throughput, and the best feasible so far"))
     report.parameters = {
         "search file": search_file.name, "trace": sf.trace,
-        "machine": f"{sf.base['cpu']['preset']} with r + 1 cores, one socket; "
+        "machine": f"{host.preset} (the DGX-1's {host.sockets} × {host.cores} cores) "
+                   "provisioned with r + 1 cores on the fewest sockets; "
                    f"{sf.base['gpu']['preset']}, one GPU",
         "environments": "; ".join(f"{k}: {e.trace or sf.trace}"
                                   for k, e in p.environments.items()),
@@ -271,36 +337,49 @@ def _env_claims(report: Report, env: str, cur: pd.DataFrame, n_star: float,
     rises = cur.bottleneck.loc[low].startswith("actor") and \
         cur.bottleneck.loc[high].startswith("learner")
     report.claims.append(Claim(
-        f"{env}: throughput rises with actors until the GPU-side learner saturates",
-        "actors limit throughput until the learner does",
+        f"{env}: throughput rises with actors until the GPU-side learner saturates "
+        "(consistency: rldse's bottleneck label)",
+        f"{NOTHING_PUBLISHED} on saturation; {ABSTRACT}",
         f"{cur.env_steps_per_s.loc[low]:,.0f} → {cur.env_steps_per_s.max():,.0f} steps/s; "
         f"bottleneck '{cur.bottleneck.loc[low]}' at {low}, '{cur.bottleneck.loc[high]}' at "
         f"{high} actors/GPU; rates meet at {n_star:.1f}",
         "same" if rises else "different", "reproduced" if rises else "not reproduced",
-        note="" if rises else "the sweep does not cross from actor-bound to learner-bound",
+        note="a consistency check, not a reproduction: the bottleneck is rldse's own label "
+             "(the device the simulation waits on most)" + (
+                 "" if rises else "; the sweep does not cross from actor-bound to "
+                                  "learner-bound"),
+        kind="consistency",
         tolerance="the bottleneck is the actors at the sweep's low end, the learner at its "
                   "high end"))
     lo, mid, hi = percentiles(optimum.astype(np.float64))
     best = cur.loc[int(mid)] if int(mid) in cur.index else cur.loc[cur.steps_per_joule.idxmax()]
     c = Claim.banded(
-        f"{env}: steps per joule peaks near the knee (optimal actors per GPU)",
-        published=f"at the ratio where actor production meets learner consumption "
-                  f"(here {n_star:.1f} actors/GPU; near: within {NEAR_FACTOR:g}×)",
+        f"{env}: steps per joule peaks near the analytic knee (consistency: optimal actors "
+        "per GPU against rldse's own knee)",
+        published=f"{NOTHING_PUBLISHED}; the check: rldse's analytic knee, where actor "
+                  f"production meets learner consumption from the same unit costs (here "
+                  f"{n_star:.1f} actors/GPU; near: within {NEAR_FACTOR:g}×)",
         low=n_star / NEAR_FACTOR, high=n_star * NEAR_FACTOR, p5=lo, p50=mid, p95=hi,
-        note=f"nominal presets: {cur.steps_per_joule.max():.1f} steps/J at "
+        kind="consistency", tolerance=Tolerance(
+            n_star / NEAR_FACTOR, n_star * NEAR_FACTOR,
+            f"p50 within {NEAR_FACTOR:g}× of rldse's analytic knee "
+            f"({n_star / NEAR_FACTOR:.3g}-{n_star * NEAR_FACTOR:.3g} actors/GPU)"),
+        note="a consistency check of the simulation against rldse's closed-form rates, not "
+             "a published value; "
+             f"nominal presets: {cur.steps_per_joule.max():.1f} steps/J at "
              f"{int(cur.steps_per_joule.idxmax())} actors/GPU ({best.avg_power_w:.0f} W)"
              + _past_knee(cur, n_star))
     report.claims.append(c)
     if atari:
         report.claims.append(Claim(
-            f"optimal CPU cores per V100 (DGX-1-like machine, {env} env cost)",
-            "no value for this machine (a DGX-1 ships 40 cores for 8 V100s: 5 per GPU)",
+            f"optimal CPU cores per V100 (DGX-1: 2 × Xeon E5-2698 v4, {env} env cost)",
+            f"{NOTHING_PUBLISHED} (a DGX-1 ships 40 cores for 8 V100s: 5 per GPU)",
             f"{mid + 1:.0f} cores per GPU (p5-p95 {lo + 1:.0f}-{hi + 1:.0f}): "
             f"{mid:.0f} actors and the learner's core",
-            "n/a", "not comparable", p5=lo + 1, p50=mid + 1, p95=hi + 1,
+            "n/a", "not comparable", kind="prediction", p5=lo + 1, p50=mid + 1, p95=hi + 1,
             tolerance="none (no value)",
-            note="the paper reports no ratio for this machine and workload; the row "
-                 "states rldse's answer and its band"))
+            note="nothing Inci et al. published for this machine and workload can be read; "
+                 "the row states rldse's answer and its band, not a reproduction"))
 
 
 def _past_knee(cur: pd.DataFrame, n_star: float) -> str:
@@ -338,8 +417,8 @@ def _moves_claim(report: Report, p: Params, optima: dict[str, np.ndarray],
     ua, uc = units[p.atari], units[cheap]
     report.claims.append(Claim.per_configuration(
         f"the optimal ratio grows with the env step's cost ({cheap} → {p.atari})",
-        published="CPU resources given to actors are a primary limiter (actors were "
-                  f"CPU-bound): the optimum grows (here: {p.atari} / {cheap} optimum ≥ "
+        published=f"{ABSTRACT}; implied: a costlier env step needs more actors per GPU, "
+                  f"so the optimum grows (here: {p.atari} / {cheap} optimum ≥ "
                   f"{step:.3g}, one step of the ratio grid)",
         low=step, high=math.inf, unit="x",
         bands={"paired draws": percentiles(a / c)},
@@ -353,8 +432,9 @@ def _moves_claim(report: Report, p: Params, optima: dict[str, np.ndarray],
 def _search_claim(report: Report, rep, trials: pd.DataFrame, sf, sweep: pd.DataFrame) -> None:
     if not rep.best:
         report.claims.append(Claim("best CPU/GPU ratio under the power cap (Optuna)",
-                                   "no value for this system", "no feasible trial",
-                                   "n/a", "not comparable", tolerance="none (no value)"))
+                                   NOTHING_PUBLISHED, "no feasible trial", "n/a",
+                                   "not comparable", kind="prediction",
+                                   tolerance="none (no value)"))
         return
     b = rep.best[0]
     prm, val = b["params"], b["values"]
@@ -364,13 +444,38 @@ def _search_claim(report: Report, rep, trials: pd.DataFrame, sf, sweep: pd.DataF
     grid_best = sweep[metric].max() if metric in sweep else float("nan")
     report.claims.append(Claim(
         f"best CPU/GPU ratio under the power cap ({'; '.join(sf.constraints)}), Optuna",
-        "balance CPU and GPU resources (no value for this system)",
+        f"balance CPU and GPU resources; {NOTHING_PUBLISHED} for this system",
         f"{n / g:g} actors and {c / g:g} cores per GPU, {g} GPU(s): {val[metric]:,.0f} "
         f"{metric} (trial {b['number']} of {rep.finished_now})",
         f"{val[metric] / grid_best - 1:+.1%} vs the sweep's best (1 GPU)",
-        "not comparable", tolerance="none (no value)",
+        "not comparable", kind="prediction", tolerance="none (no value)",
         note="the paper reports no ratio for this machine and workload; the row checks "
              "that the search finds what the sweep found"))
+
+
+def _costs_section(traces: dict) -> str:
+    """Per capture and phase: mean wall and CPU time per op and which one the simulator
+    costs the op from (rldse.trace.host_cost_s: CPU time where the op computes on the
+    host, wall time where it waits), with the capture host's wall/CPU ratio."""
+    rows = []
+    for env, trace in traces.items():
+        ops = trace.ops
+        uses_cpu = compute_mask(ops, trace.meta) & ops["cpu_s"].notna().to_numpy()
+        for phase, g in ops.assign(cpu_used=uses_cpu).groupby("phase", observed=True):
+            rows.append({"environment": env, "phase": phase, "ops": len(g),
+                         "wall per op (ms)": 1e3 * float(g.dur_s.mean()),
+                         "CPU per op (ms)": 1e3 * float(g.cpu_s.mean()),
+                         "costed from": "CPU time" if g.cpu_used.all() else "wall time"})
+    ratio = "; ".join(f"{env} {t.compute_wall_per_cpu:.2f}" for env, t in traces.items()
+                      if t.compute_wall_per_cpu)
+    return (markdown_table(pd.DataFrame(rows), 4) + "\n\nWall time over CPU time of the "
+            f"computing ops, per capture: {ratio} (1 on a quiet host). The computing ops "
+            "(env steps, inference, learning) are costed from their CPU time, so the time "
+            "the capture host's OS gave other processes is not theirs. The hand-offs "
+            "between processes (rollout_add, sync and the gaps trace_handoffs reads from "
+            "the shared clock) are waits, costed from wall time: on these contended "
+            "two-vCPU captures they still carry the contention, and they set the "
+            "learner's consumption rate (the knee).")
 
 
 def _search_section(rep, trials: pd.DataFrame, sf) -> str:

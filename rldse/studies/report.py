@@ -23,7 +23,12 @@ import pandas as pd
 
 Verdict = Literal["reproduced", "consistent within uncertainty", "not reproduced",
                   "not comparable"]
-Kind = Literal["reproduction", "consistency"]  # consistency: the paper's own numbers fed back
+#: reproduction: the paper's program against its published value; consistency: the paper's
+#: own numbers fed back, or rldse checked against itself; what-if: a program other than the
+#: paper's (its verdict says whether that program would bear the claim out, never that the
+#: paper's program does); prediction: rldse's answer where nothing published can be read
+#: to compare it with (verdict "not comparable")
+Kind = Literal["reproduction", "consistency", "what-if", "prediction"]
 CLAIMS_COLUMNS = ("study", "claim", "kind", "published", "tolerance", "p5", "p50", "p95",
                   "draws", "verdict", "reason")
 #: a point value's tolerance: rldse's p50 within ±25 % of it reproduces it

@@ -9,7 +9,7 @@ import pytest
 
 from rldse.errors import RldseError
 from rldse.studies import ckernel
-from rldse.studies.swiftrl_pim import EnvModel
+from rldse.studies.swiftrl_pim.data import EnvModel
 from rldse.workloads.tabular.train import _q_learning_fp32, _sarsa_fp32
 
 needs_cc = pytest.mark.skipif(ckernel.compiler() is None, reason="needs a C compiler (cc)")

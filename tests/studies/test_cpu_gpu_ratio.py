@@ -15,6 +15,7 @@ from rldse.errors import RldseError
 from rldse.search import load_study_file
 from rldse.sim.bands import uncertain_params
 from rldse.studies import run_study
+from rldse.studies.cpu_gpu_ratio import Host, provisioned
 from rldse.trace import load_trace
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,10 +40,22 @@ def test_cpu_gpu_ratio_study_provisioned_sweep_and_claims(tmp_path):
     out = report.parent
     claims = pd.read_csv(out / "claims.csv").set_index("claim")
     assert set(claims.columns) >= {"kind", "published", "p5", "p50", "p95", "verdict", "reason"}
-    pong = claims.loc["ALE/Pong-v5: steps per joule peaks near the knee (optimal actors per GPU)"]
+    pong = claims.loc["ALE/Pong-v5: steps per joule peaks near the analytic knee (consistency: "
+                      "optimal actors per GPU against rldse's own knee)"]
     assert pong.p5 <= pong.p50 <= pong.p95
-    assert claims.loc["ALE/Pong-v5: throughput rises with actors until the GPU-side learner "
-                      "saturates"].verdict == "reproduced"
+    rises = claims.loc["ALE/Pong-v5: throughput rises with actors until the GPU-side learner "
+                       "saturates (consistency: rldse's bottleneck label)"]
+    assert rises.verdict == "reproduced"
+    # rldse against itself (its knee, its bottleneck label) is never called a reproduction;
+    # rows with nothing published to compare with say so
+    assert (claims[claims.index.str.contains("consistency")].kind == "consistency").all()
+    assert pong.kind == rises.kind == "consistency"
+    assert claims.kind.value_counts().to_dict() == {"consistency": 4, "prediction": 2,
+                                                     "reproduction": 1}
+    assert "abstract" in claims[claims.kind == "reproduction"].published.iloc[0]
+    unread = claims[claims.verdict == "not comparable"]
+    assert (unread.kind == "prediction").all() and unread.published.str.contains(
+        "nothing published can be read").all()
     cores = claims[claims.index.str.startswith("optimal CPU cores per V100")].iloc[0]
     assert cores.p50 == pong.p50 + 1
 
@@ -65,6 +78,10 @@ def test_cpu_gpu_ratio_study_provisioned_sweep_and_claims(tmp_path):
     assert ((sweep.cpu_mj_per_step + sweep.gpu_mj_per_step).to_numpy() * 1e-3
             == pytest.approx(1 / sweep.steps_per_joule.to_numpy(), rel=1e-9))
     assert len(sweep) == 8 and (sweep.cores_per_gpu == sweep.actors_per_gpu + 1).all()
+    # the DGX-1's part, never stretched: at most its 20 cores per socket and two sockets
+    assert (sweep.provisioned_cores >= sweep.cores_per_gpu).all()
+    assert (sweep.provisioned_cores <= 20 * sweep.sockets).all() and sweep.sockets.max() == 2
+    assert (sweep[sweep.cores_per_gpu <= 20].sockets == 1).all()
     pong_rows = sweep[sweep.environment == "ALE/Pong-v5"].set_index("actors_per_gpu")
     cart = sweep[sweep.environment == "CartPole-v1"].set_index("actors_per_gpu")
     # a Pong step costs ~60x a CartPole one: one actor produces far less
@@ -73,6 +90,20 @@ def test_cpu_gpu_ratio_study_provisioned_sweep_and_claims(tmp_path):
     assert cart.steps_per_joule.loc[32] < cart.steps_per_joule.max()
     assert (out / "ratio.png").stat().st_size > 10_000
     assert len(pd.read_csv(out / "search" / "trials.csv")) == 4
+
+
+def test_cpu_gpu_ratio_study_refuses_more_cores_than_the_dgx1_host(tmp_path):
+    with pytest.raises(RldseError, match="ratios: 40 actors and the learner's core need 41 "
+                                         "cores; the xeon-e5-2698-v4 host has 2 × 20"):
+        run_study("cpu_gpu_ratio", root=_copy(tmp_path, ratios=[1, 4, 40]), progress=False)
+
+
+def test_provisioned_cores_fill_the_fewest_sockets():
+    host = Host("xeon-e5-2698-v4", 20, 2)
+    assert provisioned(1, host) == (1, 1) and provisioned(20, host) == (20, 1)
+    assert provisioned(21, host) == (11, 2) and provisioned(40, host) == (20, 2)
+    with pytest.raises(RldseError, match="41 cores exceed"):
+        provisioned(41, host)
 
 
 def test_cpu_gpu_ratio_study_refuses_an_unknown_atari_environment(tmp_path):

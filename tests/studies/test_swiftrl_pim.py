@@ -15,7 +15,8 @@ import yaml
 
 from rldse.sim.bands import percentiles
 from rldse.studies import run_study
-from rldse.studies.swiftrl_pim import SPLIT, EnvModel, _dataset
+from rldse.studies.swiftrl_pim.data import EnvModel, dataset
+from rldse.studies.swiftrl_pim.params import SPLIT
 from rldse.workloads.tabular.swiftrl_format import read_swiftrl, write_swiftrl
 from rldse.workloads.tabular.train import evaluate_greedy
 
@@ -44,15 +45,22 @@ def test_swiftrl_study_quick(tmp_path):
     claims = pd.read_csv(out / "claims.csv")
     assert list(claims.columns) == ["study", "claim", "kind", "published", "tolerance", "p5",
                                     "p50", "p95", "draws", "verdict", "reason"]
-    assert len(claims) == 13 and set(claims.study) == {"swiftrl_pim"}
-    kernel = claims[claims.claim.str.startswith("DPU kernel time scales near-linearly")].iloc[0]
+    assert len(claims) == 21 and set(claims.study) == {"swiftrl_pim"}
+    # the paper's program is SwiftRL's released kernel; rldse's split kernel is a what-if
+    released = claims[claims.claim.str.startswith("SwiftRL's released kernel")]
+    assert len(released) == 5 and (released.kind == "reproduction").all()
+    assert (claims[claims.claim.str.contains("what-if")].kind == "what-if").all()
+    kernel = released[released.claim.str.contains("DPU kernel time scales")].iloc[0]
     assert kernel.verdict == "reproduced" and 12 <= kernel.p50 <= 16
+    formats = claims[claims.claim.str.contains(r"FP32 on DPUs \(the paper's program\)")]
+    assert formats.verdict.tolist() == ["not comparable"] and pd.isna(formats.p50.iloc[0])
     banded = claims.dropna(subset=["p50"])
-    assert len(banded) == 11 and (banded.p5 <= banded.p50).all() \
+    assert len(banded) == 18 and (banded.p5 <= banded.p50).all() \
         and (banded.p50 <= banded.p95).all()
     # the multi-agent reference as SwiftRL's code runs it: every agent over all transitions
     assert "200 agents × all 2,000 FrozenLake transitions × 10 passes = 4e+06 updates" in text
     assert "gives every one of its" in text
+    assert "as SwiftRL's code runs it" not in text
 
     res = pd.read_csv(out / "results.csv")
     # "PIM faster" is judged per configuration, each band over the draws alone: one
@@ -61,7 +69,8 @@ def test_swiftrl_study_quick(tmp_path):
     drawn = res[(res.draw >= 0) & (res.part == "scaling") & (res["dtype"] == "fp32")]
     wide = drawn.pivot_table(index=[*cfg, "draw"], columns="device", values="total_s")
     p50 = (wide.cpu / wide.pim).groupby(level=cfg).apply(lambda v: percentiles(v)[1])
-    fp32_cpu = claims[claims.claim.str.startswith("PIM (FP32) faster than SwiftRL's CPU")].iloc[0]
+    fp32_cpu = claims[claims.claim.str.startswith("what-if, rldse's split kernel (FP32) "
+                                                  "faster than the compiled CPU")].iloc[0]
     assert len(p50) == 40
     if (p50 < 1.25).any():
         assert fp32_cpu.verdict != "reproduced" and fp32_cpu.p50 == pytest.approx(p50.min())
@@ -69,10 +78,11 @@ def test_swiftrl_study_quick(tmp_path):
     else:
         assert fp32_cpu.verdict == "reproduced"
     nominal = res[res.draw == -1]
-    # 2 envs x 2 algorithms x 2 dtypes x 2 pass counts x 5 DPU counts x 3 devices, plus the
-    # multi-agent reference: 2 algorithms x 2 dtypes x 2 passes per round x 3 devices; and
-    # as many again per band draw
-    per_draw = 2 * 2 * 2 * 2 * 5 * 3 + 2 * 2 * 2 * 3
+    # 2 envs x 2 algorithms x 2 dtypes x 2 pass counts x 5 DPU counts x 3 devices and the
+    # released kernel's (Q-learning) 2 envs x 2 pass counts x 5 DPU counts, plus the
+    # multi-agent reference: 2 algorithms x 2 dtypes x 2 passes per round x 3 devices and
+    # one released run; and as many again per band draw
+    per_draw = 2 * 2 * 2 * 2 * 5 * 3 + 2 * 2 * 5 + 2 * 2 * 2 * 3 + 1
     assert len(nominal) == per_draw and len(res) == per_draw * 3
     ma = nominal[nominal.part == "multi_agent"]
     assert (ma.transitions == 200 * 2_000).all()
@@ -91,6 +101,14 @@ def test_swiftrl_study_quick(tmp_path):
     taxi = fx.loc["Taxi-v4"].xs(1, level="passes")
     assert taxi.inter_dpu_s.loc[("q_learning", 2000)] > taxi.kernel_s.loc[("q_learning", 2000)]
     assert "Taxi-v4" in text and "total_stops_scaling" in text and "→" in text
+    # the released kernel: one launch of FP64 updates in every tasklet, far slower than the
+    # split INT32 kernel on the same chunk; one gather, no start table sent
+    rel = pim[pim["dtype"] == "uint8/fp64"].set_index(["env", "algorithm", "dpus", "passes"])
+    assert set(rel.kernel) == {"released"} and len(rel) == 20
+    assert (rel.kernel_s > 100 * fx.kernel_s.loc[rel.index]).all()
+    assert (rel.inter_dpu_broadcast_s == 0).all()
+    ma_rel = ma[ma["dtype"] == "uint8/fp64"]
+    assert len(ma_rel) == 1 and (ma_rel.passes_per_round == 10).all()
 
     # the CPU baseline is the compiled loop: the same for both number formats, one update
     # every few ns at the Xeon's clock, not the Python loop's ~100+ ns
@@ -164,6 +182,6 @@ def test_swiftrl_files_are_read_by_path(tmp_path):
     data = model.generate(1_000, seed=0)
     write_swiftrl(data, tmp_path / "Taxi_trajectories_1k.txt")
     for path in ("Taxi_trajectories_1k.txt", str(tmp_path / "Taxi_trajectories_1k.txt")):
-        got, name = _dataset(tmp_path, path, model, 10, 0)
+        got, name = dataset(tmp_path, path, model, 10, 0)
         assert name == "Taxi_trajectories_1k.txt" and len(got) == 1_000
         assert got.equals(data)
