@@ -153,10 +153,13 @@ def switched_capture(cfg: DQNConfig, cpu: int, window_s: tuple[float, float],
             rec = recorder()
             train(cfg, rec)
             ops = rec.frame()
+            ops.attrs["cpu_samples"] = (np.array(rec.cpu.wall_ns), np.array(rec.cpu.cpu_ns))
             if isinstance(rec, ExactRecorder):
                 exact, rule = rec.fractions()
                 ops["cpu_exact_s"] = ops["dur_s"] * exact
                 ops["cpu_rule_s"] = ops["dur_s"] * rule
+                ends = np.array(rec.ends, np.int64)
+                ops.attrs["cpu_samples"] = (ends[:, 0], ends[:, 1])
         finally:
             switcher.send_signal(signal.SIGTERM)
             switcher.wait()
@@ -204,6 +207,34 @@ def ratio_interval(col: np.ndarray, win: np.ndarray, a: np.ndarray, b: np.ndarra
             out.append((sums[rb].sum() / cb) / (sums[ra].sum() / ca) - 1)
     return (float(np.percentile(out, 5)), float(np.percentile(out, 95))) if out else (
         float("nan"), float("nan"))
+
+
+def whole_window_cost(ops, switch_ns: np.ndarray, state: np.ndarray,
+                      guard_ns: int) -> None:
+    """Print the thread's CPU time per env step over whole windows, apportioning-free:
+    the CPU clock's rise from the first to the last sample inside each window (guard
+    bands left out) over the env steps completed between those samples. If this moves
+    between busy and quiet windows, the thread really used more CPU per step there (a
+    colder cache after each switch, a slower sibling), which no CPU clock removes."""
+    wall, cpu = ops.attrs["cpu_samples"]
+    steps = ops.loc[ops["phase"] == "env_step", "t1_ns"].to_numpy()
+    per_class: dict[int, list[tuple[float, int]]] = {QUIET: [], BUSY: []}
+    for k in range(len(switch_ns) - 1):
+        m = (wall >= switch_ns[k] + guard_ns) & (wall <= switch_ns[k + 1] - guard_ns)
+        if m.sum() < 2:
+            continue
+        i, j = np.flatnonzero(m)[[0, -1]]
+        n = int(((steps > wall[i]) & (steps <= wall[j])).sum())
+        per_class[int(state[k])].append((float(cpu[j] - cpu[i]), n))
+
+    def cost(rows):
+        return sum(c for c, _ in rows) / max(sum(n for _, n in rows), 1)
+
+    q, b = per_class[QUIET], per_class[BUSY]
+    cq, cb = cost(q), cost(b)
+    print(f"whole windows, thread CPU per env step (no apportioning): quiet {cq / 1e3:.2f} us, "
+          f"busy {cb / 1e3:.2f} us, {cb / cq - 1:+.1%}; control quiet b/a "
+          f"{cost(q[1::2]) / cost(q[0::2]) - 1:+.1%}, busy b/a {cost(b[1::2]) / cost(b[0::2]) - 1:+.1%}")
 
 
 def report(ops, switch_ns: np.ndarray, state: np.ndarray, guard_ms: float, cpu_col: str,
@@ -266,12 +297,14 @@ def main() -> None:
           "(bootstrap over windows); control = quiet b / quiet a - 1 (and busy b / busy a)")
     switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed)
     report(ops, switch_ns, state, args.guard_ms, "cpu_s", args.seed)
+    whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6))
     if args.diagnose:
         print("diagnosis: a second capture, the CPU clock read at every op's start and end")
         switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed + 1,
                                                  ExactRecorder)
         for col in ("cpu_exact_s", "cpu_rule_s"):
             report(ops, switch_ns, state, args.guard_ms, col, args.seed)
+        whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6))
     print(f"load average after {os.getloadavg()[0]:.2f}")
 
 
