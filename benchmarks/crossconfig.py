@@ -14,8 +14,9 @@ waits), so time the OS gave to other processes is no part of it. The real run it
 checked against is read on the same basis, by the same function: a quantity summed over
 ops is summed over their ``host_cost_s`` (``measured_cost_s``), and a run's wall time is
 divided by the wall/CPU ratio its compute rows saw (``dedicated_wall_s``: 1 on a quiet
-host, about 3 for a process sharing its core with two busy loops), so waits that follow a
-slowed process shrink with it. The raw wall-time reading is printed beside it (``*_wall``)
+host, about 3 for a process sharing its core with two busy loops; a preemption at a CPU
+clock read is in the row's wall time, rldse.cpu_clock), so waits that follow a slowed
+process shrink with it. The raw wall-time reading is printed beside it (``*_wall``)
 and carries no verdict. What CPU time cannot remove is a slower core: another vCPU of the
 same physical core (SMT) or the shared caches busy, which slow the op in CPU time too.
 """
