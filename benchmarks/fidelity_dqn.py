@@ -16,9 +16,10 @@ busy host inflates the measured times and shows up here as error.
 
     python benchmarks/fidelity_dqn.py [--steps 4000] [--repeats 3] [--quick] [--no-isolated]
 
-Prints case, quantity, measured, predicted, error % and PASS/FAIL against 15 % for the
-mean learn-op host cost (CPU time, the simulator's basis) and the training-loop wall time
-less the contention its compute rows saw, and the median |error| of the
+Prints case, quantity, predicted, measured (wall, and on the CPU basis of
+benchmarks/crossconfig.py: the learn op's CPU time, the loop's wall time less the
+contention its compute rows saw), error % and PASS/FAIL against 15 % on the CPU basis
+for the mean learn op and the training loop's wall time, and the median |error| of the
 learn op over the cases (target 10 %); always exits 0. Then, as a diagnosis, the learn
 step timed alone (interleaved, best of 15) and the program's rule applied to those times,
 beside the flat rule (flops / one 128³ matmul rate + bytes / copy rate).
@@ -42,7 +43,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from crossconfig import Config, load_line
+from crossconfig import Config, dedicated_wall_s, error_header, error_line, load_line
 from crossconfig import best_captures as capture_configs
 from crossconfig import predict as replay_with
 
@@ -86,14 +87,13 @@ def predict(trace: Trace, batch: int) -> tuple[float, float]:
 
 
 def learn_cost_s(trace: Trace) -> float:
-    """Mean host cost of a learn op (rldse.trace.host_cost_s: its CPU time), the basis the
-    simulator costs rows on, so contention in the capture is not counted as error."""
+    """Mean host cost of a learn op (crossconfig.measured_cost_s's basis: its CPU time)."""
     return float(trace.host_cost_s()[(trace.ops["phase"] == "learn").to_numpy()].mean())
 
 
-def own_wall_s(trace: Trace) -> float:
-    """The loop's wall time less the contention its compute rows saw (wall / CPU ratio)."""
-    return trace.meta.wall_time_s / max(trace.compute_wall_per_cpu or 1.0, 1.0)
+def learn_wall_s(trace: Trace) -> float:
+    """Mean wall time of a learn op (contention included)."""
+    return float(learn_ops(trace)["dur_s"].mean())
 
 
 def explained_share(trace: Trace) -> float:
@@ -151,11 +151,12 @@ def model_delta_s(trace: Trace, source: int, target: int, flat: bool = False) ->
     return r1 - r0
 
 
-def run_case(case: Case, traces: dict[int, Trace]) -> list[tuple[str, float, float]]:
+def run_case(case: Case, traces: dict[int, Trace]) -> list[tuple[str, float, float, float]]:
+    """(quantity, predicted, measured on the CPU basis, measured wall) of one case."""
     src, real = traces[case.source], traces[case.target]
     learn_pred, wall_pred = predict(src, case.target)
-    return [("mean learn op", learn_cost_s(real), learn_pred),
-            ("loop wall time", own_wall_s(real), wall_pred)]
+    return [("mean learn op", learn_pred, learn_cost_s(real), learn_wall_s(real)),
+            ("loop wall time", wall_pred, dedicated_wall_s(real), real.meta.wall_time_s)]
 
 
 def slopes(traces: dict[int, Trace]) -> tuple[float, float, dict[int, float]]:
@@ -201,26 +202,17 @@ def main() -> None:
     print(f"measured: mean learn op = {a * 1e6:.1f} us + {b * 1e9:.1f} ns x batch; the "
           "model's time per sample (roofline-explained / batch): "
           + ", ".join(f"{bb}: {v * 1e9:.1f} ns" for bb, v in model.items()))
-    print(f"{'case':14s} {'quantity':16s} {'measured_s':>11s} {'predicted_s':>11s} "
-          f"{'error':>8s}")
+    print("seconds; the same batch (b -> b) is the reference: the program's structure alone")
+    error_header(18)
     learn_errors = []
-    for b_, t in traces.items():  # the same batch: what the program's structure alone gives
-        learn_pred, wall_pred = predict(t, b_)
-        for quantity, measured, predicted in (
-                ("mean learn op", learn_cost_s(t), learn_pred),
-                ("loop wall time", own_wall_s(t), wall_pred)):
-            err = (predicted - measured) / measured
-            print(f"{f'{b_} -> {b_}':14s} {quantity:16s} {measured:11.6f} {predicted:11.6f} "
-                  f"{err:+8.1%} (same batch: reference)")
+    for b_ in traces:
+        for row in run_case(Case(b_, b_), traces):
+            error_line(f"{b_} -> {b_} (ref.)", *row, THRESHOLD, 18)
     for case in cases:
-        name = f"{case.source} -> {case.target}"
-        for quantity, measured, predicted in run_case(case, traces):
-            err = (predicted - measured) / measured
-            if quantity == "mean learn op":
+        for row in run_case(case, traces):
+            err = error_line(f"{case.source} -> {case.target}", *row, THRESHOLD, 18)
+            if row[0] == "mean learn op":
                 learn_errors.append(abs(err))
-            verdict = "PASS" if abs(err) <= THRESHOLD else "FAIL"
-            print(f"{name:14s} {quantity:16s} {measured:11.6f} {predicted:11.6f} "
-                  f"{err:+8.1%} {verdict}")
     print(f"median |error| of the mean learn op: {float(np.median(learn_errors)):.1%} "
           f"(target 10 %); {load_line()}")
     if args.no_isolated:

@@ -10,6 +10,16 @@ the CPU/wall rate is taken as constant, so an operation's CPU time is its wall t
 the rate over its span: exact for an operation that spans a window, and for shorter
 ones an unbiased share of the window's preemptions (a preemption is as likely to land in
 any instant of CPU work), which per-phase sums over thousands of windows average out.
+
+Except at the read itself. Reading the CPU clock brings the scheduler's accounting up to
+date, and a thread whose time slice has run out is switched out on the way back from that
+system call (observed with two busy loops sharing the core: 142 of 143 long stalls came
+right after a read). So each sample stamps the wall clock on both sides of the read, and
+the span between the stamps, where that preemption lands, gets no CPU time, so it cannot
+dilute the CPU/wall rate of the window that follows (benchmarks/contended_capture.py). A
+recorder that samples at an op's end ends the op at the second stamp (``sample`` returns
+it): the stall stays in some op's wall time, where the contention it is counts
+(``Trace.compute_wall_per_cpu``), and out of every op's CPU time.
 """
 
 from __future__ import annotations
@@ -34,12 +44,17 @@ class CpuClock:
         self.cpu_ns: list[int] = []
         self.next_ns = 0  # the first boundary samples
 
-    def sample(self, t_ns: int | None = None) -> None:
-        """Read the CPU clock now (``t_ns``: the wall time just read, if any)."""
+    def sample(self, t_ns: int | None = None) -> int:
+        """Read the CPU clock now (``t_ns``: the wall time just read, if any), stamped
+        with the wall time before and after the read (the module docstring says why);
+        returns the wall time after it."""
         t = perf_counter_ns() if t_ns is None else t_ns
-        self.wall_ns.append(t)
-        self.cpu_ns.append(self.read())
-        self.next_ns = t + SAMPLE_EVERY_NS
+        c = self.read()
+        after = perf_counter_ns()
+        self.wall_ns += (t, after)
+        self.cpu_ns += (c, c)
+        self.next_ns = after + SAMPLE_EVERY_NS
+        return after
 
     def clear(self) -> None:
         self.wall_ns.clear()

@@ -127,8 +127,8 @@ class _Hooks:
             finally:
                 t1 = perf_counter_ns()
                 hooks.depth -= 1
-                if t1 >= hooks.cpu.next_ns:
-                    hooks.cpu.sample(t1)
+                if t1 >= hooks.cpu.next_ns:  # the call ends after the read (cpu_clock)
+                    t1 = hooks.cpu.sample(t1)
             hooks.events.append(_Event(kind, t0, t1 - t0,
                                        items_of(args, kwargs, out) if items_of else 1))
             return out

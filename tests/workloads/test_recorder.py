@@ -90,3 +90,15 @@ def test_rows_from_another_process_keep_their_cpu_fractions():
     rec.add_foreign([row], np.array([0.25]))
     df = rec.frame()
     assert df["cpu_s"].iloc[0] == df["dur_s"].iloc[0] * 0.25
+
+
+def test_a_row_that_reads_the_cpu_clock_ends_after_the_read():
+    # the OS may switch the thread out on the way back from the read (rldse.cpu_clock):
+    # that stall must be in the row's wall time, and the window after it must not own it
+    rec = Recorder("host")
+    rec.cpu.next_ns = 0  # the next row samples
+    t0 = rec.now()
+    rec.add("learn", t0, 0)
+    start, raw_dur = rec.rows[-1][3], rec.rows[-1][4]
+    assert start + raw_dur == rec.cpu.wall_ns[-1]  # the stamp after the read
+    assert rec.cpu.cpu_ns[-1] == rec.cpu.cpu_ns[-2]  # no CPU time between the stamps

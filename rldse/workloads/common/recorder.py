@@ -14,7 +14,8 @@ median duration of an empty record and subtracted from every duration (clipped a
 Rows are plain tuples appended to a list (about 0.1 µs); the DataFrame is built once.
 
 CPU time (``cpu_s``) is the worker thread's ``time.thread_time_ns``, read sparsely at row
-ends (rldse.cpu_clock) and wherever the loop waits (``sample_cpu``). Thread rather than
+ends (rldse.cpu_clock: a row that reads it ends after the read, so a preemption there is
+in its wall time, not its CPU time) and wherever the loop waits (``sample_cpu``). Thread rather than
 process time: each built-in worker runs its loop on one thread (torch and BLAS pinned to
 one), so process time would only add other threads' work (a pipe's feeder, the
 interpreter's), never the loop's. ``cpu_fractions`` gives each row its CPU/wall fraction;
@@ -62,10 +63,10 @@ class Recorder:
             worker: str | None = None) -> None:
         """Record one operation that started at ``t0_ns`` (from ``now()``) and ends now."""
         t1 = perf_counter_ns()
+        if t1 >= self.cpu.next_ns:  # the op ends after the read (rldse.cpu_clock)
+            t1 = self.cpu.sample(t1)
         self.rows.append((worker or self.worker, phase, iter, t0_ns, t1 - t0_ns, items,
                           flops, bytes, touches, dtype))
-        if t1 >= self.cpu.next_ns:
-            self.cpu.sample(t1)
 
     def sample_cpu(self) -> None:
         """Read the CPU clock now: call it before and after a wait (a blocking receive,
