@@ -59,12 +59,14 @@ _DIGEST_ATTR = "rldse.study_digest"
 
 def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
               storage: str | None = None, resume: bool = False,
-              progress: bool = True, allow_long: bool = False) -> StudyReport:
-    """Run (or resume) the study in `path` to its budget and write its outputs; a trial
-    whose simulation is estimated over rldse.sim.budget's limits is invalid unless
-    ``allow_long``."""
+              progress: bool = True, allow_long: bool = False,
+              out_dir: Path | None = None) -> StudyReport:
+    """Run (or resume) the study in `path` to its budget and write its outputs (to
+    ``out_dir`` if given, else the file's own out/); a trial whose simulation is estimated
+    over rldse.sim.budget's limits is invalid unless ``allow_long``."""
     study_file = load_study_file(path)
     study_file._limits = Limits(allow_long=allow_long)
+    study_file._out_dir = out_dir
     where = str(path)
     if workers < 1:
         raise RldseError(f"--workers {workers}: must be at least 1")

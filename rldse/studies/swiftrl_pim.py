@@ -677,9 +677,8 @@ def _fig_learning(learn: pd.DataFrame, optimal: dict, out: Path) -> Path:
 
 # ---- the study -------------------------------------------------------------------------------
 
-def run(study_dir: Path, progress: bool = True) -> Report:
+def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
     p = load_params(study_dir, Params)
-    out = study_dir / "out"
     s, lr, ma = p.scaling, p.learning, p.multi_agent
     pim_spec = load_part("pim", s.pim)
     if s.dpus[-1] > pim_spec.dpus or ma.agents > pim_spec.dpus:
