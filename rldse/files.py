@@ -15,11 +15,31 @@ import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 _TMP_SUFFIX = ".tmp"
 _TMP_MARK = ".rldse-"
+#: what an OSError's errno means for a file rldse writes, said to the user
+_CAUSES = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EISDIR: "it is a folder, not a file",
+    errno.ENOTDIR: "a folder on its path is a file",
+    errno.ENAMETOOLONG: "the name is too long",
+}
+
+
+def write_error(path: str | Path, exc: OSError):
+    """The one-line RldseError for ``exc`` raised while writing ``path``: the path, and
+    the cause in words (disk full, read-only, ...)."""
+    from rldse.errors import RldseError
+
+    cause = _CAUSES.get(exc.errno) or exc.strerror or type(exc).__name__
+    return RldseError(f"{path}: cannot write: {cause}")
 
 
 def temporary_for(path: Path) -> Path:
@@ -30,17 +50,21 @@ def temporary_for(path: Path) -> Path:
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces ``path`` atomically, on any
-    error it is removed and ``path`` is left as it was."""
+    error it is removed and ``path`` is left as it was. An OSError (full disk, read-only
+    folder) is raised as one line naming ``path`` and its cause (`write_error`)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_for(target)
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         yield tmp
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, target)
+    except OSError as exc:
+        raise write_error(target, exc) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -111,7 +135,10 @@ def folder_lock(folder: Path, busy: str) -> Iterator[None]:
     raised when another process holds it."""
     from rldse.errors import RldseError
 
-    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise write_error(folder / ".lock", exc) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -161,13 +188,25 @@ def replaced_folder(target: Path, root: Path) -> Iterator[Path]:
     it is removed and ``target`` is left as it was. First finishes or undoes what a killed
     run left (with a warning); the caller holds the folder's lock."""
     new = target.with_name(_NEW.format(target.name))
-    _finish_interrupted_swap(target, new, root)
-    new.mkdir()
+    try:
+        _finish_interrupted_swap(target, new, root)
+        new.mkdir()
+    except OSError as exc:
+        raise write_error(new, exc) from None
     try:
         yield new
     except BaseException:
-        remove_tree_inside(new, root)
+        with suppress(OSError):
+            remove_tree_inside(new, root)
         raise
+    try:
+        _swap(new, target, root)
+    except OSError as exc:
+        raise write_error(target, exc) from None
+
+
+def _swap(new: Path, target: Path, root: Path) -> None:
+    """``new`` in place of ``target``; the old content removed."""
     if not (target.exists() or target.is_symlink()):
         new.rename(target)
     elif _exchange(new, target):

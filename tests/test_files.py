@@ -3,12 +3,15 @@ are cleaned, those of live ones kept."""
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 import sys
 
 import pytest
 
 from rldse import files
+from rldse.errors import RldseError
 from rldse.files import atomic_path, atomic_write_text, clean_stale_temporaries, temporary_for
 
 
@@ -122,3 +125,57 @@ def test_exchange_swaps_two_folders_in_one_step(tmp_path):
     if not files._exchange(tmp_path / "a", tmp_path / "b"):
         pytest.skip("this system or filesystem cannot exchange two names (renameat2)")
     assert _tree(tmp_path / "a")["a.txt"] == b"b" and _tree(tmp_path / "b")["a.txt"] == b"a"
+
+
+# ---- a full disk or a read-only folder: one line, nothing torn ------------------------
+
+_FAULTS = {"disk full": (errno.ENOSPC, "the disk is full"),
+           "read-only": (errno.EROFS, "the file system is read-only")}
+
+
+@pytest.fixture(params=list(_FAULTS))
+def fault(request):
+    return _FAULTS[request.param]
+
+
+def test_a_write_that_fails_is_one_line_naming_the_file_and_cause(tmp_path, fault):
+    code, cause = fault
+    target = atomic_write_text(tmp_path / "summary.json", "old")
+
+    def fails(tmp):  # the disk fills (or the folder goes read-only) half-way through
+        tmp.write_text("half")
+        raise OSError(code, os.strerror(code))
+    with pytest.raises(RldseError) as err:
+        files.atomic_write(target, fails)
+    assert str(err.value) == f"{target}: cannot write: {cause}"
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_a_rename_that_fails_leaves_the_old_file_and_no_temporary(tmp_path, fault,
+                                                                  monkeypatch):
+    code, cause = fault
+    target = atomic_write_text(tmp_path / "trials.csv", "old")
+
+    def replace(src, dst):
+        raise OSError(code, os.strerror(code), str(src))
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(RldseError, match=f"^{target}: cannot write: {cause}$"):
+        atomic_write_text(target, "new")
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_a_folder_swap_that_fails_leaves_the_old_folder(tmp_path, fault, monkeypatch):
+    code, cause = fault
+    _fill(tmp_path / "out", "old")
+
+    def fails(*args, **kwargs):
+        raise OSError(code, os.strerror(code))
+    monkeypatch.setattr(files, "_exchange", fails)
+    with pytest.raises(RldseError, match=f"^{tmp_path / 'out'}: cannot write: {cause}$"), \
+            files.replaced_folder(tmp_path / "out", tmp_path) as new:
+        _fill(new, "new")
+    assert _tree(tmp_path / "out") == {"a.txt": b"old", "sub/b.txt": b"old"}
+    # the built folder is left beside it, and cleared by the next run
+    monkeypatch.undo()
+    with files.replaced_folder(tmp_path / "out", tmp_path):
+        assert _tree(tmp_path / "out") == {"a.txt": b"old", "sub/b.txt": b"old"}

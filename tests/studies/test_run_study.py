@@ -11,6 +11,7 @@ The `slow` variants kill at every point, and run a shipped study killed at ten p
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -257,3 +258,29 @@ def test_a_shipped_study_killed_at_ten_points_keeps_its_old_outputs(tmp_path):
     assert again.returncode == 0, again.stderr
     assert _tree(study / "out") == new
     assert not [p for p in study.iterdir() if p.name.startswith(".out")]
+
+
+@pytest.mark.parametrize("code, cause", [(errno.ENOSPC, "the disk is full"),
+                                         (errno.EROFS, "the file system is read-only")])
+def test_a_study_run_that_cannot_write_is_one_line_and_keeps_the_old_outputs(
+        toy, capsys, monkeypatch, code, cause):
+    from rldse.cli import main
+
+    study = toy / TOY
+    run_study(TOY, toy, progress=False)
+    old = _tree(study / "out")
+    (study / "study.yaml").write_text("2\n")
+    real = os.replace
+
+    def replace(src, dst):  # the disk fills as the search's summary is written
+        if Path(dst).name == "summary.json":
+            raise OSError(code, os.strerror(code))
+        return real(src, dst)
+    monkeypatch.setattr(os, "replace", replace)
+    capsys.readouterr()
+    assert main(["study", "run", TOY, "--root", str(toy)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"rldse: error: {study / '.out.new' / 'search' / 'summary.json'}: cannot "
+                   f"write: {cause}\n")
+    assert _tree(study / "out") == old
+    assert sorted(p.name for p in study.iterdir()) == [".lock", "out", "study.yaml"]
