@@ -48,15 +48,16 @@ PILOT_STEPS = 2_000
 #: the longer timed pilot grows (×SLOPE_GROWTH at a time) until it takes this much more
 #: CPU time than the short one: a program's fixed set-up (Machine, result) is about
 #: 0.1 s, so a slope read off a few ms of difference is mostly the host's noise (it put
-#: one estimate of the same run at 0.1 s and another at 97 min). Capped (in wall time,
-#: what the user waits) so the estimate itself stays within a few seconds. CPU time is
-#: steadier than wall time, but not steady on a shared host: at 4-5x load the same
+#: one estimate of the same run at 0.1 s and another at 97 min). Capped in CPU time so
+#: the estimate itself costs about a second of this process's time (a cap in wall time
+#: cut the pilots short on a host at 5x load, leaving a slope of noise: 0.21x). CPU time
+#: is steadier than wall time, but not steady on a shared host: at 4-5x load the same
 #: 0.5 M-step pilot took 0.12 or 0.19 CPU-s, so the longest pilot is run twice (budget
 #: permitting) and its cheaper run kept (a neighbour only ever adds to a run's CPU time,
 #: through shared caches and cores).
 SLOPE_CPU_S = 0.1
 SLOPE_GROWTH = 4
-PILOT_BUDGET_S = 2.5
+PILOT_BUDGET_CPU_S = 1.0
 #: CPU seconds a pilot may be off by (the host's caches and clock, shared with its
 #: neighbours): a design whose slope is over the limits even with this taken off its
 #: measured difference is refused without growing the pilot further.
@@ -228,15 +229,15 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
                     knob: str | None, workers: int, over_s: float | None = None
                     ) -> list[_Pilot]:
     """``timed`` with its longer pilot (the second) regrown until it takes SLOPE_CPU_S
-    more CPU time than the short one (or reaches the design's steps, or PILOT_BUDGET_S of
-    wall time is spent), so the per-step cost is measured, not the host's noise; then run
+    more CPU time than the short one (or reaches the design's steps, or PILOT_BUDGET_CPU_S
+    is spent), so the per-step cost is measured, not the host's noise; then run
     again, the cheaper of the two kept (SLOPE_CPU_S). With
     ``over_s``, growing stops once even the slope less PILOT_NOISE_CPU_S puts the design's
     wall time over it: the answer (a refusal) is known."""
     if len(timed) < 2 or timed[1].workers != timed[0].workers:
         return timed
     short, longer = timed[0], timed[1]
-    spent = sum(p.wall_s for p in timed)
+    spent = sum(p.cpu_s for p in timed)
 
     def surely_over() -> bool:
         if over_s is None or longer.steps <= short.steps:
@@ -246,11 +247,11 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
         return slope * steps * load > over_s
 
     while (longer.cpu_s - short.cpu_s < SLOPE_CPU_S and longer.steps < steps
-           and spent < PILOT_BUDGET_S and not surely_over()):
+           and spent < PILOT_BUDGET_CPU_S and not surely_over()):
         longer = _run(trace, system, min(steps, SLOPE_GROWTH * longer.steps), knob, workers,
                       memory=False)
-        spent += longer.wall_s
-    if spent < PILOT_BUDGET_S and not surely_over():
+        spent += longer.cpu_s
+    if spent < PILOT_BUDGET_CPU_S and not surely_over():
         again = _run(trace, system, longer.steps, knob, workers, memory=False)
         longer = min(longer, again, key=lambda p: p.cpu_s)
     return [short, longer, *timed[2:]]
