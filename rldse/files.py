@@ -8,15 +8,38 @@ are ``.NAME.rldse-PID.tmp``; ``clean_stale_temporaries`` removes those whose wri
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import fcntl
 import os
 import shutil
+import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 _TMP_SUFFIX = ".tmp"
 _TMP_MARK = ".rldse-"
+#: what an OSError's errno means for a file rldse writes, said to the user
+_CAUSES = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is used up",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EISDIR: "it is a folder, not a file",
+    errno.ENOTDIR: "a folder on its path is a file",
+    errno.ENAMETOOLONG: "the name is too long",
+}
+
+
+def write_error(path: str | Path, exc: OSError):
+    """The one-line RldseError for ``exc`` raised while writing ``path``: the path, and
+    the cause in words (disk full, read-only, ...)."""
+    from rldse.errors import RldseError
+
+    cause = _CAUSES.get(exc.errno) or exc.strerror or type(exc).__name__
+    return RldseError(f"{path}: cannot write: {cause}")
 
 
 def temporary_for(path: Path) -> Path:
@@ -27,17 +50,21 @@ def temporary_for(path: Path) -> Path:
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces ``path`` atomically, on any
-    error it is removed and ``path`` is left as it was."""
+    error it is removed and ``path`` is left as it was. An OSError (full disk, read-only
+    folder) is raised as one line naming ``path`` and its cause (`write_error`)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     tmp = temporary_for(target)
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         yield tmp
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, target)
+    except OSError as exc:
+        raise write_error(target, exc) from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def atomic_write(path: str | Path, write: Callable[[Path], object]) -> Path:
@@ -108,7 +135,10 @@ def folder_lock(folder: Path, busy: str) -> Iterator[None]:
     raised when another process holds it."""
     from rldse.errors import RldseError
 
-    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise write_error(folder / ".lock", exc) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -136,3 +166,91 @@ def remove_tree_inside(path: Path, root: Path) -> None:
         raise RldseError(f"{path}: resolves to {path.resolve()}, outside {root}; "
                          "refusing to delete it")
     shutil.rmtree(path)
+
+
+# ---- a folder replaced as a whole -----------------------------------------------------
+#
+# A run that rewrites a whole folder (a study's out/) builds the new one beside it,
+# ``.NAME.new``, and swaps it in at the end: the old folder stays whole until then. The
+# swap exchanges the two names in one step where the filesystem can (Linux renameat2
+# RENAME_EXCHANGE: ext4, xfs, btrfs, tmpfs); elsewhere the old folder is renamed aside to
+# ``.NAME.old`` and the new one renamed in, a window in which NAME is missing but both
+# are whole. What a kill leaves is finished or removed by the next run.
+
+_NEW = ".{}.new"
+_OLD = ".{}.old"
+
+
+@contextmanager
+def replaced_folder(target: Path, root: Path) -> Iterator[Path]:
+    """Yield an empty folder beside ``target`` (inside ``root``) to build its new version
+    in; on success it replaces ``target`` (whose old content is then removed), on any error
+    it is removed and ``target`` is left as it was. First finishes or undoes what a killed
+    run left (with a warning); the caller holds the folder's lock."""
+    new = target.with_name(_NEW.format(target.name))
+    try:
+        _finish_interrupted_swap(target, new, root)
+        new.mkdir()
+    except OSError as exc:
+        raise write_error(new, exc) from None
+    try:
+        yield new
+    except BaseException:
+        with suppress(OSError):
+            remove_tree_inside(new, root)
+        raise
+    try:
+        _swap(new, target, root)
+    except OSError as exc:
+        raise write_error(target, exc) from None
+
+
+def _swap(new: Path, target: Path, root: Path) -> None:
+    """``new`` in place of ``target``; the old content removed."""
+    if not (target.exists() or target.is_symlink()):
+        new.rename(target)
+    elif _exchange(new, target):
+        remove_tree_inside(new, root)  # now the old content
+    else:
+        old = target.with_name(_OLD.format(target.name))
+        target.rename(old)
+        new.rename(target)
+        remove_tree_inside(old, root)
+
+
+def _finish_interrupted_swap(target: Path, new: Path, root: Path) -> None:
+    old = target.with_name(_OLD.format(target.name))
+    if old.exists() or old.is_symlink():
+        if target.exists() or target.is_symlink():
+            remove_tree_inside(old, root)  # killed while removing the old content
+        elif new.is_dir():  # killed between the two renames: new was already whole
+            new.rename(target)
+            remove_tree_inside(old, root)
+            _warn(f"{target}: finished the swap a killed run left half done (its new "
+                  "outputs are now in place)")
+        else:
+            old.rename(target)
+            _warn(f"{target}: put back the outputs a killed run had moved aside")
+    if new.exists() or new.is_symlink():
+        # a killed run's unfinished outputs, or the old ones it had just swapped out
+        remove_tree_inside(new, root)
+        _warn(f"{new}: removed what a killed run left (its outputs were not swapped in)")
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the names ``a`` and ``b`` in one step (Linux renameat2 RENAME_EXCHANGE);
+    False where this system or filesystem cannot."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP):
+        return False
+    raise OSError(code, os.strerror(code), str(a), None, str(b))
+
+
+def _warn(text: str) -> None:
+    print(f"rldse: warning: {text}", file=sys.stderr)

@@ -3,11 +3,15 @@ are cleaned, those of live ones kept."""
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 import sys
 
 import pytest
 
+from rldse import files
+from rldse.errors import RldseError
 from rldse.files import atomic_path, atomic_write_text, clean_stale_temporaries, temporary_for
 
 
@@ -39,3 +43,139 @@ def test_stale_temporaries_of_dead_writers_go_live_ones_stay(tmp_path):
     assert clean_stale_temporaries(tmp_path) == [orphan]
     assert not orphan.exists() and live.exists() and other.exists()
     assert clean_stale_temporaries(tmp_path / "missing") == []
+
+
+# ---- a folder replaced as a whole (rldse.files.replaced_folder) ------------------------
+
+def _tree(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def _fill(folder, text):
+    (folder / "sub").mkdir(parents=True, exist_ok=True)
+    (folder / "a.txt").write_text(text)
+    (folder / "sub" / "b.txt").write_text(text)
+
+
+@pytest.fixture(params=["exchange", "two renames"])
+def swap_kind(request, monkeypatch):
+    """Both ways a folder is swapped in: one renameat2 exchange, or (where the system or
+    filesystem cannot exchange) old aside then new in."""
+    if request.param == "two renames":
+        monkeypatch.setattr(files, "_exchange", lambda a, b: False)
+    return request.param
+
+
+def test_the_new_folder_replaces_the_old_one_only_when_built(tmp_path, swap_kind):
+    out = tmp_path / "out"
+    _fill(out, "old")
+    with files.replaced_folder(out, tmp_path) as new:
+        assert new.parent == tmp_path and not list(new.iterdir())
+        _fill(new, "new")
+        assert _tree(out) == {"a.txt": b"old", "sub/b.txt": b"old"}  # whole until the end
+    assert _tree(out) == {"a.txt": b"new", "sub/b.txt": b"new"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_failed_build_leaves_the_old_folder_and_no_new_one(tmp_path, swap_kind):
+    out = tmp_path / "out"
+    _fill(out, "old")
+    with pytest.raises(KeyboardInterrupt), files.replaced_folder(out, tmp_path) as new:
+        _fill(new, "half")
+        raise KeyboardInterrupt
+    assert _tree(out) == {"a.txt": b"old", "sub/b.txt": b"old"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_first_build_creates_the_folder(tmp_path, swap_kind):
+    with files.replaced_folder(tmp_path / "out", tmp_path) as new:
+        _fill(new, "new")
+    assert _tree(tmp_path / "out") == {"a.txt": b"new", "sub/b.txt": b"new"}
+
+
+@pytest.mark.parametrize("left, after, warned", [
+    # killed while building: the unfinished new folder goes, the old stays
+    ({"out": "old", ".out.new": "half"}, "old", "removed what a killed run left"),
+    # killed between the two renames: the new folder was whole, the swap is finished
+    ({".out.old": "old", ".out.new": "new"}, "new", "finished the swap"),
+    # killed while removing the old content (either way of swapping)
+    ({"out": "new", ".out.old": "old"}, "new", None),
+    ({"out": "new", ".out.new": "old"}, "new", "removed what a killed run left"),
+    # only the old folder aside (not left by rldse's order, but never lost)
+    ({".out.old": "old"}, "old", "put back"),
+])
+def test_what_a_killed_swap_left_is_finished_or_undone_first(tmp_path, capsys, left, after,
+                                                             warned):
+    for name, text in left.items():
+        _fill(tmp_path / name, text)
+    with files.replaced_folder(tmp_path / "out", tmp_path) as new:
+        assert _tree(tmp_path / "out") == {"a.txt": after.encode(),
+                                           "sub/b.txt": after.encode()}
+        assert sorted(p.name for p in tmp_path.iterdir()) == [".out.new", "out"]
+        assert not list(new.iterdir())
+    err = capsys.readouterr().err
+    assert (warned in err) if warned else not err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_exchange_swaps_two_folders_in_one_step(tmp_path):
+    _fill(tmp_path / "a", "a")
+    _fill(tmp_path / "b", "b")
+    if not files._exchange(tmp_path / "a", tmp_path / "b"):
+        pytest.skip("this system or filesystem cannot exchange two names (renameat2)")
+    assert _tree(tmp_path / "a")["a.txt"] == b"b" and _tree(tmp_path / "b")["a.txt"] == b"a"
+
+
+# ---- a full disk or a read-only folder: one line, nothing torn ------------------------
+
+_FAULTS = {"disk full": (errno.ENOSPC, "the disk is full"),
+           "read-only": (errno.EROFS, "the file system is read-only")}
+
+
+@pytest.fixture(params=list(_FAULTS))
+def fault(request):
+    return _FAULTS[request.param]
+
+
+def test_a_write_that_fails_is_one_line_naming_the_file_and_cause(tmp_path, fault):
+    code, cause = fault
+    target = atomic_write_text(tmp_path / "summary.json", "old")
+
+    def fails(tmp):  # the disk fills (or the folder goes read-only) half-way through
+        tmp.write_text("half")
+        raise OSError(code, os.strerror(code))
+    with pytest.raises(RldseError) as err:
+        files.atomic_write(target, fails)
+    assert str(err.value) == f"{target}: cannot write: {cause}"
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_a_rename_that_fails_leaves_the_old_file_and_no_temporary(tmp_path, fault,
+                                                                  monkeypatch):
+    code, cause = fault
+    target = atomic_write_text(tmp_path / "trials.csv", "old")
+
+    def replace(src, dst):
+        raise OSError(code, os.strerror(code), str(src))
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(RldseError, match=f"^{target}: cannot write: {cause}$"):
+        atomic_write_text(target, "new")
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_a_folder_swap_that_fails_leaves_the_old_folder(tmp_path, fault, monkeypatch):
+    code, cause = fault
+    _fill(tmp_path / "out", "old")
+
+    def fails(*args, **kwargs):
+        raise OSError(code, os.strerror(code))
+    monkeypatch.setattr(files, "_exchange", fails)
+    with pytest.raises(RldseError, match=f"^{tmp_path / 'out'}: cannot write: {cause}$"), \
+            files.replaced_folder(tmp_path / "out", tmp_path) as new:
+        _fill(new, "new")
+    assert _tree(tmp_path / "out") == {"a.txt": b"old", "sub/b.txt": b"old"}
+    # the built folder is left beside it, and cleared by the next run
+    monkeypatch.undo()
+    with files.replaced_folder(tmp_path / "out", tmp_path):
+        assert _tree(tmp_path / "out") == {"a.txt": b"old", "sub/b.txt": b"old"}

@@ -64,7 +64,7 @@ def test_a_study_whose_search_file_is_outside_is_refused_and_nothing_outside_is_
         "\nsearch: search.yaml", "\nsearch: ../../outside/search.yaml"))
     before = sorted(p for p in tmp_path.rglob("*"))
     with pytest.raises(RldseError) as err:
-        cpu_gpu_ratio.run(study, progress=False)
+        cpu_gpu_ratio.run(study, study / "out", progress=False)
     text = str(err.value)
     assert text.startswith(f"{study / 'study.yaml'}: search: ") and "outside the study" in text
     assert "\n" not in text

@@ -68,16 +68,18 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
 _FORMAT_OPTIONS = {"algorithm": ("swiftrl", "q_learning"), "agents": ("swiftrl", 1),
                    "passes": ("swiftrl", 1), "dtype": ("swiftrl", "fp32"),
                    "workers": ("swiftrl", 1), "loop": ("torch-profiler", "off_policy"),
-                   "layers": ("torch-profiler", None), "set": ("torch-profiler", None)}
+                   "layers": ("torch-profiler", None), "set": ("torch-profiler", None),
+                   "allow_long": ("swiftrl", False)}
 
 
 def cmd_trace_import(args: argparse.Namespace) -> None:
-    from rldse.cli.capture import checked_output, save_trace
+    from rldse.cli.capture import Bounded, checked_output, save_trace
 
     for name, (fmt, default) in _FORMAT_OPTIONS.items():
         value = getattr(args, name)
         if value is not None and fmt != args.format:
-            raise RldseError(f"--{name} does not apply to --format {args.format} (it is an "
+            flag = f"--{name.replace('_', '-')}"
+            raise RldseError(f"{flag} does not apply to --format {args.format} (it is an "
                              f"option of --format {fmt})")
         if value is None:
             setattr(args, name, default)
@@ -87,10 +89,13 @@ def cmd_trace_import(args: argparse.Namespace) -> None:
     else:
         from rldse.workloads.tabular.swiftrl_format import import_swiftrl
 
-        with progress_bar(None, f"import {Path(args.file).name}") as bar:
+        updates = _lines(args.file) * max(args.passes, 1)  # transitions x passes
+        with progress_bar(updates or None, f"import {Path(args.file).name}") as bar:
             trace = import_swiftrl(args.file, env_id=args.env, algorithm=args.algorithm,
                                    agents=args.agents, passes=args.passes, dtype=args.dtype,
-                                   seed=args.seed, workers=args.workers, progress=bar.update)
+                                   seed=args.seed, workers=args.workers,
+                                   progress=Bounded(bar.update, updates or None,
+                                                    args.allow_long))
     path = save_trace(trace, out)
     extra = f"{len(trace.transitions)} transitions, " if trace.transitions is not None else ""
     print(f"wrote {path} ({extra}{len(trace.ops)} ops, digest {trace.digest})")
@@ -114,6 +119,16 @@ def _import_torch_profiler(args: argparse.Namespace):
         raise RldseError(f"--seed {args.seed}: expected 0 or more")
     return import_torch_profiler(args.file, loop=args.loop, env_id=args.env, layers=layers,
                                  hyperparameters=parse_set(args.set or []), seed=args.seed)
+
+
+def _lines(path: str) -> int:
+    """Lines of a SwiftRL file (one transition each); 0 if it cannot be read (the import
+    then says why, in one line)."""
+    try:
+        with open(path, "rb") as fh:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return 0
 
 
 def cmd_trace_export(args: argparse.Namespace) -> None:
@@ -155,6 +170,9 @@ def add_parser(sub) -> None:
     tim.add_argument("--seed", type=int, default=0)
     tim.add_argument("-o", "--output", required=True)
     tim.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    tim.add_argument("--allow-long", action="store_true", default=None, help="swiftrl: train "
+                     "even when "
+                     "the import is projected past the capture limit (rldse capture)")
     tim.set_defaults(func=cmd_trace_import)
     te = tsub.add_parser("export", help="write a trace's transitions as a dataset")
     te.add_argument("file")

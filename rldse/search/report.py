@@ -206,6 +206,26 @@ def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, b
     return report
 
 
+def relocate_reports(folder: Path, moved_to: Path) -> None:
+    """Rewrite the summary.json of every search under ``folder`` for the folder's move to
+    ``moved_to`` (a study run builds its outputs beside out/ and renames them in): the
+    paths a report names under ``folder`` then point under ``moved_to``."""
+    def moved(value: Any) -> Any:
+        if isinstance(value, str):
+            return (str(moved_to) if value == str(folder)
+                    else value.replace(f"{folder}/", f"{moved_to}/"))
+        if isinstance(value, dict):
+            return {k: moved(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [moved(v) for v in value]
+        return value
+
+    for summary in folder.rglob("summary.json"):
+        report = StudyReport.model_validate_json(summary.read_text())
+        report = StudyReport.model_validate(moved(report.model_dump(mode="json")))
+        atomic_write_text(summary, report.model_dump_json(indent=1))
+
+
 def near_ties(study_file: StudyFile, frame: pd.DataFrame) -> list[str]:
     """With one objective: the feasible designs within NEAR_TIE of the best, cheapest
     first, and which to prefer (the cheapest, unless the best is it). Empty when the best

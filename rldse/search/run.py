@@ -59,12 +59,14 @@ _DIGEST_ATTR = "rldse.study_digest"
 
 def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
               storage: str | None = None, resume: bool = False,
-              progress: bool = True, allow_long: bool = False) -> StudyReport:
-    """Run (or resume) the study in `path` to its budget and write its outputs; a trial
-    whose simulation is estimated over rldse.sim.budget's limits is invalid unless
-    ``allow_long``."""
+              progress: bool = True, allow_long: bool = False,
+              out_dir: Path | None = None) -> StudyReport:
+    """Run (or resume) the study in `path` to its budget and write its outputs (to
+    ``out_dir`` if given, else the file's own out/); a trial whose simulation is estimated
+    over rldse.sim.budget's limits is invalid unless ``allow_long``."""
     study_file = load_study_file(path)
     study_file._limits = Limits(allow_long=allow_long)
+    study_file._out_dir = out_dir
     where = str(path)
     if workers < 1:
         raise RldseError(f"--workers {workers}: must be at least 1")
@@ -204,29 +206,32 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
 
 
 def _worker_main(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
-                 parent_pid: int, errors: multiprocessing.queues.SimpleQueue) -> None:
+                 parent_pid: int, messages: multiprocessing.queues.SimpleQueue) -> None:
+    """A forked worker: its notes (what it warned of) and any error go to the parent
+    through ``messages``, as ("note" | "input" | "bug", text)."""
     try:
         with storage_errors(ref):
-            _work(study_file, ref, budget, index, parent_pid, progress=False)
+            for note in _work(study_file, ref, budget, index, parent_pid, progress=False):
+                messages.put(("note", note))
     except RldseError as exc:
-        errors.put(("input", str(exc)))
+        messages.put(("input", str(exc)))
         os._exit(2)
     except KeyboardInterrupt:  # Ctrl-C reached the whole group; the parent reports it
         os._exit(130)
     except BaseException:  # a bug: hand the traceback to the parent
-        errors.put(("bug", traceback.format_exc()))
+        messages.put(("bug", traceback.format_exc()))
         os._exit(1)
     os._exit(0)
 
 
 def _fork_workers(study_file: StudyFile, ref: StorageRef, budget: int, workers: int,
                   progress: bool, study: optuna.Study) -> list[str]:
-    """Run the workers; the notes on any killed by a signal, whose trials are then
-    failed, queued again and run here up to the budget."""
+    """Run the workers; their notes, and the notes on any killed by a signal, whose
+    trials are then failed, queued again and run here up to the budget."""
     ctx = multiprocessing.get_context("fork")
-    errors = ctx.SimpleQueue()
+    messages = ctx.SimpleQueue()
     procs = [ctx.Process(target=_worker_main, name=f"rldse-search-{i}",
-                         args=(study_file, ref, budget, i + 1, os.getpid(), errors))
+                         args=(study_file, ref, budget, i + 1, os.getpid(), messages))
              for i in range(workers)]
     for p in procs:
         p.start()
@@ -246,15 +251,18 @@ def _fork_workers(study_file: StudyFile, ref: StorageRef, budget: int, workers: 
             p.join()
         if bar is not None:
             bar.close()
-    if not errors.empty():
-        kind, text = errors.get()
+    notes = []
+    while not messages.empty():
+        kind, text = messages.get()
         if kind == "input":
             raise RldseError(text)
-        raise RuntimeError(f"a search worker failed:\n{text}")
+        if kind == "bug":
+            raise RuntimeError(f"a search worker failed:\n{text}")
+        notes.append(text)
     killed = [f"{p.name} (pid {p.pid}) was killed by signal {-p.exitcode}"
               for p in procs if p.exitcode is not None and p.exitcode < 0]
     if not killed:
-        return []
+        return notes
     for text in killed:
         _warn(text)
     requeued = requeue_stale(study, ref)  # embedded: every worker is gone, none owns them
@@ -264,7 +272,7 @@ def _fork_workers(study_file: StudyFile, ref: StorageRef, budget: int, workers: 
                   None, progress)
     note = (f"{'; '.join(killed)}: {requeued} trial(s) it left running were failed and "
             "queued again, and this process ran the rest of the budget")
-    return [note, *taken]
+    return [*notes, note, *taken]
 
 
 def _bar(study: optuna.Study, budget: int):

@@ -205,6 +205,7 @@ class StudyFile(UserModel):
     _storage_url: str | None = PrivateAttr(None)
     _target_steps: TargetSteps | None = PrivateAttr(None)
     _limits: Limits = PrivateAttr(default_factory=Limits)
+    _out_dir: Path | None = PrivateAttr(None)  # set by run_study(out_dir=...)
     _trace: Trace = PrivateAttr()
     _space: Space = PrivateAttr()
     _constraints: list[Constraint] = PrivateAttr()
@@ -232,6 +233,10 @@ class StudyFile(UserModel):
 
     @property
     def out_dir(self) -> Path:
+        """Where its outputs go: out/ beside the file (out/STEM/ unless it is study.yaml),
+        or the folder its runner was given."""
+        if self._out_dir is not None:
+            return self._out_dir
         out = self._file.parent / "out"
         return out if self._file.stem == "study" else out / self._file.stem
 

@@ -34,8 +34,8 @@ from rldse.search.estimate import Estimate, Incumbents, calibration, estimate, p
 from rldse.search.metrics import metric_value
 from rldse.search.study_file import StudyFile
 from rldse.sim import simulate
-from rldse.sim.budget import check, is_small
 from rldse.sim.budget import estimate as estimate_cost
+from rldse.sim.budget import is_small
 from rldse.sim.result import Result
 from rldse.sim.target import check_same_learning, to_target, with_target
 from rldse.system import ResolvedSystem, resolve
@@ -108,7 +108,7 @@ class TrialRunner:
                     return self._pruned(trial, attrs, est, terms, reason)
             try:
                 if not is_small(trace, system):  # a long design is refused, never run blind
-                    check(estimate_cost(trace, system), self.study.limits)
+                    estimate_cost(trace, system, self.study.limits)  # refuses over them
                 result = simulate(trace, system, seed=self.study.seed)
             except RldseError as exc:
                 return self._invalid(attrs, str(exc))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from rldse.errors import RldseError
-from rldse.sim.budget import Limits, Meter, check, estimate, is_small
+from rldse.files import write_error
+from rldse.sim.budget import Limits, Meter, estimate, is_small
 from rldse.sim.machine import ENGINES, Machine, Outcome
 from rldse.sim.result import Result
 from rldse.sim.timeline import TimelineStream
@@ -33,21 +34,22 @@ def simulate(trace: Trace, system, seed: int = 0,
         system = resolve(system, trace)
     budget = None
     if limits is not None and not is_small(trace, system):
-        budget = estimate(trace, system)
-        check(budget, limits)
+        budget = estimate(trace, system, limits)
     machine = Machine(trace, system, seed=seed, timeline=timeline,
                       timeline_window=timeline_window, engine=engine)
     meter = Meter(machine, budget, limits) if budget is not None else None
     stream = machine.timeline if isinstance(machine.timeline, TimelineStream) else None
     try:
         result = machine.result(system.workload.program(machine))
-    except BaseException:
+        if stream is not None:
+            stream.close()  # streamed while it ran; moved into place now
+    except BaseException as exc:
         if stream is not None:
             stream.abort()  # no half-written timeline
+            if isinstance(exc, OSError):  # the timeline's folder filled up or went away
+                raise write_error(stream.path, exc) from None
         raise
     finally:
         if meter is not None:
             meter.close()
-    if stream is not None:
-        stream.close()  # streamed while it ran; moved into place now
     return result

@@ -4,14 +4,19 @@ The programs merge events in ways that depend on the design (a DQN with 8 actors
 sync learner is 4 events for any number of steps; with 32 actors, one per few steps), so
 no closed form per family holds. The estimate is measured instead: the design's own
 program runs a few short pilots with ``env_steps`` cut down and the worker knob (its
-family's ``worker_knob``: ``actors`` or ``agents``) capped, and each cost is fitted as
-``a + b·steps + c·workers`` (non-negative least squares; steps are the env steps the
-pilot really simulated, since an actor-learner iteration overshoots) and extrapolated to
-the design. Memory per worker is measured with tracemalloc (numpy reports its buffers to
-it) at two worker counts, only when the design has more workers than the pilots. On this
-project's development host the per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO
-actor, 0.8 MB and 20 ms per DQN actor (tracemalloc peaks and wall times at 8 to 1,024
-actors).
+family's ``worker_knob``: ``actors`` or ``agents``) capped, and each cost is fitted as ``a + b·steps + c·workers``
+(non-negative least squares; steps are the env steps the pilot really simulated, since
+an actor-learner iteration overshoots) and extrapolated to the design.
+
+Time is the program's own cost, in CPU seconds of this process: a wall clock also counts
+whatever else the host runs (on this project's loaded 2-core host the same pilot took
+0.07 s or 0.3 s of wall time), so a slope fitted to wall times is partly the neighbours'
+load. The wall-time estimate is that CPU cost times the pilots' own wall/CPU ratio: the
+host's load while the estimate ran, assumed to hold for the run. Memory per worker
+is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
+when the design has more workers than the pilots. On this project's development host the
+per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO actor, 0.8 MB and 20 ms per
+DQN actor (tracemalloc peaks and wall times at 8 to 1,024 actors).
 
 `check` refuses an estimate over the limits (default 10 minutes of wall time or half of
 the machine's RAM) with one line giving it; `Meter` counts the real run's events and
@@ -39,13 +44,22 @@ if TYPE_CHECKING:
 #: one iteration of the program simulates, if more).
 PILOT_STEPS = 2_000
 #: the longer timed pilot grows (×SLOPE_GROWTH at a time) until it takes this much more
-#: wall time than the short one: a program's fixed set-up (Machine, result) is about
+#: CPU time than the short one: a program's fixed set-up (Machine, result) is about
 #: 0.1 s, so a slope read off a few ms of difference is mostly the host's noise (it put
-#: one estimate of the same run at 0.1 s and another at 97 min). Capped so the estimate
-#: itself stays within a few seconds.
-SLOPE_WALL_S = 0.25
+#: one estimate of the same run at 0.1 s and another at 97 min). Capped in CPU time so
+#: the estimate itself costs about a second of this process's time (a cap in wall time
+#: cut the pilots short on a host at 5x load, leaving a slope of noise: 0.21x). CPU time
+#: is steadier than wall time, but not steady on a shared host: at 4-5x load the same
+#: 0.5 M-step pilot took 0.12 or 0.19 CPU-s, so the longest pilot is run twice (budget
+#: permitting) and its cheaper run kept (a neighbour only ever adds to a run's CPU time,
+#: through shared caches and cores).
+SLOPE_CPU_S = 0.1
 SLOPE_GROWTH = 4
-PILOT_BUDGET_S = 3.0
+PILOT_BUDGET_CPU_S = 1.0
+#: CPU seconds a pilot may be off by (the host's caches and clock, shared with its
+#: neighbours): a design whose slope is over the limits even with this taken off its
+#: measured difference is refused without growing the pilot further.
+PILOT_NOISE_CPU_S = 0.02
 #: worker counts of the memory pilots (each capped at the design's own).
 PILOT_WORKERS = (4, 16)
 #: the most workers a timed pilot runs, and the second count it fits beyond that
@@ -80,13 +94,16 @@ class Budget:
 
     events: float
     wall_s: float
-    memory_bytes: float
+    memory_bytes: float | None  # None: not estimated (refused on time first, or not asked)
     env_steps: int
     workers: int
+    cpu_s: float | None = None  # the program's own cost (module docstring)
 
     def describe(self) -> str:
-        return (f"about {self.events:,.0f} events, {_duration(self.wall_s)} of wall time and "
-                f"{self.memory_bytes / 1e9:,.2f} GB of memory for {self.env_steps:,} env steps"
+        memory = ("" if self.memory_bytes is None else
+                  f" and {self.memory_bytes / 1e9:,.2f} GB of memory")
+        return (f"about {self.events:,.0f} events, {_duration(self.wall_s)} of wall time"
+                f"{memory} for {self.env_steps:,} env steps"
                 + (f" with {self.workers:,} workers" if self.workers > 1 else ""))
 
 
@@ -105,6 +122,7 @@ class _Pilot:
     wall_s: float
     events: int
     peak_bytes: int | None
+    cpu_s: float = 0.0  # this process's CPU seconds (module docstring)
 
 
 def _worker_knob(system: ResolvedSystem) -> str | None:
@@ -127,14 +145,14 @@ def _run(trace: Trace, system: ResolvedSystem, steps: int, knob: str | None, wor
     try:
         machine = Machine(trace, pilot)
         meter = Meter(machine)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         result = machine.result(pilot.workload.program(machine))
-        wall_s = time.perf_counter() - t0
+        wall_s, cpu_s = time.perf_counter() - t0, time.process_time() - c0
         peak = tracemalloc.get_traced_memory()[1] if memory else None
     finally:
         if memory:
             tracemalloc.stop()
-    return _Pilot(max(result.env_steps, 1), workers, wall_s, meter.events, peak)
+    return _Pilot(max(result.env_steps, 1), workers, wall_s, meter.events, peak, cpu_s)
 
 
 def _fit(pilots: list[_Pilot], value: str, steps: int, workers: int) -> float:
@@ -166,12 +184,15 @@ def is_small(trace: Trace, system: ResolvedSystem) -> bool:
     return steps <= UNMETERED_STEPS and workers <= UNMETERED_WORKERS
 
 
-def estimate(trace: Trace, system: ResolvedSystem) -> Budget:
+def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
+             memory: bool = True) -> Budget:
     """Events, wall time and memory of simulating ``trace`` on ``system`` (module
     docstring). A first tiny run fills the per-trace cost caches, so the pilots time the
     program alone. Timed pilots run the design's own workers (up to TIMED_WORKERS: a
     program's event structure changes with them); memory pilots run under tracemalloc
-    (2-5x slower) at PILOT_WORKERS, since memory is what a worker count can exhaust."""
+    (2-5x slower) at PILOT_WORKERS, since memory is what a worker count can exhaust.
+    With ``limits`` a design over them is refused (`check`) as soon as its time alone is,
+    before the memory pilots; without ``memory`` they are skipped (memory_bytes None)."""
     steps, knob, workers = size(trace, system)
     w_time = min(workers, TIMED_WORKERS[1])
     first = _run(trace, system, min(steps, 2 * w_time), knob, w_time, memory=False)
@@ -184,31 +205,55 @@ def estimate(trace: Trace, system: ResolvedSystem) -> Budget:
 
     timed = [_run(trace, system, n, knob, w, memory=False)
              for n, w in points(w_time, min(workers, TIMED_WORKERS[0]))]
-    timed = _resolved_slope(trace, system, timed, steps, knob, w_time)
-    traced = [_run(trace, system, n, knob, w, memory=True)
-              for n, w in points(*(min(workers, w) for w in PILOT_WORKERS))]
+    over_s = None if limits is None or limits.allow_long else limits.wall_s
+    timed = _resolved_slope(trace, system, timed, steps, knob, w_time, over_s)
     # a program that runs whole iterations of all workers simulates at least one
     steps = max(steps, first.steps * workers // w_time)
-    return Budget(events=_fit(timed, "events", steps, workers),
-                  wall_s=_fit(timed, "wall_s", steps, workers),
-                  memory_bytes=_fit(traced, "peak_bytes", steps, workers),
-                  env_steps=steps, workers=workers)
+    cpu_s = _fit(timed, "cpu_s", steps, workers)
+    load = sum(p.wall_s for p in timed) / max(sum(p.cpu_s for p in timed), 1e-9)
+    budget = Budget(events=_fit(timed, "events", steps, workers), wall_s=cpu_s * load,
+                    memory_bytes=None, env_steps=steps, workers=workers, cpu_s=cpu_s)
+    if limits is not None:
+        check(budget, limits)
+    if not memory:
+        return budget
+    traced = [_run(trace, system, n, knob, w, memory=True)
+              for n, w in points(*(min(workers, w) for w in PILOT_WORKERS))]
+    budget = replace(budget, memory_bytes=_fit(traced, "peak_bytes", steps, workers))
+    if limits is not None:
+        check(budget, limits)
+    return budget
 
 
 def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], steps: int,
-                    knob: str | None, workers: int) -> list[_Pilot]:
-    """``timed`` with its longer pilot (the second) regrown until it takes SLOPE_WALL_S
-    more than the short one (or reaches the design's steps, or PILOT_BUDGET_S is spent),
-    so the per-step cost is measured, not the host's noise."""
+                    knob: str | None, workers: int, over_s: float | None = None
+                    ) -> list[_Pilot]:
+    """``timed`` with its longer pilot (the second) regrown until it takes SLOPE_CPU_S
+    more CPU time than the short one (or reaches the design's steps, or PILOT_BUDGET_CPU_S
+    is spent), so the per-step cost is measured, not the host's noise; then run
+    again, the cheaper of the two kept (SLOPE_CPU_S). With
+    ``over_s``, growing stops once even the slope less PILOT_NOISE_CPU_S puts the design's
+    wall time over it: the answer (a refusal) is known."""
     if len(timed) < 2 or timed[1].workers != timed[0].workers:
         return timed
     short, longer = timed[0], timed[1]
-    spent = sum(p.wall_s for p in timed)
-    while (longer.wall_s - short.wall_s < SLOPE_WALL_S and longer.steps < steps
-           and spent < PILOT_BUDGET_S):
+    spent = sum(p.cpu_s for p in timed)
+
+    def surely_over() -> bool:
+        if over_s is None or longer.steps <= short.steps:
+            return False
+        slope = (longer.cpu_s - short.cpu_s - PILOT_NOISE_CPU_S) / (longer.steps - short.steps)
+        load = (short.wall_s + longer.wall_s) / max(short.cpu_s + longer.cpu_s, 1e-9)
+        return slope * steps * load > over_s
+
+    while (longer.cpu_s - short.cpu_s < SLOPE_CPU_S and longer.steps < steps
+           and spent < PILOT_BUDGET_CPU_S and not surely_over()):
         longer = _run(trace, system, min(steps, SLOPE_GROWTH * longer.steps), knob, workers,
                       memory=False)
-        spent += longer.wall_s
+        spent += longer.cpu_s
+    if spent < PILOT_BUDGET_CPU_S and not surely_over():
+        again = _run(trace, system, longer.steps, knob, workers, memory=False)
+        longer = min(longer, again, key=lambda p: p.cpu_s)
     return [short, longer, *timed[2:]]
 
 
@@ -220,7 +265,7 @@ def check(budget: Budget, limits: Limits) -> None:
     over = []
     if budget.wall_s > limits.wall_s:
         over.append(f"over the {_duration(limits.wall_s)} limit")
-    if budget.memory_bytes > memory:
+    if budget.memory_bytes is not None and budget.memory_bytes > memory:
         over.append(f"over the memory limit of {memory / 1e9:,.2f} GB (half of RAM)"
                     if limits.memory_bytes is None else
                     f"over the memory limit of {memory / 1e9:,.2f} GB")
@@ -235,7 +280,7 @@ def per_run_s(trace: Trace, system: ResolvedSystem) -> float:
     that runs unmetered (`is_small`) a timed run, which costs less than pilots (the second
     of two: the first fills the per-trace caches, as the first of many runs does)."""
     if not is_small(trace, system):
-        return estimate(trace, system).wall_s
+        return estimate(trace, system, memory=False).wall_s
     dims = size(trace, system)
     _run(trace, system, *dims, memory=False)
     return _run(trace, system, *dims, memory=False).wall_s

@@ -33,6 +33,7 @@ overlapping it are written one by one, each booking's parts as the event loop sh
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -371,5 +372,6 @@ class TimelineStream:
         self._buf.clear()
         self._columns.clear()
         if not self._file.closed:
-            self._file.close()
+            with contextlib.suppress(OSError):  # a full disk fails the last flush too
+                self._file.close()
         self._tmp.unlink(missing_ok=True)

@@ -2,9 +2,10 @@
 
 A study is a folder `studies/NAME/` (study.yaml with its parameters, README.md with the
 claim and its source, out/ for what a run writes) and a module `rldse/studies/NAME.py`
-with `run(study_dir: Path, progress: bool) -> Report`. Every number in a report is
-produced by the run that wrote it; `out/claims.csv` holds its claims as data, from which
-`python -m rldse.studies.claims` builds the README's table.
+with `run(study_dir: Path, out: Path, progress: bool) -> Report` that writes its files
+into `out` (a fresh folder swapped in for out/ when the run ends). Every number in a
+report is produced by the run that wrote it; `out/claims.csv` holds its claims as data,
+from which `python -m rldse.studies.claims` builds the README's table.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import matplotlib
 matplotlib.use("Agg")  # figures are files; no display needed
 
 from rldse.errors import RldseError, did_you_mean  # noqa: E402
-from rldse.files import folder_lock  # noqa: E402
+from rldse.files import folder_lock, replaced_folder  # noqa: E402
 from rldse.studies.report import Report  # noqa: E402
 
 STUDIES = ("pearl_mapping", "swiftrl_pim", "amper_replay", "cpu_gpu_ratio", "timerl_memory")
@@ -36,7 +37,10 @@ def study_dir(name: str, root: str | Path = "studies") -> Path:
 
 def run_study(name: str, root: str | Path = "studies", progress: bool = True) -> Path:
     """Run one study; write out/results.csv, figures, out/claims.csv and out/report.md;
-    return the report."""
+    return the report. The new outputs are built beside out/ and swapped in at the end
+    (rldse.files.replaced_folder): a failed or killed run leaves the previous ones whole."""
+    from rldse.search.report import relocate_reports
+
     path = study_dir(name, root)
     out = path / "out"
     if out.is_symlink() and not out.resolve().is_relative_to(path.resolve()):
@@ -45,5 +49,8 @@ def run_study(name: str, root: str | Path = "studies", progress: bool = True) ->
     module = import_module(f"rldse.studies.{name}")
     with folder_lock(path, f"{path}: being run by another process (pid {{pid}}); wait "
                      "for it to finish"):
-        report: Report = module.run(path, progress=progress)
-        return report.write(out)
+        with replaced_folder(out, path) as new:
+            report: Report = module.run(path, new, progress=progress)
+            report.write(new)
+            relocate_reports(new, out)
+        return out / "report.md"

@@ -441,9 +441,8 @@ def _fig_learning(curves: pd.DataFrame, out: Path) -> Path:
 
 # ---- the study -------------------------------------------------------------------------
 
-def run(study_dir: Path, progress: bool = True) -> Report:
+def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
     p = load_params(study_dir, Params)
-    out = study_dir / "out"
     lat_p, lr, pub = p.latency, p.learning, p.published
     if "per" not in lr.replays or "amper_k" not in lr.replays:
         raise RldseError(f"{study_dir / 'study.yaml'}: learning.replays must include per "

@@ -51,7 +51,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
 from rldse.errors import RldseError
-from rldse.files import remove_tree_inside
 from rldse.models.registry import get_preset
 from rldse.paths import StudyOutput
 from rldse.search import load_study_file, run_study
@@ -65,6 +64,8 @@ from rldse.trace import compute_mask
 from rldse.workloads import open_trace as load_trace
 from rldse.workloads.actor_learner.program import UnitCosts, unit_costs
 
+#: the search's outputs, under the study's out/
+SEARCH_OUT = "search"
 #: steps per joule "peaks near the knee": its best ratio within this factor of the knee
 NEAR_FACTOR = 2.0
 #: What Inci et al. published that can be read and cited: the abstract of arXiv 2012.04210
@@ -85,7 +86,7 @@ class Environment(BaseModel):
 
 class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    search: StudyOutput  # its out/ folder is cleared and filled: kept inside the study
+    search: StudyOutput  # its outputs go to the study's out/search; kept inside the study
     ratios: list[int] = Field(min_length=3, description="actors per GPU, one core each")
     env_steps: int = Field(gt=0, description="env steps per sweep simulation")
     environments: dict[str, Environment] = Field(min_length=1)
@@ -172,38 +173,13 @@ def provisioned(cores_needed: int, host: Host) -> tuple[int, int]:
 
 # ---- the study ------------------------------------------------------------------------------
 
-def _fresh_search(search_file: Path, out_dir: Path, study_dir: Path, progress: bool):
-    """The search run afresh; its previous outputs are moved aside first and put back if
-    this run fails or is interrupted, or by the next run if it was killed (they are
-    deleted only once the new ones exist)."""
-    aside = out_dir.with_name(f".{out_dir.name}.previous")
-    if aside.is_dir() and not aside.is_symlink():  # a killed run's: its outputs come back
-        remove_tree_inside(out_dir, study_dir)
-        aside.rename(out_dir)
-    if out_dir.is_symlink() or out_dir.exists():
-        if out_dir.is_symlink():
-            out_dir.unlink()
-        else:
-            out_dir.rename(aside)
-    try:
-        rep = run_study(search_file, progress=progress)
-    except BaseException:
-        remove_tree_inside(out_dir, study_dir)
-        if aside.exists():
-            aside.rename(out_dir)
-        raise
-    remove_tree_inside(aside, study_dir)
-    return rep
-
-
-def run(study_dir: Path, progress: bool = True) -> Report:
+def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
     p = load_params(study_dir, Params)
     if p.atari not in p.environments:
         raise RldseError(f"{study_dir / 'study.yaml'}: atari: '{p.atari}' is not one of "
                          f"environments ({', '.join(p.environments)})")
     search_file = study_dir / p.search
     sf = load_study_file(search_file)
-    out = study_dir / "out"
     ratios = sorted(set(p.ratios))
 
     host = _host(sf)
@@ -254,8 +230,8 @@ def run(study_dir: Path, progress: bool = True) -> Report:
     sweep["consumption"] = [float(consumption(units[e], r)) for e, r in
                             zip(sweep.environment, sweep.actors_per_gpu, strict=True)]
 
-    # ---- the Optuna search (fresh each run: every number is this run's) -------------------
-    rep = _fresh_search(search_file, sf.out_dir, study_dir, progress)
+    # ---- the Optuna search (fresh each run, in the new out/: every number is this run's) ---
+    rep = run_study(search_file, progress=progress, out_dir=out / SEARCH_OUT)
     trials = pd.read_parquet(rep.files["trials.parquet"])
 
     out.mkdir(parents=True, exist_ok=True)
@@ -486,7 +462,7 @@ def _search_section(rep, trials: pd.DataFrame, sf) -> str:
              f"{rep.finished_now} trials in {rep.elapsed_s:.1f} s: {rep.simulated} simulated, "
              f"{rep.pruned_by_estimate} ruled out by the analytic bound, {rep.cache_hits} "
              f"from the cache, {rep.invalid} invalid. Output (trials table, Optuna's "
-             f"figures, the best SystemSpec): `out/{Path(rep.out_dir).name}/`.", ""]
+             f"figures, the best SystemSpec): `out/{SEARCH_OUT}/`.", ""]
     done = trials[trials.source.isin(["simulated", "cache"])].copy()
     if len(done):
         cols = [c for c in ("number", "workload.actors", "workload.cores", "gpu.count",

@@ -170,10 +170,9 @@ def _one(s: FpgaPlatform, workload: str, trace, joint: list, bar, parts: tuple[s
             "bottleneck": r.bottleneck}
 
 
-def run(study_dir: Path, progress: bool = True) -> Report:
+def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
     params = load_params(study_dir, Params)
     p, s = params.pearl_tables, params.fpga_platform
-    out = study_dir / "out"
     dqn = load_trace(study_dir / s.traces["dqn"])
     n_pairs = len(_devices(study_dir / p.latency_csv)) ** 2
     n_fpga = (len(s.replays) * len(s.learners) + 1 + 2 * s.bands) * len(s.traces)

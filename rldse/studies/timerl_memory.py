@@ -92,10 +92,9 @@ def _spec(p: Params) -> SystemSpec:
                        "placement": {"act": "gpu", "learn": "gpu"}}, where="timerl_memory")
 
 
-def run(study_dir: Path, progress: bool = True) -> Report:
+def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
     p = load_params(study_dir, Params)
     rf = p.reinforce
-    out = study_dir / "out"
     trace = load_trace(study_dir / p.trace)
     spec = _spec(p)
     m = Machine(trace, spec)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,22 @@ def test_engine_reference_with_bands_is_refused(capsys):
     line = _one_line_error(["simulate", TRACE, "--system", SPEC, *SMALL, "--engine",
                             "reference", "--bands", "2"], capsys)
     assert "--engine reference" in line and "--bands" in line
+
+
+@pytest.mark.parametrize("code, cause", [(errno.ENOSPC, "the disk is full"),
+                                         (errno.EROFS, "the file system is read-only")])
+def test_a_timeline_that_cannot_be_written_is_one_line_and_leaves_the_old_file(
+        tmp_path, capsys, monkeypatch, code, cause):
+    import os
+
+    timeline = tmp_path / "t.json"
+    timeline.write_text("an earlier run's")
+
+    def replace(src, dst):
+        raise OSError(code, os.strerror(code))
+    monkeypatch.setattr(os, "replace", replace)
+    line = _one_line_error(["simulate", TRACE, "--system", SPEC, *SMALL, "--timeline",
+                            str(timeline)], capsys)
+    assert line == f"rldse: error: {timeline}: cannot write: {cause}"
+    assert timeline.read_text() == "an earlier run's"
+    assert [p.name for p in tmp_path.iterdir()] == ["t.json"]  # no temporary left

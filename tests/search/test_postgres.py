@@ -13,6 +13,7 @@ import glob
 import os
 import pwd
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -175,11 +176,14 @@ if mode == "slow-creator":  # widen the gap between creating a study and stampin
         time.sleep(1.0)
         stamp(self, key, value)
     optuna.Study.set_user_attr = slow_stamp
-if mode in ("slow-trials", "killed-in-trial"):
+if mode in ("slow-trials", "killed-in-trial", "paused-in-trial"):
     fast = stand_in.program
     def slow(machine):
         if mode == "killed-in-trial" and len(list(Path({barrier!r}).glob("go"))):
             os.kill(os.getpid(), signal.SIGKILL)
+        if mode == "paused-in-trial" and not (barrier / "in-trial").exists():
+            (barrier / "in-trial").touch()  # the test SIGSTOPs this process now
+            time.sleep(1.0)
         time.sleep(0.3)
         return fast(machine)
     stand_in.program = slow
@@ -196,11 +200,14 @@ print(report.finished_now)
 """
 
 
-def _joiners(n, mode, path, url, barrier, trials=None):
+def _joiners(n, mode, path, url, barrier, trials=None, ready=None):
+    """n workers that start their search once ``ready`` (default n) files 0, 1, ... are in
+    ``barrier`` (each touches its own: the test may touch the rest)."""
     barrier.mkdir(exist_ok=True)
     return [subprocess.Popen(
         [sys.executable, "-c", JOINER.format(root=str(ROOT), path=str(path), url=url,
-                                             barrier=str(barrier), k=k, n=n, mode=mode,
+                                             barrier=str(barrier), k=k, n=ready or n,
+                                             mode=mode,
                                              trials=trials)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for k in range(n)]
 
@@ -247,6 +254,41 @@ def test_trials_of_killed_workers_are_failed_run_again_and_the_budget_met(
         (retry,) = [t for t in trials if t.system_attrs.get("failed_trial") == number]
         assert retry.state in (TrialState.COMPLETE, TrialState.PRUNED)
     assert sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in trials) >= 8
+    assert not [t for t in trials if t.state == TrialState.RUNNING]
+
+
+@pytest.mark.slow  # two workers' start-up and the grace period: tens of seconds here
+def test_a_worker_paused_past_the_grace_period_moves_on_when_resumed(
+        write_study, postgres_url, tmp_path):
+    url = _database(postgres_url, "paused")
+    path = write_study(trials=6, sampler="random", estimate={"prune": False})
+    barrier, later = tmp_path / "barrier", tmp_path / "later"
+    (paused,) = _joiners(1, "paused-in-trial", path, url, barrier)
+    (other,) = _joiners(1, "slow-trials", path, url, later, ready=2)  # starts when told
+    deadline = time.monotonic() + 120
+    while not (barrier / "in-trial").exists():  # its first trial, number 0, is under way
+        assert paused.poll() is None and time.monotonic() < deadline, paused.stderr.read()
+        time.sleep(0.01)
+    os.kill(paused.pid, signal.SIGSTOP)
+    try:  # another worker fails trial 0 once its heartbeat is past the grace period
+        (later / "1").touch()
+        while optuna.load_study(study_name="study", storage=url).trials[0].state != \
+                TrialState.FAIL:
+            assert other.poll() is None and time.monotonic() < deadline, other.stderr.read()
+            time.sleep(0.2)
+    finally:
+        os.kill(paused.pid, signal.SIGCONT)
+    out, err = paused.communicate(timeout=120)
+    assert paused.returncode == 0 and "Traceback" not in err, err
+    assert "trial 0 was failed and re-queued by another worker while this one was " \
+           "paused; moving on" in err
+    out, err = other.communicate(timeout=120)
+    assert other.returncode == 0, err
+    trials = optuna.load_study(study_name="study", storage=url).trials
+    assert trials[0].state == TrialState.FAIL
+    (retry,) = [t for t in trials if t.system_attrs.get("failed_trial") == 0]
+    assert retry.state in (TrialState.COMPLETE, TrialState.PRUNED)
+    assert sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED) for t in trials) >= 6
     assert not [t for t in trials if t.state == TrialState.RUNNING]
 
 

@@ -85,18 +85,47 @@ def test_small_runs_are_their_own_estimate(dqn):
 
 def test_the_longer_pilot_grows_until_its_slope_is_measurable(monkeypatch):
     """Pilots of 0.1 s are mostly fixed set-up: the longer one is regrown until it takes
-    SLOPE_WALL_S more than the short one, so the per-step cost is not the host's noise."""
+    SLOPE_CPU_S more CPU time than the short one, so the per-step cost is not the host's
+    noise."""
     import rldse.sim.budget as budget
 
     def fake_run(trace, system, steps, knob, workers, memory):
-        return _Pilot(steps, workers, 0.1 + 1e-6 * steps, steps // 100, None)
+        cpu_s = 0.1 + 1e-6 * steps
+        return _Pilot(steps, workers, 2 * cpu_s, steps // 100, None, cpu_s)
 
     monkeypatch.setattr(budget, "_run", fake_run)
     timed = [fake_run(None, None, 2_000, None, 1, False), fake_run(None, None, 32_000, None, 1,
                                                                    False)]
     grown = budget._resolved_slope(None, None, timed, 10**10, None, 1)
-    assert grown[1].wall_s - grown[0].wall_s >= budget.SLOPE_WALL_S
-    assert grown[1].steps == 32_000 * budget.SLOPE_GROWTH ** 2  # 0.512 M steps: 0.51 s more
-    assert _fit(grown, "wall_s", 10**10, 1) == pytest.approx(0.1 + 1e-6 * 10**10)
+    assert grown[1].cpu_s - grown[0].cpu_s >= budget.SLOPE_CPU_S
+    assert grown[1].steps == 32_000 * budget.SLOPE_GROWTH  # 0.128 M steps: 0.126 s more
+    assert _fit(grown, "cpu_s", 10**10, 1) == pytest.approx(0.1 + 1e-6 * 10**10)
     # never past the design's own steps
     assert budget._resolved_slope(None, None, timed, 100_000, None, 1)[1].steps == 100_000
+    # a design surely over a limit (its slope less the noise: over 2 x 1e4 s of wall
+    # time) stops growing there; one that may be under it grows as before
+    assert budget._resolved_slope(None, None, timed, 10**10, None, 1, 600.0) == timed
+    assert budget._resolved_slope(None, None, timed, 10**10, None, 1, 1e5) == grown
+
+
+def test_wall_time_is_the_cpu_cost_times_the_hosts_load_during_the_pilots(monkeypatch, dqn):
+    """A host at half speed for this process (wall = 2 x CPU) doubles the wall estimate,
+    not the program's cost; a design over the limits by time alone is refused before the
+    (slower, tracemalloc) memory pilots run."""
+    import rldse.sim.budget as budget
+
+    ran = []
+
+    def fake_run(trace, system, steps, knob, workers, memory):
+        ran.append(memory)
+        cpu_s = 0.1 + 1e-6 * steps
+        return _Pilot(steps, workers, 2 * cpu_s, steps // 100, 1000 if memory else None, cpu_s)
+
+    monkeypatch.setattr(budget, "_run", fake_run)
+    got = estimate(dqn, _system(dqn, env_steps=10**8))
+    assert got.cpu_s == pytest.approx(0.1 + 100.0) and got.wall_s == pytest.approx(2 * got.cpu_s)
+    assert any(ran)
+    ran.clear()
+    with pytest.raises(RldseError, match="over the 10 min limit"):
+        estimate(dqn, _system(dqn, env_steps=10**9), Limits())
+    assert ran and not any(ran)  # no memory pilot

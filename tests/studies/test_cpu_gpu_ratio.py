@@ -13,6 +13,7 @@ import yaml
 
 from rldse.errors import RldseError
 from rldse.search import load_study_file
+from rldse.search.report import StudyReport
 from rldse.sim.bands import uncertain_params
 from rldse.studies import run_study
 from rldse.studies.cpu_gpu_ratio import Host, provisioned
@@ -90,6 +91,11 @@ def test_cpu_gpu_ratio_study_provisioned_sweep_and_claims(tmp_path):
     assert cart.steps_per_joule.loc[32] < cart.steps_per_joule.max()
     assert (out / "ratio.png").stat().st_size > 10_000
     assert len(pd.read_csv(out / "search" / "trials.csv")) == 4
+    # built beside out/ and swapped in: the search's report names where its files are now
+    summary = StudyReport.model_validate_json((out / "search" / "summary.json").read_text())
+    assert summary.out_dir == str(out / "search")
+    assert all(Path(f).exists() for f in summary.files.values())
+    assert not list(out.parent.glob(".out.*"))
 
 
 def test_cpu_gpu_ratio_study_refuses_more_cores_than_the_dgx1_host(tmp_path):
@@ -129,30 +135,3 @@ def test_out_linked_outside_the_study_is_refused_and_left_alone(tmp_path):
     with pytest.raises(RldseError, match="outside the study folder"):
         run_study("cpu_gpu_ratio", root=root, progress=False)
     assert (elsewhere / "keep.txt").read_text() == "x"
-
-
-def test_the_previous_search_outputs_survive_a_failed_or_killed_search(tmp_path, monkeypatch):
-    from rldse.studies import cpu_gpu_ratio
-
-    study = tmp_path / "s"
-    out = study / "out" / "search"
-    out.mkdir(parents=True)
-    (out / "summary.json").write_text("old")
-
-    def dies(*a, **k):  # the search writes part of its outputs, then fails
-        out.mkdir()
-        (out / "summary.json").write_text("torn")
-        raise KeyboardInterrupt
-    monkeypatch.setattr(cpu_gpu_ratio, "run_study", dies)
-    with pytest.raises(KeyboardInterrupt):
-        cpu_gpu_ratio._fresh_search(study / "search.yaml", out, study, False)
-    assert (out / "summary.json").read_text() == "old"
-    # killed -9 mid-search: the old outputs lie aside; the next run puts them back first
-    out.rename(study / "out" / ".search.previous")
-    out.mkdir()
-    (out / "summary.json").write_text("torn")
-    seen = []
-    monkeypatch.setattr(cpu_gpu_ratio, "run_study", lambda *a, **k: seen.append(
-        (study / "out" / ".search.previous" / "summary.json").read_text()) or "report")
-    assert cpu_gpu_ratio._fresh_search(study / "search.yaml", out, study, False) == "report"
-    assert seen == ["old"] and not (study / "out" / ".search.previous").exists()

@@ -186,6 +186,30 @@ def test_cli_export_is_atomic_refuses_overwrite_and_errors_in_one_line(tmp_path,
     capsys.readouterr()
     assert main(["trace", "export", src, "--format", "swiftrl", "-o", str(out),
                  "--force"]) == 2
-    assert "No space left" in capsys.readouterr().err
+    assert capsys.readouterr().err == f"rldse: error: {out}: cannot write: the disk is full\n"
     assert out.read_bytes() == first and sorted(p.name for p in tmp_path.iterdir()) == [
         "FrozenLake_x.txt", "out.txt", "t.parquet"]
+
+
+def test_cli_import_is_bounded_by_its_updates_projected(tmp_path, monkeypatch, capsys):
+    """`trace import --format swiftrl` projects its training as a capture does (rldse.cli.
+    capture.Bounded) over the file's transitions x passes, refused past the limit unless
+    --allow-long; the flag belongs to the swiftrl format only."""
+    from rldse.cli import capture as capture_cli
+    from rldse.cli import main
+
+    path = write_swiftrl(dataset(3000, n_states=500, n_actions=6), tmp_path / "Taxi_small.txt")
+    seen = []
+    real = capture_cli.Bounded
+
+    def bounded(update, steps, allow_long):
+        seen.append((steps, allow_long))
+        return real(update, steps, allow_long)
+    monkeypatch.setattr(capture_cli, "Bounded", bounded)
+    assert main(["trace", "import", str(path), "--format", "swiftrl", "--passes", "2",
+                 "-o", str(tmp_path / "t.parquet")]) == 0
+    assert seen == [(3000 * 2, False)]
+    capsys.readouterr()
+    assert main(["trace", "import", str(path), "--format", "torch-profiler", "--allow-long",
+                 "-o", str(tmp_path / "u.parquet")]) == 2
+    assert "--allow-long does not apply to --format torch-profiler" in capsys.readouterr().err

@@ -34,7 +34,7 @@ from rldse.studies.swiftrl_pim.runs import collect, measure_cpu_baselines
 __all__ = ["measure_cpu_baselines", "run"]
 
 
-def run(study_dir: Path, progress: bool = True) -> Report:
-    """Run the study: every learned and simulated point (out/results.csv, learning.csv),
-    then the report with its figures."""
-    return report.build(collect(study_dir, progress), study_dir / "out")
+def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
+    """Run the study into ``out`` (the study run's new outputs folder): every learned and
+    simulated point (results.csv, learning.csv), then the report with its figures."""
+    return report.build(collect(study_dir, out, progress), out)

@@ -312,10 +312,9 @@ class Runs:
     measured: dict
 
 
-def collect(study_dir: Path, progress: bool = True) -> Runs:
-    """Run every learned and simulated point; write out/results.csv and out/learning.csv."""
+def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
+    """Run every learned and simulated point; write results.csv and learning.csv in out."""
     p = load_params(study_dir, Params)
-    out = study_dir / "out"
     s, lr, ma = p.scaling, p.learning, p.multi_agent
     pim_spec = load_part("pim", s.pim)
     if s.dpus[-1] > pim_spec.dpus or ma.agents > pim_spec.dpus:

@@ -70,13 +70,9 @@ def write_swiftrl(transitions: pd.DataFrame, path: str | Path) -> Path:
         raise RldseError(f"{path}: the SwiftRL format holds integers only, but the reward at "
                          f"transition {row} is {reward[row]!r}")
     out = pd.DataFrame({c: transitions[c].to_numpy().astype(np.int64) for c in COLUMNS})
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return atomic_write(path, lambda tmp: out.to_csv(tmp, sep=" ", header=False,
-                                                         index=False, lineterminator="\n"))
-    except OSError as exc:  # full disk, read-only folder: nothing torn is left behind
-        raise RldseError(f"{path}: cannot write ({exc.strerror or type(exc).__name__})") \
-            from None
+    # a full disk or a read-only folder: one line, nothing torn left (rldse.files)
+    return atomic_write(path, lambda tmp: out.to_csv(tmp, sep=" ", header=False,
+                                                     index=False, lineterminator="\n"))
 
 
 def export_swiftrl(trace: Trace, path: str | Path) -> Path:
