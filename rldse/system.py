@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 from rldse.errors import RldseError, did_you_mean, validation_error
 from rldse.models import PART_KINDS, ROLES, PartRef
 from rldse.models.kinds import Instance, kinds_for
-from rldse.models.registry import load_part
+from rldse.models.presets import load_part
 from rldse.strict import UserModel
 from rldse.yamlfile import read_mapping
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rldse.models.registry import get_preset, list_presets
+from rldse.models.presets import get_preset, list_presets
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS = Path(__file__).resolve().relative_to(ROOT).as_posix()

@@ -8,7 +8,7 @@ from rldse.cli.common import presets_option
 
 
 def cmd_parts(args: argparse.Namespace) -> None:
-    from rldse.models.registry import PRESET_COLUMNS, preset_rows, show_preset, text_table
+    from rldse.models.presets import PRESET_COLUMNS, preset_rows, show_preset, text_table
 
     if args.action == "cost":
         print(part_cost(args.name, args.op, args.shape, args.dtype, as_json=args.json))

@@ -180,7 +180,7 @@ def cmd_validate(args: argparse.Namespace) -> None:
     from rldse.workloads import open_trace as load_trace
 
     if args.gpu:
-        from rldse.models.registry import get_preset
+        from rldse.models.presets import get_preset
 
         get_preset("gpu", args.gpu)  # an unknown preset: one line, before any work
     if args.dataset or args.csv or args.readme or args.checked:

@@ -2,7 +2,7 @@
 
 One module per kind of part, each a pydantic spec plus a cost model whose functions
 take whole numpy columns of operations (``OpColumns``). ``power`` holds the energy
-estimators; ``registry`` the presets in ``presets/*.yaml``, every number with its source.
+estimators; ``presets`` the presets in ``presets/*.yaml``, every number with its source.
 """
 
 # Part kinds: importing a kind's module registers it (``kinds.register``), one line each.
@@ -23,7 +23,7 @@ from rldse.models.link import LinkModel, LinkSpec  # noqa: E402
 from rldse.models.ops import OpColumns  # noqa: E402
 from rldse.models.pim import OpMix, PimModel, PimSpec  # noqa: E402
 from rldse.models.power import EnergyEstimate  # noqa: E402
-from rldse.models.registry import (  # noqa: E402
+from rldse.models.presets import (  # noqa: E402
     cpu_from_host,
     get_preset,
     list_presets,

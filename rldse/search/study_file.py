@@ -317,7 +317,7 @@ def load_study_file(path: str | Path) -> StudyFile:
 
 def _use_presets(study: StudyFile, where: str) -> None:
     """The file's preset directories join the active ones before its parts resolve."""
-    from rldse.models.registry import add_preset_dirs
+    from rldse.models.presets import add_preset_dirs
 
     dirs = [study.file.parent / d for d in study.presets]
     for i, d in enumerate(dirs):

@@ -29,7 +29,7 @@ from rldse.errors import RldseError
 from rldse.files import atomic_write
 from rldse.models.am import SAMPLE_LABELS, AmModel, AmSpec
 from rldse.models.gpu import GpuModel
-from rldse.models.registry import get_preset, load_part, make_model
+from rldse.models.presets import get_preset, load_part, make_model
 from rldse.sim import simulate
 from rldse.sim.bands import UncertainParam, design, percentiles
 from rldse.studies.common import load_params, save_figure

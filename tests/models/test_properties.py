@@ -25,7 +25,7 @@ from rldse.models import (
 )
 from rldse.models.kinds import PART_KINDS
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES
-from rldse.models.registry import _preset_kinds
+from rldse.models.presets import _preset_kinds
 from rldse.models.spec import PartSpec, build
 
 SETTINGS = settings(max_examples=40, deadline=None,

@@ -157,7 +157,7 @@ def test_a_study_file_names_its_preset_directories(write_study):
     numbers is usable in the base and the space, in the run, with no --presets."""
     import yaml
 
-    from rldse.models import registry
+    from rldse.models import presets
     from rldse.search import run_study
     from tests.search.conftest import BASE, SPACE
 
@@ -168,26 +168,26 @@ def test_a_study_file_names_its_preset_directories(write_study):
     (path.parent / "mypresets" / "gpu.yaml").write_text(yaml.safe_dump({
         "kind": "gpu", "presets": {"my-a100": {"base": "a100-40g", "mem_bw_gbs": 2000,
                                                "max_w": 250}}}))
-    previous = registry.use_preset_dirs([])
+    previous = presets.use_preset_dirs([])
     try:
         study = load_study_file(path)
-        assert registry.preset_dirs() == (path.parent / "mypresets",)
-        assert registry.load_part("gpu", "my-a100").mem_bw_gbs == 2000
+        assert presets.preset_dirs() == (path.parent / "mypresets",)
+        assert presets.load_part("gpu", "my-a100").mem_bw_gbs == 2000
         report = run_study(path, progress=False)
         assert report.best and report.finished_now == 3
         assert study.presets == ["mypresets"]
     finally:
-        registry.use_preset_dirs(previous)
+        presets.use_preset_dirs(previous)
 
 
 def test_a_missing_preset_directory_is_one_line(write_study):
-    from rldse.models import registry
+    from rldse.models import presets
 
     path = write_study(presets=["nowhere"])
-    previous = registry.use_preset_dirs([])
+    previous = presets.use_preset_dirs([])
     try:
         with pytest.raises(RldseError, match=r"study\.yaml: presets\[0\]: nowhere: no such "
                                              r"directory"):
             load_study_file(path)
     finally:
-        registry.use_preset_dirs(previous)
+        presets.use_preset_dirs(previous)
