@@ -81,7 +81,7 @@ def test_unset_actors_are_the_traces(capsys):
     (PPO, "workload.tasklets=16", "workload.tasklets: not a knob of actor_learner traces"),
     (PPO, "workload.learn_every=4", "workload.learn_every: not a knob of actor_learner traces"),
     (TAXI, "workload.actors=64", "workload.actors: not a knob of tabular traces"),
-    (PPO, "placement.replay=am", "placement.replay:"),
+    (PPO, "placement.replay=tcam", "placement.replay:"),
     (DQN, "placement.q_update=pim", "placement.q_update:"),
     (DQN, "placement.replay=tpu", "placement.replay: unknown part kind 'tpu'"),
 ])
@@ -121,7 +121,7 @@ def test_a_set_flag_is_blamed_not_the_file(tmp_path):
     spec = tmp_path / "s.yaml"
     spec.write_text("cpu: {preset: host}\n")
     with pytest.raises(RldseError) as info:
-        load_spec(spec, {"placment.replay": "am"})
+        load_spec(spec, {"placment.replay": "tcam"})
     assert str(info.value).startswith("--set placment.replay: placment: unknown field; "
                                       "did you mean 'placement'?")
     with pytest.raises(RldseError, match=r"^--set gpu: expected a mapping of fields \(got 3\)$"):

@@ -6,11 +6,11 @@ import pytest
 
 from rldse.errors import RldseError
 from rldse.models import (
-    AmModel,
     CpuModel,
     GpuModel,
     LinkModel,
     PimModel,
+    TcamModel,
     get_preset,
     list_presets,
     load_part,
@@ -27,7 +27,7 @@ REQUIRED = {
     "gpu": {"v100-sxm2", "a100-40g", "a100-80g", "rtx-3090", "rtx-a6000", "h100-sxm",
             "h100-pcie"},
     "pim": {"upmem-p21", "upmem-e19"},
-    "am": {"fefet-tcam-64", "fefet-tcam-128", "fefet-tcam-256", "camasim-fefet-64",
+    "tcam": {"fefet-tcam-64", "fefet-tcam-128", "fefet-tcam-256", "camasim-fefet-64",
            "camasim-fefet-128", "rram-tcam-64", "sram-tcam-64"},
     "link": {"pcie3-x16", "pcie4-x16", "pcie5-x16", "nvlink-a100", "nvlink-h100",
              "ddr4-2400-channel", "ddr4-3200-channel", "upmem-rank"},
@@ -45,7 +45,7 @@ def test_list_has_every_required_preset_once():
     assert df["name"].is_unique
     for kind, names in REQUIRED.items():
         assert names <= set(df.loc[df["kind"] == kind, "name"])
-    priced = df[df["kind"].isin(["cpu", "gpu", "pim", "am"]) & (df["name"] != "host")]
+    priced = df[df["kind"].isin(["cpu", "gpu", "pim", "tcam"]) & (df["name"] != "host")]
     assert (priced["price_usd"] > 0).all()
 
 
@@ -139,7 +139,7 @@ def test_make_model_builds_each_kind(host_fp):
     assert isinstance(make_model(load_part("cpu", "epyc-7402p"), host=host_fp), CpuModel)
     assert isinstance(make_model(load_part("gpu", "rtx-3090")), GpuModel)
     assert isinstance(make_model(load_part("pim", "upmem-e19")), PimModel)
-    assert isinstance(make_model(load_part("am", "sram-tcam-64")), AmModel)
+    assert isinstance(make_model(load_part("tcam", "sram-tcam-64")), TcamModel)
     assert isinstance(make_model(load_part("link", "ddr4-3200-channel")), LinkModel)
 
 

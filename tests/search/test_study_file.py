@@ -46,8 +46,8 @@ BAD = [
     ({"space": {"gpu.count": {"int": [1, 100]}}}, "study.yaml: space.gpu.count: "),
     ({"space": {"gpu.preset": {"choices": ["a100-40g", "b200"]}}},
      "study.yaml: space.gpu.preset: unknown gpu preset 'b200'"),
-    ({"space": {"am.arrays": {"int": [64, 128], "when": {"placement.replya": "am"}}}},
-     "study.yaml: space.am.arrays.when: 'placement.replya'"),
+    ({"space": {"tcam.arrays": {"int": [64, 128], "when": {"placement.replya": "tcam"}}}},
+     "study.yaml: space.tcam.arrays.when: 'placement.replya'"),
     ({"objectives": [{"maximize": "steps_per_joul"}]},
      "study.yaml: objectives[0].maximize: unknown metric 'steps_per_joul'; did you mean "
      "'steps_per_joule'"),
@@ -86,12 +86,12 @@ def test_bad_file_fails_in_one_line_naming_the_key(write_study, change, message)
 
 def test_conditional_path_is_checked_with_its_condition_holding(write_study):
     path = write_study(base={"cpu": {"preset": "epyc-7742"},
-                             "am": {"preset": "fefet-tcam-64", "arrays": 16}},
-                       space={"placement.replay": {"choices": ["cpu", "am"]},
-                              "am.arrays": {"int": [64, 1024], "log": True,
-                                            "when": {"placement.replay": "am"}}})
+                             "tcam": {"preset": "fefet-tcam-64", "arrays": 16}},
+                       space={"placement.replay": {"choices": ["cpu", "tcam"]},
+                              "tcam.arrays": {"int": [64, 1024], "log": True,
+                                            "when": {"placement.replay": "tcam"}}})
     dims = load_study_file(path).search_space.dims
-    assert dims[1].when == (("placement.replay", ("am",)),)
+    assert dims[1].when == (("placement.replay", ("tcam",)),)
 
 
 def test_a_cross_field_problem_of_some_points_is_left_to_the_trials(write_study):
