@@ -33,6 +33,16 @@ def _new(name: Any, table: dict[str, str], where: str) -> Any:
     return name
 
 
+def metric(name: str, where: str) -> str:
+    """A metric that names an old check (``checks.am_capacity``, ``am_capacity_ok``) as the
+    new check's."""
+    for old, new in CHECKS.items():
+        if name in (f"checks.{old}", f"{old}_ok"):
+            _note(name, f"checks.{new}", where)
+            return f"checks.{new}"
+    return name
+
+
 def path(dotted: str, where: str) -> str:
     """A dotted spec path (``am.arrays``) with an old kind name in front renamed."""
     head, dot, rest = dotted.partition(".")

@@ -54,3 +54,11 @@ def test_study_file_paths_choices_conditions_and_checks(capsys):
     assert raw["space"]["placement.replay"]["choices"] == ["cpu", "am"]  # input untouched
     err = capsys.readouterr().err
     assert err.count("\n") >= 4 and "study.yaml: skip_checks: 'am_capacity'" in err
+
+
+def test_constraint_naming_an_old_check(capsys):
+    from rldse.search.metrics import metric_name
+
+    assert metric_name("checks.am_capacity", "c") == "checks.tcam_capacity"
+    assert metric_name("am_capacity_ok", "c") == "checks.tcam_capacity"
+    assert "'am_capacity_ok' is deprecated" in capsys.readouterr().err
