@@ -3,11 +3,18 @@ tmp) runs, lists and joins --all with no list to edit; broken folders fail in on
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
+import pandas as pd
 import pytest
+import yaml
 
 from rldse.cli import main
 from rldse.errors import RldseError
 from rldse.studies.discovery import find_studies, find_study, study_names
+
+ROOT = Path(__file__).resolve().parents[2]
 
 TOY_MODULE = '''
 from rldse.studies.common import load_params
@@ -81,3 +88,24 @@ def test_shipped_studies_are_found():
     names = [s.name for s in find_studies("studies")]
     assert {"pearl_mapping", "swiftrl_pim", "amper_replay", "cpu_gpu_ratio",
             "timerl_memory"} <= set(names)
+
+
+def _block(text: str, lang: str) -> str:
+    return re.search(rf"^```{lang}\n(.*?)^```", text, re.S | re.M).group(1)
+
+
+def test_the_docs_example_study_runs_as_written(tmp_path, monkeypatch):
+    """docs/extending-studies.md's study.yaml and module, unedited, in a tmp folder."""
+    doc = (ROOT / "docs" / "extending-studies.md").read_text(encoding="utf-8")
+    study_yaml, module = _block(doc, "yaml"), _block(doc, "python")
+    package, name = yaml.safe_load(study_yaml)["module"].rsplit(".", 1)
+    mods = tmp_path / "mods" / package
+    mods.mkdir(parents=True)
+    (mods / "__init__.py").write_text("")
+    (mods / f"{name}.py").write_text(module)
+    monkeypatch.syspath_prepend(str(tmp_path / "mods"))
+    (tmp_path / "studies" / name).mkdir(parents=True)
+    (tmp_path / "studies" / name / "study.yaml").write_text(study_yaml)
+    assert main(["study", "run", name, "--root", str(tmp_path / "studies")]) == 0
+    claims = pd.read_csv(tmp_path / "studies" / name / "out" / "claims.csv")
+    assert list(claims.verdict) == ["reproduced"] and list(claims.kind) == ["consistency"]
