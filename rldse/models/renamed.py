@@ -33,6 +33,11 @@ def _new(name: Any, table: dict[str, str], where: str) -> Any:
     return name
 
 
+def kind(name: Any, where: str) -> Any:
+    """A part-kind name (a preset file's ``kind:``) with an old name renamed."""
+    return _new(name, KINDS, where)
+
+
 def metric(name: str, where: str) -> str:
     """A metric that names an old check (``checks.am_capacity``, ``am_capacity_ok``) as the
     new check's."""

@@ -62,3 +62,16 @@ def test_constraint_naming_an_old_check(capsys):
     assert metric_name("checks.am_capacity", "c") == "checks.tcam_capacity"
     assert metric_name("am_capacity_ok", "c") == "checks.tcam_capacity"
     assert "'am_capacity_ok' is deprecated" in capsys.readouterr().err
+
+
+def test_user_preset_file_of_the_old_kind(tmp_path, capsys):
+    from rldse.models import presets
+
+    (tmp_path / "mine.yaml").write_text(
+        "kind: am\npresets:\n  my-tcam:\n    base: fefet-tcam-64\n    arrays: 8\n")
+    previous = presets.use_preset_dirs([tmp_path])
+    try:
+        assert presets.load_part("tcam", "my-tcam").arrays == 8
+    finally:
+        presets.use_preset_dirs(previous)
+    assert "mine.yaml: kind: 'am' is deprecated" in capsys.readouterr().err
