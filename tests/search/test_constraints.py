@@ -96,7 +96,7 @@ def test_a_check_named_in_the_file_is_not_added_twice_and_one_can_be_skipped():
 
 
 @pytest.mark.parametrize(("skip", "message"), [
-    (["am_capacty"], r"^s\[0\]: unknown check 'am_capacty'; did you mean 'tcam_capacity'\?"),
+    (["tcam_capacty"], r"^s\[0\]: unknown check 'tcam_capacty'; did you mean 'tcam_capacity'\?"),
     (["gpu_memory", "gpu_memory"], "^s: a check appears twice"),
     (["gpu_memory"], "^s: 'gpu_memory' is skipped and also named in constraints"),
 ])
