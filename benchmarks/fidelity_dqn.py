@@ -48,7 +48,7 @@ from crossconfig import best_captures as capture_configs
 from crossconfig import predict as replay_with
 
 from rldse.models.cpu import roofline_seconds, work_seconds
-from rldse.models.registry import cpu_from_host
+from rldse.models.presets import cpu_from_host
 from rldse.threads import single_blas_thread
 from rldse.trace import Trace
 from rldse.workloads.offpolicy.dqn import DQNAgent, DQNConfig, learn_work

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from rldse.calibrate.preset_file import preset_document, write_preset_file
-from rldse.models import registry
+from rldse.models import presets
 from rldse.models.spec import Param
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,10 +39,10 @@ STUDY_GPUS = ("a100-40g", "v100-sxm2", "rtx-a6000")
 
 def measured_variants(out: Path, dispatch_s: float | None) -> dict[str, str]:
     """Write NAME-h200c presets to ``out``; returns {packaged name: variant name}."""
-    measured = registry.get_preset("gpu", MEASURED).params
+    measured = presets.get_preset("gpu", MEASURED).params
     names = {}
     for name in STUDY_GPUS:
-        params = dict(registry.get_preset("gpu", name).params)
+        params = dict(presets.get_preset("gpu", name).params)
         for field in CONSTANTS:
             params[field] = measured[field]
         if dispatch_s is not None:
@@ -56,10 +56,10 @@ def measured_variants(out: Path, dispatch_s: float | None) -> dict[str, str]:
     return names
 
 
-def run_studies(root: Path, presets: Path | None) -> pd.DataFrame:
+def run_studies(root: Path, preset_dir: Path | None) -> pd.DataFrame:
     cmd = [sys.executable, "-m", "rldse.cli", "study", "run", "--all", "--root", str(root)]
-    if presets is not None:
-        cmd += ["--presets", str(presets)]
+    if preset_dir is not None:
+        cmd += ["--presets", str(preset_dir)]
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     frames = []
     for claims in sorted(root.glob("*/out/claims.csv")):

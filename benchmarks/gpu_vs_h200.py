@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rldse.models import registry
+from rldse.models import presets
 from rldse.sim import simulate
 from rldse.sim.validate import host_spec_for, validate
 from rldse.system import parse_spec
@@ -61,7 +61,7 @@ def sumtree_rows(preset: str) -> None:
     meas = pd.read_csv(RESULTS / "sumtree.csv")
     print(f"\nsum-tree sample on {preset}: model (host, device) against measured (call, device), us")
     for impl in ("eager", "fused"):
-        model = registry.make_model(registry.load_part("gpu", preset, sumtree=impl))
+        model = presets.make_model(presets.load_part("gpu", preset, sumtree=impl))
         for r in meas.itertuples(index=False):
             t = model.sumtree_time(r.batch, r.capacity)
             call, dev = (getattr(r, f"{impl}_sample_call_ms") * 1e3,
@@ -76,7 +76,7 @@ def tempo_rows(preset: str) -> None:
     times against cuBLAS, PyTorch eager and XLA as measured."""
     torch_m = json.loads((RESULTS / "tempo.json").read_text())
     jax_m = json.loads((RESULTS / "tempo_jax.json").read_text())
-    model = registry.make_model(registry.load_part("gpu", preset))
+    model = presets.make_model(presets.load_part("gpu", preset))
     flops, nbytes = torch_m["flops"], torch_m["min_bytes"]
     gemm = model.kernel_times(1, flops, nbytes).device_s
     fused = model.kernel_times(1, 0, jax_m["broadcast_reduce"]["xla_bytes"]).device_s
@@ -155,7 +155,7 @@ def framework_ratios() -> pd.DataFrame:
     """Per CPU/GPU capture pair and phase: the GPU capture's host time per op over the CPU
     capture's framework share (its time less its flops at the capture host's core rate,
     GpuModel.moved_host_s), what the presets' framework_host_ratio is the mean of."""
-    from rldse.models.registry import cpu_from_host
+    from rldse.models.presets import cpu_from_host
 
     rows = []
     for loop, (cpu_name, gpu_name) in MOVED.items():

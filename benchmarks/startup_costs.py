@@ -91,17 +91,17 @@ def cli_costs(runs: int) -> None:
 
 def in_process_costs() -> None:
     from rldse import trace as trace_mod
-    from rldse.models import registry
+    from rldse.models import presets
 
     t = trace_mod.load_trace(TRACE)
     print(f"trace digest, {len(t.ops):,} ops: {best_ms(lambda: trace_mod._digest(t)):.1f} ms")
 
-    def presets():
-        registry._read_kind.cache_clear()
-        for path in sorted((Path(registry.__file__).parent / "presets").glob("*.yaml")):
-            registry._read_kind(path.stem)
+    def read_presets():
+        presets._read_kind.cache_clear()
+        for path in sorted((Path(presets.__file__).parent / "presets").glob("*.yaml")):
+            presets._read_kind(path.stem)
 
-    print(f"every preset file read and validated: {best_ms(presets):.1f} ms")
+    print(f"every preset file read and validated: {best_ms(read_presets):.1f} ms")
 
     from rldse.sim import simulate
     from rldse.system import load_spec

@@ -3,8 +3,8 @@
     cpu: {preset: xeon-silver-4215, sockets: 2}      # preset + overrides of its fields
     gpu: {preset: v100-sxm2, count: 8}
     pim: {preset: upmem-p21, dimms: 16}
-    am:  {preset: fefet-tcam-64, arrays: 256}
-    placement: {act: cpu, learn: gpu, replay: am, q_update: pim}
+    tcam: {preset: fefet-tcam-64, arrays: 256}
+    placement: {act: cpu, learn: gpu, replay: tcam, q_update: pim}
     workload: {actors: 16, batch_size: 64, learner: sync}
 
 The part sections and the placement roles come from the part-kind registry
@@ -33,9 +33,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from rldse.errors import RldseError, did_you_mean, validation_error
-from rldse.models import PART_KINDS, ROLES, CpuSpec, PartRef, cpu_from_host
+from rldse.models import PART_KINDS, ROLES, CpuSpec, PartRef, cpu_from_host, renamed
 from rldse.models.kinds import Instance, kinds_for
-from rldse.models.registry import load_part
+from rldse.models.presets import load_part
 from rldse.strict import UserModel
 from rldse.workloads import Info, Workload, workload_of
 from rldse.yamlfile import read_mapping
@@ -118,7 +118,7 @@ def set_path(raw: dict[str, Any], dotted: str, value: Any) -> None:
 def parse_spec(raw: dict[str, Any], where: str = "system") -> Any:
     """Validate a raw mapping into a SystemSpec; errors name the field's path."""
     try:
-        return SystemSpec.model_validate(raw)
+        return SystemSpec.model_validate(renamed.spec(raw, where))
     except ValidationError as exc:
         raise validation_error(exc, where, _fields_at(exc)) from None
 
@@ -137,8 +137,8 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
     """Read a SystemSpec YAML file, apply `--set` overrides, validate. A problem in the file
     names the file; one in a `--set` value names the flag."""
     path = Path(path)
-    raw = read_mapping(path, "sections " + ", ".join(
-        [k.name for k in PART_KINDS.values() if k.in_system] + ["placement", "workload"]))
+    raw = renamed.spec(read_mapping(path, "sections " + ", ".join(
+        [k.name for k in PART_KINDS.values() if k.in_system] + ["placement", "workload"])), str(path))
     try:
         alone = parse_spec(_files_beside(copy.deepcopy(raw) if sets else raw, path), where="")
     except RldseError as exc:
@@ -146,7 +146,7 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
     if not sets:
         return alone
     for dotted, value in sets.items():
-        set_path(raw, dotted, value)
+        set_path(raw, renamed.path(dotted, f"--set {dotted}"), value)
     try:
         return parse_spec(_files_beside(raw, path), where="")
     except RldseError as exc:

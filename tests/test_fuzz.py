@@ -29,7 +29,7 @@ NAMES = sorted({"name", "placement", "workload", "price_usd_per_hour", "preset",
                 *ROLES, *(k.name for k in PART_KINDS.values())})
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
-    st.sampled_from(["cpu", "gpu", "am", "host", "v100-sxm2", "sync", "async", "1e10", "",
+    st.sampled_from(["cpu", "gpu", "tcam", "am", "host", "v100-sxm2", "sync", "async", "1e10", "",
                      "steps_per_joule", "avg_power_w <= 1500", "../x", "/proc/x"]),
     st.text(max_size=12))
 KEYS = st.one_of(st.sampled_from(NAMES), st.text(max_size=10))

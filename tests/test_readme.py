@@ -1,7 +1,8 @@
-"""Every command the README shows is run by a test: here, as written or at a reduced size
-(REDUCED), or by the test file ELSEWHERE names (long runs, servers, other machines). A
-README command in neither list fails, so the README cannot show a command nobody runs;
-where the README shows a command's output (`$ ` lines), that output is checked too."""
+"""Every command the README and the pages of docs/ show is run by a test: here, as written
+or at a reduced size (REDUCED), or by the test file ELSEWHERE names (long runs, servers,
+other machines). A command in neither list fails, so no page can show a command nobody
+runs; where a page shows a command's output (`$ ` lines), that output is checked too.
+Pages run in order, README first (later commands read what earlier ones wrote)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,10 @@ from rldse.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+#: the pages whose commands run: the README, then every page of docs/ by name
+PAGES = [README, *sorted((ROOT / "docs").glob("*.md"))]
 
-#: README command → the command run here: the same at a size the suite can afford
+#: page command → the command run here: the same at a size the suite can afford
 REDUCED = {
     "rldse capture dqn --env CartPole-v1 --steps 20000 --replay per -o dqn.parquet":
         "rldse capture dqn --env CartPole-v1 --steps 600 --replay per -o dqn.parquet",
@@ -26,7 +29,7 @@ REDUCED = {
     "rldse capture actor_learner --env CartPole-v1 --actors 2 -o al.parquet":
         "rldse capture actor_learner --env CartPole-v1 --actors 2 --steps 1024 -o al.parquet",
 }
-#: README command (its start) → the test file that runs it, and why not here
+#: page command (its start) → the test file that runs it, and why not here
 ELSEWHERE = {
     "bash scripts/main.sh": ("tests/studies/test_cpu_gpu_ratio.py", "the main job: minutes"),
     "bash scripts/test.sh": ("tests", "the suite itself"),
@@ -42,16 +45,18 @@ ELSEWHERE = {
     "rldse search": ("tests/cli/test_search.py", "an Optuna study: minutes"),
     "rldse dashboard": ("tests/cli/test_dashboard.py", "a web server"),
     "rldse study run": ("tests/cli/test_study.py", "a whole study: minutes"),
+    "python -m rldse.studies.claims": ("tests/studies/test_claims.py",
+                                       "needs every study's out/claims.csv"),
 }
-#: README commands shown failing on purpose: their exit code
+#: commands shown failing on purpose: their exit code
 REFUSED = ("--target-return 400", "workload.learner=async", "workload.env_steps=1e10")
 
 
-def readme_commands() -> list[tuple[str, list[str]]]:
-    """(command, output lines the README shows for it) from the bash blocks and the `$ `
+def page_commands(page: Path) -> list[tuple[str, list[str]]]:
+    """(command, output lines the page shows for it) from the bash blocks and the `$ `
     lines of plain blocks (a `...` line there elides output); optional `[...]` parts of a
     command are left out."""
-    text = README.read_text(encoding="utf-8")
+    text = page.read_text(encoding="utf-8")
     found: list[tuple[str, list[str]]] = []
     for lang, body in re.findall(r"^```(\w*)\n(.*?)^```", text, re.S | re.M):
         if lang not in ("bash", ""):
@@ -64,43 +69,50 @@ def readme_commands() -> list[tuple[str, list[str]]]:
                 continue
             command = re.sub(r"\s+#.*$", "", line.removeprefix("$ ")).strip()
             command = " ".join(re.sub(r"\s*\[[^\]]*\]", "", command).split())
-            if not command.startswith(("rldse ", "bash ")):
+            if not command.startswith(("rldse ", "bash ", "python -m rldse")):
                 continue
             shown = []
             found.append((command, shown))
     return found
 
 
-COMMANDS = readme_commands()
+def _name(page: Path) -> str:
+    return str(page.relative_to(ROOT))
+
+
+#: (page, command, shown output) of every page, in page order
+COMMANDS = [(_name(p), c, shown) for p in PAGES for c, shown in page_commands(p)]
 
 
 def _elsewhere(command: str) -> tuple[str, str] | None:
     return next((v for k, v in ELSEWHERE.items() if command.startswith(k)), None)
 
 
-def test_readme_shows_commands_and_every_exception_is_still_in_it():
-    commands = [c for c, _ in COMMANDS]
+def test_pages_show_commands_and_every_exception_is_still_in_them():
+    commands = [c for _, c, _ in COMMANDS]
     assert len(commands) > 30
+    assert {_name(p) for p in PAGES} >= {"README.md", "docs/cli.md", "docs/validation.md"}
     for key in [*REDUCED, *ELSEWHERE]:
-        assert any(c.startswith(key) for c in commands), f"README no longer shows {key!r}"
+        assert any(c.startswith(key) for c in commands), f"no page shows {key!r} any more"
     for path, _ in ELSEWHERE.values():
         assert (ROOT / path).exists(), path
 
 
 @pytest.fixture(scope="module")
 def workdir(tmp_path_factory):
-    """A scratch folder with the shipped traces and examples beside it, so the README's
-    relative paths resolve and its outputs land here, not in the repository."""
+    """A scratch folder with the shipped traces, examples and studies beside it, so the
+    pages' relative paths resolve and their outputs land here, not in the repository
+    (commands that would write into studies/ run ELSEWHERE)."""
     work = tmp_path_factory.mktemp("readme")
-    for name in ("traces", "examples"):
+    for name in ("traces", "examples", "studies"):
         (work / name).symlink_to(ROOT / name)
     return work
 
 
-@pytest.mark.parametrize("command, shown", [c for c in COMMANDS if not _elsewhere(c[0])],
-                         ids=lambda v: v if isinstance(v, str) else "")
-def test_readme_command_runs(workdir, capsys, command, shown):
-    """In README order (later commands read what earlier ones wrote)."""
+@pytest.mark.parametrize("page, command, shown", [c for c in COMMANDS if not _elsewhere(c[1])],
+                         ids=[f"{p}: {c}" for p, c, _ in COMMANDS if not _elsewhere(c)])
+def test_page_command_runs(workdir, capsys, page, command, shown):
+    """In page order (later commands read what earlier ones wrote)."""
     argv = shlex.split(REDUCED.get(command, command))
     assert argv[0] == "rldse"
     old = Path.cwd()
@@ -116,4 +128,30 @@ def test_readme_command_runs(workdir, capsys, command, shown):
     assert code == expected, out.err
     text = out.out + out.err
     for line in shown:
-        assert line in text, f"README shows {line!r}; the command printed:\n{text}"
+        assert line in text, f"{page} shows {line!r}; the command printed:\n{text}"
+
+
+#: pages the README links to that other branches write (drop a name once its page exists)
+WRITTEN_ELSEWHERE = {"docs/extending-parts.md", "docs/extending-families.md"}
+
+
+def test_relative_links_resolve():
+    for page in PAGES:
+        for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text("utf-8")):
+            path = (page.parent / target).resolve()
+            if str(path.relative_to(ROOT)) not in WRITTEN_ELSEWHERE:
+                assert path.exists(), f"{_name(page)} links to {target}, which does not exist"
+
+
+def test_readme_summary_counts_the_claims_table():
+    """The README's one-line tally of the seed papers' claims is the table's, not retyped
+    by hand after a study changes."""
+    table = (ROOT / "docs" / "validation.md").read_text("utf-8")
+    rows = [r.split("|") for r in table.splitlines() if r.startswith("| ") and r.count("|") == 8]
+    verdicts = [r[7].strip() for r in rows if r[3].strip() == "reproduction"]
+    said = " ".join(README.read_text("utf-8").split())
+    expected = (f"of {len(verdicts)} reproduction claims, {verdicts.count('reproduced')} "
+                f"reproduced, {verdicts.count('consistent within uncertainty')} consistent "
+                f"within uncertainty, {verdicts.count('not reproduced')} not reproduced and "
+                f"{verdicts.count('not comparable')} not comparable")
+    assert len(verdicts) > 20 and expected in said

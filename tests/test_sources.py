@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from rldse.models.registry import get_preset, list_presets
+from rldse.models.presets import get_preset, list_presets
 
 ROOT = Path(__file__).resolve().parents[1]
 THIS = Path(__file__).resolve().relative_to(ROOT).as_posix()
-#: What the check walks: the package, studies, examples, benchmarks and the top READMEs.
-SCOPE = ("rldse", "studies", "examples", "benchmarks", "traces/README.md", "README.md")
+#: What the check walks: the package, studies, examples, benchmarks, docs and the top READMEs.
+SCOPE = ("rldse", "studies", "examples", "benchmarks", "docs", "traces/README.md", "README.md")
 #: Documents outside the repository that a file must not cite in place of a source.
 EXTERNAL = re.compile(r"REFERENCE\.md|DESIGN\.md")
 BINARY_SUFFIXES = {".parquet", ".png", ".jpg", ".jpeg", ".gif", ".pdf", ".pkl", ".npz",

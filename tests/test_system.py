@@ -11,7 +11,7 @@ import pytest
 
 from rldse.cli import main
 from rldse.errors import RldseError
-from rldse.models import registry
+from rldse.models import presets
 from rldse.models.spec import Param
 from rldse.search.cache import ResultCache
 from rldse.sim import simulate
@@ -28,15 +28,15 @@ SHORT = ["--set", "workload.env_steps=2000"]
 
 def _edited_gpu_presets(monkeypatch, field: str, factor: float) -> None:
     """The gpu presets as if their YAML file had `field` multiplied by `factor`."""
-    defaults, presets = registry._read_kind("gpu")
+    defaults, gpu_presets = presets._read_kind("gpu")
     edited = {}
-    for name, preset in presets.items():
+    for name, preset in gpu_presets.items():
         old = preset.params[field]
         params = {**preset.params, field: Param(old.value * factor, old.unit, old.source,
                                                 old.range and (old.range[0], old.range[1] * factor))}
         edited[name] = replace(preset, params=params)
-    real = registry._read_kind
-    monkeypatch.setattr(registry, "_read_kind",
+    real = presets._read_kind
+    monkeypatch.setattr(presets, "_read_kind",
                         lambda kind: (defaults, edited) if kind == "gpu" else real(kind))
 
 
@@ -81,7 +81,7 @@ def test_unset_actors_are_the_traces(capsys):
     (PPO, "workload.tasklets=16", "workload.tasklets: not a knob of actor_learner traces"),
     (PPO, "workload.learn_every=4", "workload.learn_every: not a knob of actor_learner traces"),
     (TAXI, "workload.actors=64", "workload.actors: not a knob of tabular traces"),
-    (PPO, "placement.replay=am", "placement.replay:"),
+    (PPO, "placement.replay=tcam", "placement.replay:"),
     (DQN, "placement.q_update=pim", "placement.q_update:"),
     (DQN, "placement.replay=tpu", "placement.replay: unknown part kind 'tpu'"),
 ])
@@ -104,7 +104,7 @@ def test_count_is_only_for_countable_kinds():
 def test_fpga_replay_runs_through_the_generic_replay_role():
     trace = load_trace(DQN)
     spec = parse_spec({"cpu": {"preset": "xeon-gold-6326"} if "xeon-gold-6326" in
-                       registry.list_presets()["name"].tolist() else {"preset": "epyc-7742"},
+                       presets.list_presets()["name"].tolist() else {"preset": "epyc-7742"},
                        "fpga": {"preset": "alveo-u250"},
                        "placement": {"replay": "fpga"}, "workload": {"env_steps": 2000}})
     result = simulate(trace, spec)
@@ -121,7 +121,7 @@ def test_a_set_flag_is_blamed_not_the_file(tmp_path):
     spec = tmp_path / "s.yaml"
     spec.write_text("cpu: {preset: host}\n")
     with pytest.raises(RldseError) as info:
-        load_spec(spec, {"placment.replay": "am"})
+        load_spec(spec, {"placment.replay": "tcam"})
     assert str(info.value).startswith("--set placment.replay: placment: unknown field; "
                                       "did you mean 'placement'?")
     with pytest.raises(RldseError, match=r"^--set gpu: expected a mapping of fields \(got 3\)$"):

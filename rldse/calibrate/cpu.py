@@ -19,7 +19,7 @@ import numpy as np
 from rldse.calibrate import Calibration
 from rldse.calibrate.preset_file import check_name_free, preset_document, today
 from rldse.host import HostFingerprint, measure
-from rldse.models import registry
+from rldse.models import presets
 from rldse.models.spec import Param
 from rldse.threads import single_blas_thread
 
@@ -86,7 +86,7 @@ def calibrate_cpu(name: str, out_dir: str | Path, quick: bool = False,
     fp = fingerprint or measure()
     date = today()
     stamp = f"measured: rldse calibrate cpu, {fp.cpu_model}, {date}, method measured"
-    host = registry.get_preset("cpu", registry.HOST, host=fp)
+    host = presets.get_preset("cpu", presets.HOST, host=fp)
     params = {f: Param(p.value, p.unit, f"{stamp} ({p.source})") if _is_measured(p) else p
               for f, p in host.params.items()}
     copies = copy_curve(quick=quick)

@@ -45,7 +45,7 @@ import numpy as np
 from rldse.calibrate import Calibration
 from rldse.calibrate.preset_file import check_name_free, preset_document, today
 from rldse.errors import RldseError
-from rldse.models import registry
+from rldse.models import presets
 from rldse.models.gpu import GpuSpec
 from rldse.models.spec import Param, unit_of
 
@@ -541,10 +541,10 @@ def measure_power(b: Bench, quick: bool) -> dict[str, Any]:
             "power_limit_w": limit, "samples": [len(idle), len(busy)]}
 
 
-def measure(b: Bench, base: registry.Preset) -> Measurements:
+def measure(b: Bench, base: presets.Preset) -> Measurements:
     """Every measurement, in the order later ones need earlier ones."""
     spec = base.spec()
-    link_gbs = registry.load_part("link", spec.host_link).bandwidth_gbs
+    link_gbs = presets.load_part("link", spec.host_link).bandwidth_gbs
     m: Measurements = {"device": {"name": b.name, "driver": b.driver,
                                   "l2_bytes": getattr(b.props, "L2_cache_size", None) or None}}
     m["dispatch"] = measure_dispatch(b)
@@ -581,7 +581,7 @@ def calibrate_gpu(name: str, out_dir: str | Path, device: str = "cuda:0",
     if base is None:
         raise RldseError(f"--base: required for device '{b.name}' (the gpu preset whose "
                          "datasheet numbers the measurements complete, e.g. a100-40g)")
-    preset = registry.get_preset("gpu", base)
+    preset = presets.get_preset("gpu", base)
     torch = b.torch
     m = measure(b, preset)
     date = today()

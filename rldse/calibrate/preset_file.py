@@ -1,7 +1,7 @@
 """Writing a calibrated preset: one user preset file, ``DIR/NAME.yaml``.
 
 The file has the form of a packaged kind file (rldse/models/presets/<kind>.yaml), so the
-registry reads it like any other (``--presets DIR`` or ``RLDSE_PRESETS``):
+preset library (rldse.models.presets) reads it like any other (``--presets DIR`` or ``RLDSE_PRESETS``):
 
     kind: gpu
     provenance: {tool: rldse calibrate gpu, date: ..., device: ..., measurements: {...}}
@@ -27,7 +27,7 @@ import numpy as np
 import yaml
 
 from rldse.errors import RldseError
-from rldse.models import registry
+from rldse.models import presets
 from rldse.models.spec import Param
 
 
@@ -63,7 +63,7 @@ def check_name_free(name: str, out_dir: str | Path) -> None:
     into the file that defines it, DIR/NAME.yaml, replaces that file)."""
     if not name or any(c in name for c in "/\\:") or name.startswith("."):
         raise RldseError(f"--name {name!r}: expected a preset name (letters, digits, - _ .)")
-    taken = registry.preset_names()
+    taken = presets.preset_names()
     own = Path(out_dir) / f"{name}.yaml"
     if name in taken and not (own.is_file() and _defined_in(name, own)):
         raise RldseError(f"--name {name}: already a {taken[name]} preset "
@@ -72,13 +72,13 @@ def check_name_free(name: str, out_dir: str | Path) -> None:
 
 def preset_document(kind: str, name: str, description: str, params: dict[str, Param],
                     provenance: dict[str, Any]) -> dict[str, Any]:
-    """The file's mapping, checked the way the registry will read it."""
+    """The file's mapping, checked the way rldse.models.presets will read it."""
     entry: dict[str, Any] = {"description": description}
     entry.update({f: param_entry(p) for f, p in params.items()})
     doc = {"kind": kind, "provenance": plain(provenance), "presets": {name: entry}}
     where = f"calibrated preset {name}"
-    _, presets = registry._parse_kind(kind, doc, where, registry._read_kind(kind)[0], "")
-    presets[name].spec(where)
+    _, parsed = presets._parse_kind(kind, doc, where, presets._read_kind(kind)[0], "")
+    parsed[name].spec(where)
     return doc
 
 
@@ -105,6 +105,6 @@ def write_preset_file(out_dir: str | Path, name: str, doc: dict[str, Any]) -> Pa
 
 
 def _defined_in(name: str, path: Path) -> bool:
-    kind = registry.preset_names()[name]
-    origin = registry.get_preset(kind, name).origin
+    kind = presets.preset_names()[name]
+    origin = presets.get_preset(kind, name).origin
     return bool(origin) and Path(origin).resolve() == path.resolve()

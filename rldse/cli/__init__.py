@@ -53,7 +53,7 @@ def _user_presets(args: argparse.Namespace) -> Iterator[None]:
     if not hasattr(args, "presets"):
         yield
         return
-    from rldse.models.registry import use_preset_dirs
+    from rldse.models.presets import use_preset_dirs
 
     previous = use_preset_dirs(args.presets)
     try:

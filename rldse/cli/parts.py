@@ -8,7 +8,7 @@ from rldse.cli.common import presets_option
 
 
 def cmd_parts(args: argparse.Namespace) -> None:
-    from rldse.models.registry import PRESET_COLUMNS, preset_rows, show_preset, text_table
+    from rldse.models.presets import PRESET_COLUMNS, preset_rows, show_preset, text_table
 
     if args.action == "cost":
         print(part_cost(args.name, args.op, args.shape, args.dtype, as_json=args.json))
@@ -35,9 +35,10 @@ def part_cost(part: str | None, op: str | None, shape: str | None, dtype: str,
     import json
 
     from rldse.errors import RldseError
-    from rldse.models import PART_KINDS, load_part, make_model
+    from rldse.models import PART_KINDS, load_part, make_model, renamed
 
     kind, _, name = (part or "").partition("/")
+    kind = renamed.kind(kind, f"PART {part}")
     if kind not in PART_KINDS or not name:
         raise RldseError(f"PART {part}: expected KIND/PRESET, KIND one of "
                          f"{', '.join(sorted(PART_KINDS))} (e.g. gpu/v100-pcie-32g)")

@@ -182,12 +182,12 @@ def cmd_validate(args: argparse.Namespace) -> None:
     from rldse.workloads import open_trace as load_trace
 
     if args.gpu:
-        from rldse.models.registry import get_preset
+        from rldse.models.presets import get_preset
 
         get_preset("gpu", args.gpu)  # an unknown preset: one line, before any work
-    if args.dataset or args.csv or args.readme or args.checked:
+    if args.dataset or args.csv or args.doc or args.checked:
         flag = next(f for f, v in (("--dataset", args.dataset), ("--csv", args.csv),
-                                   ("--readme", args.readme), ("--checked", args.checked)) if v)
+                                   ("--doc", args.doc), ("--checked", args.checked)) if v)
         raise RldseError(f"{flag}: applies to 'rldse validate external', not to a trace")
     args.trace = args.target
     args.seed = 0 if args.seed is None else args.seed
@@ -210,7 +210,7 @@ def cmd_validate(args: argparse.Namespace) -> None:
         print("per-phase rows check the program's accounting (scale factor 1 on the capture "
               "host); TOTAL is the check of its structure: what it overlaps, merges or omits. "
               "Accuracy on other machines or configurations is not tested here "
-              "(README: How close it comes)")
+              "(docs/validation.md)")
         if captured_on:
             print(f"note: this trace ran its networks on {captured_on}; --gpu PRESET predicts "
                   "those phases with the GPU model instead")
@@ -221,7 +221,7 @@ def cmd_validate_external(args: argparse.Namespace) -> None:
     """Every published measurement of a real machine predicted from presets (rldse.external)."""
     from rldse.external import checked, format_summary, predictions, summary
 
-    for flag, value in (("--readme", args.readme), ("--checked", args.checked)):
+    for flag, value in (("--doc", args.doc), ("--checked", args.checked)):
         if value and args.dataset:
             raise RldseError(f"{flag}: writes the summary of every data set; drop --dataset")
     for flag, value in (("--seed", args.seed), ("--gpu", args.gpu)):
@@ -248,11 +248,11 @@ def cmd_validate_external(args: argparse.Namespace) -> None:
         per_part = checked(summed)
         atomic_write(checked_out, lambda path: per_part.to_csv(path, index=False))
         print(f"wrote {checked_out} ({len(per_part)} rows: what each part was checked against)")
-    if args.readme:
+    if args.doc:
         from rldse.external import TABLE_HEADER
         from rldse.files import replace_markdown_table
 
-        print(f"wrote {replace_markdown_table(args.readme, TABLE_HEADER, table, '--readme')}")
+        print(f"wrote {replace_markdown_table(args.doc, TABLE_HEADER, table, '--doc')}")
 
 
 def add_parser(sub) -> None:
@@ -304,7 +304,7 @@ def add_parser(sub) -> None:
     va.add_argument("--checked", metavar="FILE.csv", help="(external) also write the summary "
                     "per part, what 'rldse parts show' prints (shipped as "
                     "rldse/external/data/checked.csv)")
-    va.add_argument("--readme", metavar="README.md", help="(external) replace the README's "
-                    "'Against real machines' table with this run's")
+    va.add_argument("--doc", metavar="FILE.md", help="(external) replace the 'Against real "
+                    "machines' table in this page (docs/validation.md) with this run's")
     presets_option(va)
     va.set_defaults(func=cmd_validate)

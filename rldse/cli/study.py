@@ -1,4 +1,5 @@
-"""`rldse study run`: reproduce the seed papers, and end with each study's headline."""
+"""`rldse study run` and `study list`: the studies found under --root (every folder with a
+study.yaml naming its module, rldse.studies.discovery); a run ends with its headline."""
 
 from __future__ import annotations
 
@@ -15,13 +16,17 @@ SEARCH_SUMMARY = "summary.json"
 
 
 def cmd_study_run(args: argparse.Namespace) -> None:
-    from rldse.studies import STUDIES, run_study
+    from rldse.studies import run_study
+    from rldse.studies.discovery import find_studies, find_study, study_names
 
-    names = list(STUDIES) if args.all else [args.name]
-    if not names or names == [None]:
+    if args.all and args.name:
+        raise RldseError(f"study run: name a study or pass --all, not both ({args.name})")
+    if not args.all and not args.name:
         raise RldseError("study run: name a study or pass --all "
-                         f"(studies: {', '.join(STUDIES)})")
-    for name in names:
+                         f"(studies: {', '.join(study_names(args.root))})")
+    # every named folder is checked before any study runs: a broken one fails in one line
+    studies = find_studies(args.root) if args.all else [find_study(args.name, args.root)]
+    for name in [s.name for s in studies]:
         print(f"== study {name}", flush=True)
         report = run_study(name, root=args.root)
         print(f"wrote {report}")
@@ -29,6 +34,13 @@ def cmd_study_run(args: argparse.Namespace) -> None:
             if path != report:
                 print(f"wrote {path}")
         print(headline(report.parent), flush=True)
+
+
+def cmd_study_list(args: argparse.Namespace) -> None:
+    from rldse.studies.discovery import find_studies
+
+    for study in find_studies(args.root):
+        print(f"{study.name:<16} {study.module:<32} {study.title}")
 
 
 def headline(out_dir: Path) -> str:
@@ -60,9 +72,12 @@ def add_parser(sub) -> None:
     st = sub.add_parser("study", help="reproduce the seed papers")
     ssub = st.add_subparsers(dest="study_command", required=True, metavar="ACTION")
     sr = ssub.add_parser("run", help="run a study (or --all); writes studies/NAME/out/")
-    sr.add_argument("name", nargs="?", help="pearl_mapping, swiftrl_pim, amper_replay, "
-                    "cpu_gpu_ratio or timerl_memory")
-    sr.add_argument("--all", action="store_true", help="run every study")
+    sr.add_argument("name", nargs="?", help="a folder of --root holding a study.yaml "
+                    "(`rldse study list` shows them)")
+    sr.add_argument("--all", action="store_true", help="run every study, in name order")
     sr.add_argument("--root", default="studies", help="folder holding the study folders")
     presets_option(sr)
     sr.set_defaults(func=cmd_study_run)
+    sl = ssub.add_parser("list", help="the studies under --root: name, module, title")
+    sl.add_argument("--root", default="studies", help="folder holding the study folders")
+    sl.set_defaults(func=cmd_study_list)

@@ -146,12 +146,12 @@ def checked_lines(part: str, path: Path = CHECKED_FILE) -> list[str]:
     return out
 
 
-#: The summary table's first row (``rldse validate external --readme`` finds it by this).
+#: The summary table's first row (``rldse validate external --doc`` finds it by this).
 TABLE_HEADER = "| data set | device | regime | n | signed median | median abs | p90 abs | worst |"
 
 
 def format_summary(table: pd.DataFrame) -> str:
-    """The summary as a Markdown table (percentages), for the terminal and the README."""
+    """The summary as a Markdown table (percentages), for the terminal and docs/validation.md."""
     head = TABLE_HEADER + "\n|---|---|---|---|---|---|---|---|"
     lines = [head]
     for r in table.itertuples(index=False):

@@ -29,7 +29,7 @@ import pandas as pd
 from rldse.external import ROW_COLUMNS, Dataset, register
 from rldse.host import HostFingerprint
 from rldse.models.cpu import CpuModel
-from rldse.models.registry import cpu_from_host, load_part
+from rldse.models.presets import cpu_from_host, load_part
 
 DATA = Path(__file__).with_name("data")
 TABLE = DATA / "envpool_throughput.csv"

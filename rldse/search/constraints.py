@@ -3,7 +3,7 @@
 
 Every feasibility check a part kind declares (`rldse.models.all_checks()`: GPU memory,
 TCAM capacity, host memory, ...) is a constraint of every study unless the study file
-opts out of it by name (`skip_checks: [am_capacity]`): a design that does not fit its
+opts out of it by name (`skip_checks: [tcam_capacity]`): a design that does not fit its
 machine is never recommended by default. A check of a part the design lacks holds.
 
 A constraint is a linear sum of metrics and `spec.<path>` values (the resolved system,

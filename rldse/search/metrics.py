@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from rldse.errors import RldseError
-from rldse.models import all_checks
+from rldse.models import all_checks, renamed
 from rldse.models.spec import close_names
 from rldse.sim.result import CHECK_PREFIX, Result
 
@@ -36,6 +36,7 @@ _DYNAMIC = re.compile(r"^(util\.[a-z]+\d*(:.+)?|breakdown\..+)$")
 
 def metric_name(name: str, where: str) -> str:
     """The canonical metric for `name`, or RldseError naming `where`."""
+    name = renamed.metric(name, where)
     name = ALIASES.get(name, name)
     if name in FIXED or name in _CHECKS or _DYNAMIC.match(name):
         return name

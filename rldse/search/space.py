@@ -3,7 +3,7 @@
     workload.actors: {int: [1, 64], log: true}
     cpu.clock_mhz:   {float: [1800, 3500], step: 100}
     gpu.preset:      {choices: [a100-40g, h100-sxm]}
-    am.arrays:       {int: [64, 4096], log: true, when: {placement.replay: am}}
+    tcam.arrays:     {int: [64, 4096], log: true, when: {placement.replay: tcam}}
 
 A parameter is the Optuna parameter of the same name, so trials tables, plots and
 optuna-dashboard show the SystemSpec path itself. A `when` condition names paths set

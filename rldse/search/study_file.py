@@ -6,11 +6,11 @@
     space:                       # SystemSpec paths → ranges (rldse.search.space), in order
       workload.actors: {int: [1, 64], log: true}
       gpu.count: {int: [1, 8]}
-      placement.replay: {choices: [cpu, am]}
-      am.arrays: {int: [64, 4096], log: true, when: {placement.replay: am}}
+      placement.replay: {choices: [cpu, tcam]}
+      tcam.arrays: {int: [64, 4096], log: true, when: {placement.replay: tcam}}
     objectives: [{maximize: steps_per_joule}, {minimize: cost_usd}]
     constraints: ["avg_power_w <= 1500", "cost_usd <= 60000"]   # and every part check
-    skip_checks: []              # checks not to apply (am_capacity, ...): rldse.search.constraints
+    skip_checks: []              # checks not to apply (tcam_capacity, ...): rldse.search.constraints
     sampler: tpe                 # or {name: nsga2, options: {population_size: 24}, seed: 1}
     seed: 0                      # simulation seed, and the sampler's unless it has its own
     trials: 200                  # budget of finished trials (the grid sampler: the grid)
@@ -51,6 +51,7 @@ from pydantic import (
 )
 
 from rldse.errors import RldseError
+from rldse.models import renamed
 from rldse.paths import study_path
 from rldse.search.constraints import Constraint, parse_constraint, spec_value, with_checks
 from rldse.search.metrics import TARGET_METRICS, metric_name
@@ -289,7 +290,7 @@ def load_study_file(path: str | Path) -> StudyFile:
     """Read and check a study file; RldseError names the file and the key at fault."""
     path = Path(path)
     where = str(path)
-    raw = _read_yaml(path)
+    raw = renamed.study(_read_yaml(path), where)
     try:
         study = StudyFile.model_validate(raw)
     except ValidationError as exc:
@@ -322,7 +323,7 @@ def load_study_file(path: str | Path) -> StudyFile:
 
 def _use_presets(study: StudyFile, where: str) -> None:
     """The file's preset directories join the active ones before its parts resolve."""
-    from rldse.models.registry import add_preset_dirs
+    from rldse.models.presets import add_preset_dirs
 
     dirs = [study.file.parent / d for d in study.presets]
     for i, d in enumerate(dirs):

@@ -23,7 +23,7 @@ from scipy.stats import qmc
 
 from rldse.errors import RldseError
 from rldse.models import PART_KINDS
-from rldse.models.registry import get_preset
+from rldse.models.presets import get_preset
 from rldse.sim import simulate
 from rldse.sim.budget import Limits, check_repeated, per_run_s
 from rldse.system import parse_spec, resolve

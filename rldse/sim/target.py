@@ -5,7 +5,7 @@ env steps per second. Every trace carries its learning curve (``meta.episode_ret
 so the env steps at which the capture first reached a return R are known; a design's
 time and energy to R follow from its simulated rate.
 
-Assumption (stated in the README): every design has the captured sample efficiency per
+Assumption (stated in docs/target.md): every design has the captured sample efficiency per
 env step, i.e. the learning curve against env steps is the capture's. That holds when
 the design leaves the learning itself unchanged (same updates on the same data in the
 same order), so a design that sets a knob marked ``learning_knob`` (batch per update,

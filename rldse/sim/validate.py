@@ -5,7 +5,7 @@ system is the `host` CPU preset built from the trace's fingerprint, every phase 
 CPU, and the trace's own knobs (actors, batch, schedule), so every part model runs at
 scale factor 1 and per-phase times come back by construction: what is checked is the
 event bookkeeping (what the program overlaps, merges or omits). How well rldse predicts
-*another* machine or configuration is measured elsewhere (README: How close it comes).
+*another* machine or configuration is measured elsewhere (docs/validation.md).
 
 With ``gpu=PRESET`` the phases the workload can place on a GPU (act, learn) run on that
 preset instead: the GPU model prices their device time from the work the trace counted.

@@ -1,38 +1,26 @@
 """Seed-paper studies: each reproduces one paper's claims from spec-sheet parameters.
 
-A study is a folder `studies/NAME/` (study.yaml with its parameters, README.md with the
-claim and its source, out/ for what a run writes) and a module `rldse/studies/NAME.py`
-with `run(study_dir: Path, out: Path, progress: bool) -> Report` that writes its files
-into `out` (a fresh folder swapped in for out/ when the run ends). Every number in a
-report is produced by the run that wrote it; `out/claims.csv` holds its claims as data,
-from which `python -m rldse.studies.claims` builds the README's table.
+A study is a folder `studies/NAME/` (study.yaml with `module:` naming the module that runs
+it and then its parameters, README.md with the claim and its source, out/ for what a run
+writes) and that module, with `run(study_dir: Path, out: Path, progress: bool) -> Report`
+that writes its files into `out` (a fresh folder swapped in for out/ when the run ends);
+studies are found from their folders (rldse.studies.discovery). Every number in a report is
+produced by the run that wrote it; `out/claims.csv` holds its claims as data, from which
+`python -m rldse.studies.claims` builds the claims table of docs/validation.md.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
 from pathlib import Path
 
 import matplotlib
 
 matplotlib.use("Agg")  # figures are files; no display needed
 
-from rldse.errors import RldseError, did_you_mean  # noqa: E402
+from rldse.errors import RldseError  # noqa: E402
 from rldse.files import folder_lock, replaced_folder  # noqa: E402
+from rldse.studies.discovery import find_study  # noqa: E402
 from rldse.studies.report import Report  # noqa: E402
-
-STUDIES = ("pearl_mapping", "swiftrl_pim", "amper_replay", "cpu_gpu_ratio", "timerl_memory")
-
-
-def study_dir(name: str, root: str | Path = "studies") -> Path:
-    path = Path(root) / name
-    if name not in STUDIES:
-        raise RldseError(f"unknown study '{name}'{did_you_mean(name, list(STUDIES))} "
-                         f"(studies: {', '.join(STUDIES)})")
-    if not (path / "study.yaml").is_file():
-        raise RldseError(f"{path / 'study.yaml'}: no such file (run from the repository root "
-                         "or pass --root)")
-    return path
 
 
 def run_study(name: str, root: str | Path = "studies", progress: bool = True) -> Path:
@@ -41,12 +29,13 @@ def run_study(name: str, root: str | Path = "studies", progress: bool = True) ->
     (rldse.files.replaced_folder): a failed or killed run leaves the previous ones whole."""
     from rldse.search.report import relocate_reports
 
-    path = study_dir(name, root)
+    study = find_study(name, root)
+    path = study.path
     out = path / "out"
     if out.is_symlink() and not out.resolve().is_relative_to(path.resolve()):
         raise RldseError(f"{out}: a link to {out.resolve()}, outside the study folder; "
                          "a study run writes (and replaces) only inside it")
-    module = import_module(f"rldse.studies.{name}")
+    module = study.load()
     with folder_lock(path, f"{path}: being run by another process (pid {{pid}}); wait "
                      "for it to finish"):
         with replaced_folder(out, path) as new:

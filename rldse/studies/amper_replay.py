@@ -4,7 +4,7 @@ sampling is replaced by nearest-neighbour searches over quantized priorities in 
 Part 1 (latency): for buffer sizes 2^13..2^20 and several batch sizes, the AMPER sampler
 (rldse.workloads.offpolicy.amper) runs on priorities drawn from a real PER buffer and counts its
 TCAM searches and candidate-set entries; each TCAM preset turns those counts into
-latency and energy (rldse.models.am: every search's H-tree key broadcast, array search
+latency and energy (rldse.models.tcam: every search's H-tree key broadcast, array search
 and match merge, the random numbers and the candidate-buffer reads), and each GPU preset
 costs PER's sum-tree descent (rldse.models.gpu.sumtree_seconds). The GPU/TCAM latency ratio is set beside the
 published 55×–270×. Part 2 (learning): DQN on CartPole with uniform, PER, AMPER-k and
@@ -27,9 +27,9 @@ from tqdm import tqdm
 
 from rldse.errors import RldseError
 from rldse.files import atomic_write
-from rldse.models.am import SAMPLE_LABELS, AmModel, AmSpec
 from rldse.models.gpu import GpuModel
-from rldse.models.registry import get_preset, load_part, make_model
+from rldse.models.presets import get_preset, load_part, make_model
+from rldse.models.tcam import SAMPLE_LABELS, TcamModel, TcamSpec
 from rldse.sim import simulate
 from rldse.sim.bands import UncertainParam, design, percentiles
 from rldse.studies.common import load_params, save_figure
@@ -191,17 +191,17 @@ def _sampler_counts(p: Params, priorities: np.ndarray, bar) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _am_model(name: str, buffer: int, bits: int, overrides: dict | None = None) -> AmModel:
+def _am_model(name: str, buffer: int, bits: int, overrides: dict | None = None) -> TcamModel:
     """The TCAM part sized to hold one priority row per replay slot."""
     overrides = overrides or {}
-    base = load_part("am", name, **overrides)
-    assert isinstance(base, AmSpec)
+    base = load_part("tcam", name, **overrides)
+    assert isinstance(base, TcamSpec)
     if base.bits_per_row < (1 << bits) - 1:
         raise RldseError(f"am preset '{name}': {base.bits_per_row}-bit rows cannot hold "
                          f"{bits}-bit thermometer-coded priorities ({(1 << bits) - 1} bits)")
-    model = make_model(load_part("am", name, **overrides,
+    model = make_model(load_part("tcam", name, **overrides,
                                  arrays=math.ceil(buffer / base.rows)))
-    assert isinstance(model, AmModel)
+    assert isinstance(model, TcamModel)
     return model
 
 
@@ -220,7 +220,7 @@ def _ranged(kind: str, name: str) -> list[UncertainParam]:
 
 def _draw_values(params: list[UncertainParam], row) -> dict[str, dict]:
     """A hypercube row (None: the presets' values) as overrides by kind."""
-    out: dict[str, dict] = {"gpu": {}, "am": {}}
+    out: dict[str, dict] = {"gpu": {}, "tcam": {}}
     for q, v in zip(params, [q.nominal for q in params] if row is None else row,
                     strict=True):
         kind, field = q.path.split(".", 1)
@@ -230,7 +230,7 @@ def _draw_values(params: list[UncertainParam], row) -> dict[str, dict]:
 
 def _latency(p: Params, counts: pd.DataFrame) -> pd.DataFrame:
     """Per (GPU, TCAM, variant, buffer, batch, draw): PER's sum tree on the GPU beside AMPER
-    on the TCAM part, whose sampling is the whole device path (rldse.models.am): every
+    on the TCAM part, whose sampling is the whole device path (rldse.models.tcam): every
     search's H-tree key broadcast, array search and match merge, the random numbers (a
     target per item, `targets_per_item`, and a pick from the candidate set per item) and
     the candidate-buffer reads (every CSP entry, and the drawn entry per item). The arrays'
@@ -243,7 +243,7 @@ def _latency(p: Params, counts: pd.DataFrame) -> pd.DataFrame:
     lat = p.latency
     for g in lat.gpus:
         for am_name in lat.ams:
-            params = _ranged("gpu", g) + _ranged("am", am_name)
+            params = _ranged("gpu", g) + _ranged("tcam", am_name)
             points = design(params, lat.bands, lat.bands_seed)
             for draw in range(-1, lat.bands):
                 vals = _draw_values(params, None if draw < 0 else points[draw])
@@ -254,13 +254,13 @@ def _latency(p: Params, counts: pd.DataFrame) -> pd.DataFrame:
                 for c in counts.itertuples(index=False):
                     if c.buffer not in models:
                         models[c.buffer] = _am_model(am_name, c.buffer, p.amper.bits,
-                                                     vals["am"])
+                                                     vals["tcam"])
                     rows.append({"gpu": g, "am": am_name, "draw": draw,
                                  **_point(p, c, fused, eager, models[c.buffer])})
     return pd.DataFrame(rows)
 
 
-def _point(p: Params, c, gm: GpuModel, eager: GpuModel, amm: AmModel) -> dict:
+def _point(p: Params, c, gm: GpuModel, eager: GpuModel, amm: TcamModel) -> dict:
     s = amm.spec
     randoms = round(c.batch * p.amper.targets_per_item) + c.batch
     reads = c.candidates + c.batch
@@ -361,12 +361,12 @@ def _learning_claim(runs: pd.DataFrame, variant: str) -> Claim | None:
 def _end_to_end(p: Params, trace) -> pd.DataFrame:
     e = p.end_to_end
     info = trace.meta.workload_info
-    rows_per_array = load_part("am", e.am).rows
+    rows_per_array = load_part("tcam", e.am).rows
     arrays = math.ceil(info["replay_capacity"] / rows_per_array)
     out = []
-    for replay in ("cpu", "gpu", "am"):
+    for replay in ("cpu", "gpu", "tcam"):
         spec = parse_spec({"name": f"amper-replay_{replay}", "cpu": {"preset": e.cpu},
-                           "gpu": {"preset": e.gpu}, "am": {"preset": e.am, "arrays": arrays},
+                           "gpu": {"preset": e.gpu}, "tcam": {"preset": e.am, "arrays": arrays},
                            "placement": {"replay": replay, "learn": "gpu"},
                            "workload": {"env_steps": e.env_steps, "learner": "async",
                                         "actors": 8}})
@@ -483,7 +483,7 @@ def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
            "one array's search and a merge tree of as many priority-select stages, plus two "
            "random numbers per item and a candidate-buffer read per CSP entry and draw, "
            "all one after another (no pipelining: an upper bound); the wire and merge "
-           "constants are assumptions with ranges (am.yaml), and at 2^20 entries the merge "
+           "constants are assumptions with ranges (tcam.yaml), and at 2^20 entries the merge "
            "stages alone take longer than an Eva-CAM array search. The ratio falls with "
            "batch size (searches are serial, the GPU descends all items at once); with "
            "buffer size both the sum tree and the TCAM's H-tree and merge tree deepen by "
@@ -561,7 +561,7 @@ def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
                             f"{lat_p.figure_batch}", markdown_table(fb[cols], 3)))
     stages = ["variant", "buffer", "htree_levels", *(f"am_{k}_s" for k in SAMPLE_LABELS)]
     report.sections.append((f"{lat_p.ams[0]}, batch {lat_p.figure_batch}: TCAM sampling "
-                            "latency by stage (s per batch; rldse.models.am)",
+                            "latency by stage (s per batch; rldse.models.tcam)",
                             markdown_table(fb[stages], 3)))
     final = (runs.groupby("replay", sort=False)
              .agg(seeds=("seed", "count"), final_mean=("final_return", "mean"),

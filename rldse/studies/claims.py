@@ -1,7 +1,7 @@
-"""Every study's claims as one markdown table, for the README: read from each registered
+"""Every study's claims as one markdown table, for docs/validation.md: read from each
 study's ``out/claims.csv`` (what ``rldse study run`` wrote), never retyped.
 
-``python -m rldse.studies.claims [ROOT] [--readme PATH]`` prints it, or with ``--readme``
+``python -m rldse.studies.claims [ROOT] [--doc PATH]`` prints it, or with ``--doc``
 writes it over the claims table in PATH (the block of table lines under its header row);
 ROOT is the studies folder (default ``studies``). Banded rows show each claim's worst
 configuration's band (rldse.studies.report.Claim.per_configuration; a claim with one
@@ -18,15 +18,15 @@ from pathlib import Path
 import pandas as pd
 
 from rldse.errors import RldseError
-from rldse.studies import STUDIES
+from rldse.studies.discovery import study_names
 from rldse.studies.report import CLAIMS_COLUMNS
 
 
 def load_claims(root: str | Path = "studies") -> pd.DataFrame:
-    """All studies' claims.csv rows, in registry order; a missing or malformed file is
-    an error naming it."""
+    """All studies' claims.csv rows, studies in name order (the folders of ``root`` that
+    hold a study.yaml); a missing or malformed file is an error naming it."""
     frames = []
-    for name in STUDIES:
+    for name in study_names(root):
         path = Path(root) / name / "out" / "claims.csv"
         if not path.is_file():
             raise RldseError(f"{path}: no such file (run `rldse study run {name}` first)")
@@ -65,25 +65,26 @@ def claims_table(claims: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def write_readme(path: Path, table: str) -> Path:
+def write_doc(path: Path, table: str) -> Path:
     """Replace the claims table in `path` by `table` (rldse.files.replace_markdown_table)."""
     from rldse.files import replace_markdown_table
 
     # the first columns only: a table written before a column was added is still found
     return replace_markdown_table(path, "| study | claim | kind | published |", table,
-                                  "--readme")
+                                  "--doc")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rldse.studies.claims",
                                      description="every study's claims as a markdown table")
     parser.add_argument("root", nargs="?", default="studies", help="the studies folder")
-    parser.add_argument("--readme", type=Path, metavar="PATH",
-                        help="write the table over the claims table in PATH")
+    parser.add_argument("--doc", type=Path, metavar="PATH",
+                        help="write the table over the claims table in PATH "
+                        "(docs/validation.md)")
     args = parser.parse_args(argv)
     try:
         table = claims_table(load_claims(args.root))
-        print(table if args.readme is None else write_readme(args.readme, table))
+        print(table if args.doc is None else write_doc(args.doc, table))
     except RldseError as exc:
         print(f"rldse: error: {exc}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from rldse.errors import RldseError
 from rldse.paths import FOLDER
+from rldse.studies.discovery import MODULE_KEY
 from rldse.yamlfile import read_mapping
 
 P = TypeVar("P", bound=BaseModel)
@@ -20,6 +21,7 @@ def load_params(study_dir: Path, model: type[P]) -> P:
     (rldse.paths.StudyInput / StudyOutput fields) resolve against `study_dir`."""
     path = study_dir / "study.yaml"
     raw = read_mapping(path, f"the parameters of study '{study_dir.name}'")
+    raw = {k: v for k, v in raw.items() if k != MODULE_KEY}  # which module runs it
     try:
         return model.model_validate(raw, context={FOLDER: study_dir})
     except ValidationError as exc:

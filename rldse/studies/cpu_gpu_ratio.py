@@ -51,7 +51,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
 from rldse.errors import RldseError
-from rldse.models.registry import get_preset
+from rldse.models.presets import get_preset
 from rldse.paths import StudyOutput
 from rldse.search import load_study_file, run_study
 from rldse.sim import simulate

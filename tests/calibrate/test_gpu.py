@@ -9,7 +9,7 @@ import yaml
 
 from rldse.calibrate import gpu
 from rldse.cli import main
-from rldse.models import registry
+from rldse.models import presets
 from rldse.models.gpu import GpuSpec
 
 pytest.importorskip("torch")
@@ -28,8 +28,8 @@ def test_cpu_device_end_to_end_writes_a_preset_the_registry_loads(tmp_path, caps
     assert entry["dispatch_s"]["source"].startswith("measured: rldse calibrate gpu, ")
     assert "driver none (cpu device)" in entry["dispatch_s"]["source"]
     assert entry["fp32_tflops"]["value"] == 15.7  # datasheet numbers from the base
-    registry.use_preset_dirs([tmp_path])
-    spec = registry.load_part("gpu", "g")
+    presets.use_preset_dirs([tmp_path])
+    spec = presets.load_part("gpu", "g")
     assert spec.dispatch_s == entry["dispatch_s"]["value"] > 0
     assert spec.idle_w == 43  # no NVML on a CPU: the base's power numbers stay
 

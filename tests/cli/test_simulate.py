@@ -29,7 +29,7 @@ def _one_line_error(argv, capsys) -> str:
     (["--timeline", "{tmp}"], "is a folder; give a file ending in .json"),
     (["--timeline", "/proc/x.json"], "--timeline /proc/x.json: cannot write in /proc"),
     (["--timeline", "{tmp}/t.txt"], "expected a file name ending in .json"),
-    (["--set", "placment.replay=am"], "--set placment.replay: placment: unknown field; "
+    (["--set", "placment.replay=tcam"], "--set placment.replay: placment: unknown field; "
                                       "did you mean 'placement'?"),
     (["--set", "gpu.countt=2"], "--set gpu.countt: unknown field; did you mean 'count'"),
     (["--set", "gpu=3"], "--set gpu: expected a mapping of fields (got 3)"),

@@ -1,4 +1,4 @@
-"""`rldse validate external`: the table, --csv and --readme (predictions stubbed: the data
+"""`rldse validate external`: the table, --csv and --doc (predictions stubbed: the data
 sets' own tests cover them; here the command's plumbing)."""
 
 from __future__ import annotations
@@ -24,23 +24,23 @@ def two_rows(monkeypatch):
     monkeypatch.setattr(external, "predictions", predictions)
 
 
-def test_readme_table_is_replaced_and_csv_written(two_rows, tmp_path, capsys):
-    readme = tmp_path / "README.md"
+def test_doc_table_is_replaced_and_csv_written(two_rows, tmp_path, capsys):
+    readme = tmp_path / "validation.md"
     readme.write_text("intro\n\n" + external.TABLE_HEADER + "\n|---|\n| old | row |\n\nafter\n")
     out = tmp_path / "rows.csv"
-    assert main(["validate", "external", "--readme", str(readme), "--csv", str(out)]) == 0
+    assert main(["validate", "external", "--doc", str(readme), "--csv", str(out)]) == 0
     text = readme.read_text()
     assert "| old | row |" not in text and text.startswith("intro") and "after" in text
     assert "| d | g | r | 2 | -5.0 % | 15.0 % |" in text  # errors +10 % and -20 %
     assert len(pd.read_csv(out)) == 2
 
 
-def test_readme_without_the_table_is_one_line(two_rows, tmp_path, capsys):
-    readme = tmp_path / "README.md"
+def test_doc_without_the_table_is_one_line(two_rows, tmp_path, capsys):
+    readme = tmp_path / "validation.md"
     readme.write_text("no table here\n")
-    assert main(["validate", "external", "--readme", str(readme)]) == 2
+    assert main(["validate", "external", "--doc", str(readme)]) == 2
     err = capsys.readouterr().err
-    assert "--readme" in err and "no table to replace" in err and err.count("\n") == 1
+    assert "--doc" in err and "no table to replace" in err and err.count("\n") == 1
 
 
 def test_checked_writes_the_summary_per_part(two_rows, tmp_path, monkeypatch):

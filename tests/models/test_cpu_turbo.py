@@ -4,7 +4,7 @@ import pytest
 
 from rldse.errors import RldseError
 from rldse.models.cpu import CpuModel
-from rldse.models.registry import cpu_from_host, load_part
+from rldse.models.presets import cpu_from_host, load_part
 
 
 def test_busy_clock_runs_from_single_core_turbo_to_base():

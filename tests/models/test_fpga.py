@@ -7,7 +7,7 @@ import pytest
 from rldse.errors import RldseError
 from rldse.models.fpga import FpgaModel, FpgaSpec, tree_depth
 from rldse.models.kinds import PART_KINDS, ReplayJob, kinds_for
-from rldse.models.registry import list_presets, load_part, make_model
+from rldse.models.presets import list_presets, load_part, make_model
 
 PRESET = "alveo-u250"
 F, DDR = 250e6, 77e9  # Hz, B/s

@@ -33,7 +33,7 @@ def test_energy_per_action():
 
 @pytest.mark.parametrize(("kind", "name"), [
     ("cpu", "xeon-gold-6326"), ("gpu", "h100-sxm"), ("pim", "upmem-p21"),
-    ("am", "rram-tcam-64"),
+    ("tcam", "rram-tcam-64"),
 ])
 def test_every_model_states_method_and_accuracy(kind, name, host_fp):
     model = make_model(load_part(kind, name), host=host_fp)

@@ -13,19 +13,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rldse.models import (
-    AmModel,
     CpuModel,
     GpuModel,
     LinkModel,
     OpColumns,
     OpMix,
     PimModel,
+    TcamModel,
     list_presets,
     load_part,
 )
 from rldse.models.kinds import PART_KINDS
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES
-from rldse.models.registry import _preset_kinds
+from rldse.models.presets import _preset_kinds
 from rldse.models.spec import PartSpec, build
 
 SETTINGS = settings(max_examples=40, deadline=None,
@@ -242,9 +242,9 @@ def test_pim_energy_at_least_idle(spec, instructions, wall):
 # ---- AM and links ------------------------------------------------------------------------
 
 @SETTINGS
-@given(specs("am"), st.floats(0, 1e9), st.floats(0, 1e6), st.floats(0, 1e4), factors)
+@given(specs("tcam"), st.floats(0, 1e9), st.floats(0, 1e6), st.floats(0, 1e4), factors)
 def test_am_monotone_and_energy_at_least_leakage(spec, searches, rows, wall, k):
-    model = AmModel(spec)
+    model = TcamModel(spec)
     outs = [model.search_seconds(searches), model.search_joules(searches),
             model.write_seconds(rows), model.write_joules(rows)]
     more = [model.search_seconds(searches * k), model.search_joules(searches * k),

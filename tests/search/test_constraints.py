@@ -83,20 +83,20 @@ def test_every_declared_check_is_a_constraint_by_default():
     cons = with_checks([parse_constraint("avg_power_w <= 1500", "c")], [], "skip_checks")
     assert [c.text for c in cons] == ["avg_power_w <= 1500",
                                       *(f"checks.{n}" for n in all_checks())]
-    assert "checks.am_capacity" in [c.text for c in cons]
+    assert "checks.tcam_capacity" in [c.text for c in cons]
     assert all(c.op is None for c in cons[1:])
 
 
 def test_a_check_named_in_the_file_is_not_added_twice_and_one_can_be_skipped():
     from rldse.search.constraints import with_checks
 
-    cons = with_checks([parse_constraint("gpu_memory_ok", "c")], ["am_capacity"], "s")
+    cons = with_checks([parse_constraint("gpu_memory_ok", "c")], ["tcam_capacity"], "s")
     names = [n for c in cons for n in c.names]
-    assert names.count("checks.gpu_memory") == 1 and "checks.am_capacity" not in names
+    assert names.count("checks.gpu_memory") == 1 and "checks.tcam_capacity" not in names
 
 
 @pytest.mark.parametrize(("skip", "message"), [
-    (["am_capacty"], r"^s\[0\]: unknown check 'am_capacty'; did you mean 'am_capacity'\?"),
+    (["tcam_capacty"], r"^s\[0\]: unknown check 'tcam_capacty'; did you mean 'tcam_capacity'\?"),
     (["gpu_memory", "gpu_memory"], "^s: a check appears twice"),
     (["gpu_memory"], "^s: 'gpu_memory' is skipped and also named in constraints"),
 ])
@@ -110,7 +110,7 @@ def test_bad_skip_checks_fail_naming_the_key(skip, message):
 def test_a_check_the_result_lacks_holds():
     from rldse.search.metrics import metric_value
 
-    assert metric_value({"avg_power_w": 1.0}, "checks.am_capacity", "c") == 1.0
+    assert metric_value({"avg_power_w": 1.0}, "checks.tcam_capacity", "c") == 1.0
     with pytest.raises(RldseError, match="no metric 'cost_usd'"):
         metric_value({"avg_power_w": 1.0}, "cost_usd", "c")
 

@@ -72,9 +72,9 @@ def test_pareto_cost_recommends_only_designs_that_pass_every_check(shipped_examp
     report = run_study(shipped_example, progress=False)
     table = pd.read_csv(report.files["trials.csv"])
     checks = [c for c in table.columns if c.startswith("checks.")]
-    assert "checks.am_capacity" in checks
-    assert "constraint: checks.am_capacity" in table.columns
-    assert (~table["checks.am_capacity"].astype(bool)).any()  # some points break it ...
+    assert "checks.tcam_capacity" in checks
+    assert "constraint: checks.tcam_capacity" in table.columns
+    assert (~table["checks.tcam_capacity"].astype(bool)).any()  # some points break it ...
     best = table[table["best"]]
     assert len(best) >= 2 and best[checks].astype(bool).all().all()  # ... none recommended
     assert (table.loc[~table[checks].astype(bool).all(axis=1), "feasible"] == False).all()  # noqa: E712

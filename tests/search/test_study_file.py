@@ -46,8 +46,8 @@ BAD = [
     ({"space": {"gpu.count": {"int": [1, 100]}}}, "study.yaml: space.gpu.count: "),
     ({"space": {"gpu.preset": {"choices": ["a100-40g", "b200"]}}},
      "study.yaml: space.gpu.preset: unknown gpu preset 'b200'"),
-    ({"space": {"am.arrays": {"int": [64, 128], "when": {"placement.replya": "am"}}}},
-     "study.yaml: space.am.arrays.when: 'placement.replya'"),
+    ({"space": {"tcam.arrays": {"int": [64, 128], "when": {"placement.replya": "tcam"}}}},
+     "study.yaml: space.tcam.arrays.when: 'placement.replya'"),
     ({"objectives": [{"maximize": "steps_per_joul"}]},
      "study.yaml: objectives[0].maximize: unknown metric 'steps_per_joul'; did you mean "
      "'steps_per_joule'"),
@@ -86,12 +86,12 @@ def test_bad_file_fails_in_one_line_naming_the_key(write_study, change, message)
 
 def test_conditional_path_is_checked_with_its_condition_holding(write_study):
     path = write_study(base={"cpu": {"preset": "epyc-7742"},
-                             "am": {"preset": "fefet-tcam-64", "arrays": 16}},
-                       space={"placement.replay": {"choices": ["cpu", "am"]},
-                              "am.arrays": {"int": [64, 1024], "log": True,
-                                            "when": {"placement.replay": "am"}}})
+                             "tcam": {"preset": "fefet-tcam-64", "arrays": 16}},
+                       space={"placement.replay": {"choices": ["cpu", "tcam"]},
+                              "tcam.arrays": {"int": [64, 1024], "log": True,
+                                            "when": {"placement.replay": "tcam"}}})
     dims = load_study_file(path).search_space.dims
-    assert dims[1].when == (("placement.replay", ("am",)),)
+    assert dims[1].when == (("placement.replay", ("tcam",)),)
 
 
 def test_a_cross_field_problem_of_some_points_is_left_to_the_trials(write_study):
@@ -157,7 +157,7 @@ def test_a_study_file_names_its_preset_directories(write_study):
     numbers is usable in the base and the space, in the run, with no --presets."""
     import yaml
 
-    from rldse.models import registry
+    from rldse.models import presets
     from rldse.search import run_study
     from tests.search.conftest import BASE, SPACE
 
@@ -168,26 +168,26 @@ def test_a_study_file_names_its_preset_directories(write_study):
     (path.parent / "mypresets" / "gpu.yaml").write_text(yaml.safe_dump({
         "kind": "gpu", "presets": {"my-a100": {"base": "a100-40g", "mem_bw_gbs": 2000,
                                                "max_w": 250}}}))
-    previous = registry.use_preset_dirs([])
+    previous = presets.use_preset_dirs([])
     try:
         study = load_study_file(path)
-        assert registry.preset_dirs() == (path.parent / "mypresets",)
-        assert registry.load_part("gpu", "my-a100").mem_bw_gbs == 2000
+        assert presets.preset_dirs() == (path.parent / "mypresets",)
+        assert presets.load_part("gpu", "my-a100").mem_bw_gbs == 2000
         report = run_study(path, progress=False)
         assert report.best and report.finished_now == 3
         assert study.presets == ["mypresets"]
     finally:
-        registry.use_preset_dirs(previous)
+        presets.use_preset_dirs(previous)
 
 
 def test_a_missing_preset_directory_is_one_line(write_study):
-    from rldse.models import registry
+    from rldse.models import presets
 
     path = write_study(presets=["nowhere"])
-    previous = registry.use_preset_dirs([])
+    previous = presets.use_preset_dirs([])
     try:
         with pytest.raises(RldseError, match=r"study\.yaml: presets\[0\]: nowhere: no such "
                                              r"directory"):
             load_study_file(path)
     finally:
-        registry.use_preset_dirs(previous)
+        presets.use_preset_dirs(previous)

@@ -73,6 +73,6 @@ def test_amper_study_writes_report_and_ratio_claims(tmp_path):
     learning_csv = pd.read_csv(out / "learning.csv")
     assert set(learning_csv.replay) == {"uniform", "per", "amper_k", "amper_fr"}
     e2e = pd.read_csv(out / "end_to_end.csv")
-    assert list(e2e.replay) == ["cpu", "gpu", "am"]
+    assert list(e2e.replay) == ["cpu", "gpu", "tcam"]
     for name in ("latency_vs_buffer.png", "latency_ratio.png", "learning_curves.png"):
         assert (out / name).stat().st_size > 0

@@ -131,8 +131,8 @@ def test_dqn_amper_trace_counts_searches_and_feeds_the_program():
     assert set(add.touches) == {1} and len(add) == 800
     upd = ops[ops.phase == "replay_update"]
     assert upd.touches.sum() == amper["update_rows"] + amper["rescale_rows"]
-    spec = parse_spec({"am": {"preset": "fefet-tcam-64", "arrays": 32},
-                       "placement": {"replay": "am"}, "workload": {"env_steps": 800}})
+    spec = parse_spec({"tcam": {"preset": "fefet-tcam-64", "arrays": 32},
+                       "placement": {"replay": "tcam"}, "workload": {"env_steps": 800}})
 
     def sample_s(searches_per_item: float) -> float:
         amper["searches_per_item"] = searches_per_item
@@ -142,7 +142,7 @@ def test_dqn_amper_trace_counts_searches_and_feeds_the_program():
     one, ten = sample_s(1.0), sample_s(10.0)
     updates = len(range(200, 800, 2))
     # fefet-tcam-64 × 32 arrays: the key's broadcast, 0.38 ns of search and the merge
-    am = make_model(load_part("am", "fefet-tcam-64", arrays=32))
+    am = make_model(load_part("tcam", "fefet-tcam-64", arrays=32))
     search_s = float(am.search_seconds(16 * updates))
     assert search_s > 0.38e-9 * 16 * updates
     assert ten - one == pytest.approx(9 * search_s, rel=1e-6)

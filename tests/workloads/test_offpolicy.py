@@ -89,10 +89,10 @@ def test_more_actors_async_never_slower(small_trace):
 
 def test_gpu_and_am_placements_run_and_account_energy(small_trace):
     raw = {"cpu": {"preset": "xeon-gold-6326"}, "gpu": {"preset": "a100-40g"},
-           "am": {"preset": "fefet-tcam-64", "arrays": 256},
-           "placement": {"learn": "gpu", "replay": "am"}, "workload": {"env_steps": 2000}}
+           "tcam": {"preset": "fefet-tcam-64", "arrays": 256},
+           "placement": {"learn": "gpu", "replay": "tcam"}, "workload": {"env_steps": 2000}}
     result = _run(small_trace, raw, _shape())
-    am = next(d for d in result.devices if d.name == "am")
+    am = next(d for d in result.devices if d.name == "tcam")
     assert am.action_j["search"] > 0 and am.action_j["write"] > 0
     assert result.energy_j == pytest.approx(sum(d.energy_j for d in result.devices))
     for d in result.devices:  # energy at least idle power over the run

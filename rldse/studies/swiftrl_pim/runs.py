@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from rldse.errors import RldseError
 from rldse.files import atomic_write
-from rldse.models.registry import get_preset, load_part, make_model
+from rldse.models.presets import get_preset, load_part, make_model
 from rldse.models.spec import Param
 from rldse.sim import simulate
 from rldse.sim.bands import UncertainParam, design, sampled_spec, uncertain_params

@@ -52,7 +52,7 @@ from rldse.models.spec import PartSpec, quantity
 SAMPLE_LABELS = ("search", "htree", "merge", "rng", "candidate_read")
 
 
-class AmSpec(PartSpec):
+class TcamSpec(PartSpec):
     arrays: int = quantity("count", "TCAM arrays searched in parallel", ge=1, le=10**7)
     rows: int = quantity("count", "rows (stored words) per array", ge=1, le=65_536)
     bits_per_row: int = quantity("bit", "key width", ge=1, le=65_536)
@@ -102,10 +102,10 @@ class AmSpec(PartSpec):
         return self.array_price_usd * self.arrays
 
 
-class AmModel:
+class TcamModel:
     """All arrays of one associative-memory part, with the H-tree that joins them."""
 
-    def __init__(self, spec: AmSpec) -> None:
+    def __init__(self, spec: TcamSpec) -> None:
         self.spec = spec
         s = spec
         self.levels = math.ceil(math.log2(s.arrays)) if s.arrays > 1 else 0
@@ -223,7 +223,7 @@ class AmModel:
 
     def replay_checks(self, job: ReplayJob) -> dict[str, bool]:
         """One row per buffered priority."""
-        return {"am_capacity": job.capacity <= self.spec.capacity_rows}
+        return {"tcam_capacity": job.capacity <= self.spec.capacity_rows}
 
     # ---- power (see rldse.models.power) -------------------------------------------------
     method = IDLE_PLUS_ACTIONS
@@ -252,6 +252,6 @@ class AmModel:
 
 
 register(PartKind(
-    name="am", spec=AmSpec, model=lambda spec, ctx: AmModel(spec),
+    name="tcam", spec=TcamSpec, model=lambda spec, ctx: TcamModel(spec),
     description="associative-memory (TCAM) arrays", roles=frozenset({"replay"}),
-    checks=(Check("am_capacity", "the replay buffer's entries fit the arrays' rows"),)))
+    checks=(Check("tcam_capacity", "the replay buffer's entries fit the arrays' rows"),)))

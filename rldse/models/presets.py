@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from rldse.errors import RldseError
 from rldse.host import HostFingerprint, measure
+from rldse.models import renamed
 from rldse.models.cpu import CpuSpec, host_params
 from rldse.models.kinds import PART_KINDS, ModelContext
 from rldse.models.spec import Param, PartSpec, build, close_names, unit_of
@@ -344,7 +345,7 @@ def _read_user_files(stamp: tuple[tuple[str, str], ...]) -> dict[str, dict[str, 
         if unknown:
             raise RldseError(f"{path}: {unknown[0]}: unknown key{close_names(str(unknown[0]), list(_FILE_KEYS))}"
                              f" (allowed: {', '.join(_FILE_KEYS)})")
-        kind = doc.get("kind")
+        kind = renamed.kind(doc.get("kind"), f"{path}: kind")
         if kind not in kinds:
             got = "required" if kind is None else f"unknown part kind {kind!r}" \
                 f"{close_names(str(kind), kinds)}"

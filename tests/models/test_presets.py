@@ -6,11 +6,11 @@ import pytest
 
 from rldse.errors import RldseError
 from rldse.models import (
-    AmModel,
     CpuModel,
     GpuModel,
     LinkModel,
     PimModel,
+    TcamModel,
     get_preset,
     list_presets,
     load_part,
@@ -18,7 +18,7 @@ from rldse.models import (
     show_preset,
 )
 from rldse.models.kinds import PART_KINDS
-from rldse.models.registry import _param
+from rldse.models.presets import _param
 from rldse.models.spec import unit_of
 
 REQUIRED = {
@@ -27,7 +27,7 @@ REQUIRED = {
     "gpu": {"v100-sxm2", "a100-40g", "a100-80g", "rtx-3090", "rtx-a6000", "h100-sxm",
             "h100-pcie"},
     "pim": {"upmem-p21", "upmem-e19"},
-    "am": {"fefet-tcam-64", "fefet-tcam-128", "fefet-tcam-256", "camasim-fefet-64",
+    "tcam": {"fefet-tcam-64", "fefet-tcam-128", "fefet-tcam-256", "camasim-fefet-64",
            "camasim-fefet-128", "rram-tcam-64", "sram-tcam-64"},
     "link": {"pcie3-x16", "pcie4-x16", "pcie5-x16", "nvlink-a100", "nvlink-h100",
              "ddr4-2400-channel", "ddr4-3200-channel", "upmem-rank"},
@@ -45,7 +45,7 @@ def test_list_has_every_required_preset_once():
     assert df["name"].is_unique
     for kind, names in REQUIRED.items():
         assert names <= set(df.loc[df["kind"] == kind, "name"])
-    priced = df[df["kind"].isin(["cpu", "gpu", "pim", "am"]) & (df["name"] != "host")]
+    priced = df[df["kind"].isin(["cpu", "gpu", "pim", "tcam"]) & (df["name"] != "host")]
     assert (priced["price_usd"] > 0).all()
 
 
@@ -139,7 +139,7 @@ def test_make_model_builds_each_kind(host_fp):
     assert isinstance(make_model(load_part("cpu", "epyc-7402p"), host=host_fp), CpuModel)
     assert isinstance(make_model(load_part("gpu", "rtx-3090")), GpuModel)
     assert isinstance(make_model(load_part("pim", "upmem-e19")), PimModel)
-    assert isinstance(make_model(load_part("am", "sram-tcam-64")), AmModel)
+    assert isinstance(make_model(load_part("tcam", "sram-tcam-64")), TcamModel)
     assert isinstance(make_model(load_part("link", "ddr4-3200-channel")), LinkModel)
 
 
@@ -153,7 +153,7 @@ def test_prices_total_the_counted_units():
 
 import yaml  # noqa: E402
 
-from rldse.models import registry  # noqa: E402
+from rldse.models import presets  # noqa: E402
 
 USER_GPU = {"kind": "gpu", "provenance": {"method": "measured"}, "presets": {"my-gpu": {
     "description": "a V100 with a faster host dispatch",
@@ -168,18 +168,18 @@ USER_LINK = {"kind": "link", "presets": {"my-link": {
 @pytest.fixture
 def user_dir(tmp_path, monkeypatch):
     """A user preset directory holding a gpu file and a link file it names."""
-    monkeypatch.delenv(registry.PRESETS_ENV, raising=False)
+    monkeypatch.delenv(presets.PRESETS_ENV, raising=False)
     (tmp_path / "my-gpu.yaml").write_text(yaml.safe_dump(USER_GPU))
     (tmp_path / "links.yaml").write_text(yaml.safe_dump(USER_LINK))
-    previous = registry.use_preset_dirs([])
+    previous = presets.use_preset_dirs([])
     yield tmp_path
-    registry.use_preset_dirs(previous)
+    presets.use_preset_dirs(previous)
 
 
 def test_user_presets_add_to_the_packaged_ones(user_dir):
     assert "my-gpu" not in list_presets()["name"].tolist()
-    registry.use_preset_dirs([user_dir])
-    assert registry.preset_dirs() == (user_dir,)
+    presets.use_preset_dirs([user_dir])
+    assert presets.preset_dirs() == (user_dir,)
     df = list_presets()
     row = df[df["name"] == "my-gpu"].iloc[0]
     assert row["kind"] == "gpu" and row["file"] == str(user_dir / "my-gpu.yaml")
@@ -188,19 +188,19 @@ def test_user_presets_add_to_the_packaged_ones(user_dir):
     assert spec.host_link == "my-link" and make_model(spec).link.bandwidth_gbs == 20
     assert f"from {user_dir / 'my-gpu.yaml'}" in show_preset("my-gpu")
     assert get_preset("gpu", "my-gpu").provenance == {"method": "measured"}
-    registry.use_preset_dirs([])
+    presets.use_preset_dirs([])
     with pytest.raises(RldseError, match="unknown gpu preset 'my-gpu'"):
         load_part("gpu", "my-gpu")
 
 
 def test_presets_env_variable(user_dir, monkeypatch):
-    monkeypatch.setenv(registry.PRESETS_ENV, f"{user_dir}{__import__('os').pathsep}")
-    assert registry.preset_dirs() == (user_dir,)
+    monkeypatch.setenv(presets.PRESETS_ENV, f"{user_dir}{__import__('os').pathsep}")
+    assert presets.preset_dirs() == (user_dir,)
     assert load_part("link", "my-link").bandwidth_gbs == 20
 
 
 def test_edits_to_a_user_file_are_seen(user_dir):
-    registry.use_preset_dirs([user_dir])
+    presets.use_preset_dirs([user_dir])
     assert load_part("link", "my-link").bandwidth_gbs == 20
     changed = {**USER_LINK, "presets": {"my-link": {
         **USER_LINK["presets"]["my-link"], "bandwidth_gbs": {"value": 21.5, "unit": "GB/s",
@@ -229,19 +229,19 @@ def _one_line_error(match: str):
 ])
 def test_bad_user_files_fail_in_one_line_naming_file_and_field(tmp_path, doc, message):
     (tmp_path / "x.yaml").write_text(yaml.safe_dump(doc))
-    previous = registry.use_preset_dirs([tmp_path])
+    previous = presets.use_preset_dirs([tmp_path])
     try:
         with pytest.raises(RldseError, match=message) as err:
             list_presets()
         assert "\n" not in str(err.value) and str(tmp_path / "x.yaml") in str(err.value)
     finally:
-        registry.use_preset_dirs(previous)
+        presets.use_preset_dirs(previous)
 
 
 def test_a_clash_with_a_packaged_preset_names_both_files(user_dir):
     (user_dir / "clash.yaml").write_text(yaml.safe_dump({"kind": "link", "presets": {
         "pcie4-x16": USER_LINK["presets"]["my-link"]}}))
-    registry.use_preset_dirs([user_dir])
+    presets.use_preset_dirs([user_dir])
     with pytest.raises(RldseError) as err:
         load_part("link", "pcie4-x16")
     msg = str(err.value)
@@ -252,7 +252,7 @@ def test_a_clash_with_a_packaged_preset_names_both_files(user_dir):
 def test_a_clash_between_two_user_files_names_both(user_dir, tmp_path_factory):
     other = tmp_path_factory.mktemp("other")
     (other / "again.yaml").write_text(yaml.safe_dump(USER_LINK))
-    registry.use_preset_dirs([user_dir, other])
+    presets.use_preset_dirs([user_dir, other])
     with pytest.raises(RldseError, match="preset 'my-link' is already defined in") as err:
         list_presets()
     assert str(user_dir / "links.yaml") in str(err.value)
@@ -260,12 +260,12 @@ def test_a_clash_between_two_user_files_names_both(user_dir, tmp_path_factory):
 
 
 def test_a_missing_directory_is_one_line(tmp_path):
-    previous = registry.use_preset_dirs([tmp_path / "nope"])
+    previous = presets.use_preset_dirs([tmp_path / "nope"])
     try:
         with pytest.raises(RldseError, match="nope: no such directory"):
             list_presets()
     finally:
-        registry.use_preset_dirs(previous)
+        presets.use_preset_dirs(previous)
 
 
 def test_digest_depends_on_numbers_not_on_sources(user_dir):
@@ -274,7 +274,7 @@ def test_digest_depends_on_numbers_not_on_sources(user_dir):
 
     trace = load_trace(str(__import__("pathlib").Path(__file__).resolve().parents[2]
                            / "traces" / "dqn_cartpole_uniform.parquet"))
-    registry.use_preset_dirs([user_dir])
+    presets.use_preset_dirs([user_dir])
     spec = parse_spec({"cpu": {"preset": "xeon-silver-4215"},
                        "gpu": {"preset": "my-gpu"}, "placement": {"learn": "gpu"}})
     before = resolve(spec, trace).digest
@@ -295,7 +295,7 @@ MY_H100 = {"kind": "gpu", "presets": {"my-h100": {"base": "h100-sxm", "mem_bw_gb
 
 def test_a_base_and_plain_numbers_make_a_preset(user_dir):
     (user_dir / "mine.yaml").write_text(yaml.safe_dump(MY_H100))
-    registry.use_preset_dirs([user_dir])
+    presets.use_preset_dirs([user_dir])
     spec, base = load_part("gpu", "my-h100"), load_part("gpu", "h100-sxm")
     assert spec.mem_bw_gbs == 4000 and spec.max_w == 600
     assert {k: v for k, v in spec.model_dump().items() if k not in ("name", "mem_bw_gbs",
@@ -314,7 +314,7 @@ def test_a_base_and_plain_numbers_make_a_preset(user_dir):
 def test_a_chain_of_bases_shows_the_first_preset_a_value_comes_from(user_dir):
     (user_dir / "mine.yaml").write_text(yaml.safe_dump({"kind": "gpu", "presets": {
         **MY_H100["presets"], "my-h100-cheap": {"base": "my-h100", "price_usd": 20000}}}))
-    registry.use_preset_dirs([user_dir])
+    presets.use_preset_dirs([user_dir])
     assert load_part("gpu", "my-h100-cheap").mem_bw_gbs == 4000
     came = get_preset("gpu", "my-h100-cheap").inherited
     assert came["mem_bw_gbs"] == "base my-h100" and came["sm_count"] == "base h100-sxm"
@@ -326,12 +326,12 @@ def test_every_problem_of_a_user_file_at_once(tmp_path):
         "a": {"base": "h100-sxm", "mem_bw_gbs": -5, "max_ww": 600},
         "b": {"base": "h100-sxmm"},
         "c": {"fp32_tflops": {"value": 10, "unit": "TFLOP/s", "source": "me"}}}}))
-    previous = registry.use_preset_dirs([tmp_path])
+    previous = presets.use_preset_dirs([tmp_path])
     try:
         with pytest.raises(RldseError) as err:
             list_presets()
     finally:
-        registry.use_preset_dirs(previous)
+        presets.use_preset_dirs(previous)
     text, where = str(err.value), str(tmp_path / "x.yaml")
     assert "\n" not in text
     for field in ("a.max_ww: unknown field", "b.base: unknown gpu preset 'h100-sxmm'",
