@@ -25,7 +25,7 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
     answer: int
 
-def run(study_dir, progress=True):
+def run(study_dir, out, progress=True):
     p = load_params(study_dir, Params)  # study.yaml without its module key
     return Report("toy", "a toy study", "none", summary=f"answer {p.answer}")
 '''
