@@ -508,4 +508,5 @@ register(PartKind(
     serves={"act": Runs.KERNELS, "learn": Runs.KERNELS, "replay": Runs.SERVER,
             "q_update": Runs.KERNELS},
     countable=True, preset_refs={"host_link": "link"},
-    checks=(Check("gpu_memory", "what the program keeps on the GPU fits its memory"),)))
+    checks=(Check("gpu_memory", "what the program keeps on the GPU fits its memory",
+                  memory=True),)))

@@ -150,6 +150,9 @@ class Check:
 
     name: str
     description: str
+    #: the check that what a program keeps on the part fits its memory (a kind serving a
+    #: role as kernels declares one; programs report it through Machine.memory_checks)
+    memory: bool = False
 
 
 @dataclass(frozen=True)

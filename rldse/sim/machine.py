@@ -483,6 +483,13 @@ class Machine:
             checks["host_memory"] = outcome.host_memory_bytes <= self.host_memory_capacity
         return checks
 
+    def memory_checks(self, runner: Runner | None, ok: bool) -> dict[str, bool]:
+        """``ok`` under the memory check ``runner``'s kind declares (Check.memory); empty
+        where nothing runs on such a part."""
+        if runner is None:
+            return {}
+        return {c.name: ok for c in PART_KINDS[runner.kind].checks if c.memory}
+
     @property
     def host_memory_capacity(self) -> int:
         """Bytes of host DRAM: the CPU's mem_bytes × sockets (0 without a CPU part)."""
