@@ -182,6 +182,12 @@ class Runner:
         return self.runs is Runs.KERNELS
 
     @property
+    def on_kernel_part(self) -> bool:
+        """The part is one that runs issued kernels (for some role): what the role keeps
+        there counts against that part's memory (a GPU replay buffer)."""
+        return PART_KINDS[self.kind].issues_kernels
+
+    @property
     def is_host(self) -> bool:
         """The host CPU's own cores run the role."""
         return self.kind == HOST_KIND
