@@ -86,6 +86,12 @@ class KernelModel(PartModel, Protocol):
         """Share of dynamic power a busy second of ``phase`` draws."""
         ...
 
+    def copy_times(self, bytes_: Any) -> Any:
+        """Host<->part copies of ``bytes_`` each, in op_times' form."""
+
+    def fits(self, bytes_: Any) -> Any:
+        """Whether ``bytes_`` fit the part's memory."""
+
 
 @runtime_checkable
 class DpuModel(PartModel, Protocol):

@@ -293,10 +293,6 @@ class Machine:
         self._iteration_ends: list[np.ndarray] = []
 
     # ---- placement ------------------------------------------------------------------
-    def kind_of(self, role: str) -> str:
-        """The part kind placed for ``role`` (validated when the system was resolved)."""
-        return self.placement[role]
-
     def runner(self, role: str) -> Runner:
         """What serves ``role``: the kind placed for it (the host CPU where the workload
         places nothing there), how it runs it, its model and devices."""
@@ -310,11 +306,6 @@ class Machine:
         dispatch."""
         return Runner("host", HOST_KIND, Runs.CORES, self.models[HOST_KIND],
                       tuple(self.of_kind(HOST_KIND)))
-
-    def placed(self, role: str) -> Device:
-        """The (first) device of the kind placed for ``role``."""
-        kind = self.kind_of(role)
-        return next(d for d in self.devices.values() if d.kind == kind)
 
     def table_seconds(self, row: str, phase: str) -> float:
         """Latency of one `phase` operation on table row `row` (co-located if shared)."""
