@@ -336,7 +336,8 @@ class Machine:
 
     @property
     def gpus(self) -> list[Device]:
-        return self.of_kind("gpu")
+        """Devices of every kind that runs issued kernels (GPUs and their like)."""
+        return [d for d in self.devices.values() if PART_KINDS[d.kind].issues_kernels]
 
     def of_kind(self, kind: str) -> list[Device]:
         return [d for d in self.devices.values() if d.kind == kind]
