@@ -116,7 +116,10 @@ def test_toy_part_runs_act_and_learn(toy, trace_file, knobs):
     assert isinstance(act.model, KernelModel)
     r = simulate(trace, parse_spec(raw))
     toy_dev = next(d for d in r.devices if d.name == "toy")
-    assert toy_dev.busy_s > 0
+    # kernels of both roles ran on the toy, their dispatch on the host's cores
+    assert toy_dev.phase_busy_s["act"] > 0 and toy_dev.phase_busy_s["learn"] > 0
+    cpu_dev = next(d for d in r.devices if d.name == "cpu")
+    assert cpu_dev.phase_busy_s["dispatch"] > 0
     on_toy = {(p.worker, p.phase) for p in r.phases if p.device == "toy"}
     assert {("actor", "act"), ("learner", "learn")} <= on_toy
     assert r.checks["toy_memory"]
