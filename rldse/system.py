@@ -277,9 +277,10 @@ def _placement(spec: Any, parts: dict[str, tuple[Instance, ...]],
                                  f"(leave it unset; they place: {', '.join(workload.placements)})",
                                  where=where)
             continue
-        if kind not in allowed and allowed != ("*",):
+        if not workload.places(role, kind):
+            kinds = [k for k in kinds_for(role) if workload.places(role, k)]
             raise RldseError(f"{workload.name} programs run {role} on "
-                             f"{' or '.join(allowed)}, not '{kind}'", where=where)
+                             f"{' or '.join(kinds)}, not '{kind}'", where=where)
         if kind not in parts:
             raise RldseError(f"'{kind}' but the system has no {kind} (add a '{kind}:' part)",
                              where=where)

@@ -99,7 +99,7 @@ from pydantic import ValidationInfo, field_validator
 
 from rldse.errors import RldseError
 from rldse.host import HostFingerprint
-from rldse.models.kinds import Check, ModelContext, PartKind, register
+from rldse.models.kinds import Check, ModelContext, PartKind, Runs, register
 from rldse.models.ops import ArrayLike, OpColumns
 from rldse.models.power import UTILISATION, EnergyEstimate, dram_joules, utilisation_joules
 from rldse.models.spec import Param, PartSpec, quantity
@@ -729,6 +729,7 @@ def _capture_host(spec: CpuSpec, ctx: ModelContext) -> CpuSpec:
 register(PartKind(
     name="cpu", spec=CpuSpec, model=lambda spec, ctx: CpuModel(spec, _capture_host(spec, ctx)),
     description="CPU sockets: cores run env steps and any placed phase",
-    roles=frozenset({"act", "learn", "replay", "q_update"}),
+    serves={"act": Runs.CORES, "learn": Runs.CORES, "replay": Runs.CORES,
+            "q_update": Runs.CORES},
     checks=(Check("host_memory", "what the program keeps in host memory fits the CPU's "
                   "DRAM (mem_bytes × sockets)"),)))

@@ -57,7 +57,7 @@ from __future__ import annotations
 from pydantic import field_validator
 
 from rldse.errors import RldseError
-from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, register
+from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, Runs, register
 from rldse.models.link import LinkSpec
 from rldse.models.power import UtilisationPower
 from rldse.models.spec import PartSpec, idle_at_most_max, quantity
@@ -197,5 +197,5 @@ register(PartKind(
     name="fpga", spec=FpgaSpec,
     model=lambda spec, ctx: FpgaModel(spec, ctx.load("link", spec.host_link, "fpga.host_link")),
     description="FPGA cards running PEARL's on-chip sum-tree replay manager",
-    roles=frozenset({"replay"}), preset_refs={"host_link": "link"},
+    serves={"replay": Runs.SERVER}, preset_refs={"host_link": "link"},
     checks=(Check("fpga_tree", "the sum tree fits the card's on-chip memory"),)))

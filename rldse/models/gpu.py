@@ -69,7 +69,7 @@ from pydantic import Field, field_validator
 from rldse.errors import RldseError
 from rldse.models.cpu import CpuSpec
 from rldse.models.gpu_ops import OpCost, op_cost, power_limited_ops, sustained_clock_share
-from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, register
+from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, Runs, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES, ArrayLike, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower, utilisation_power_w
@@ -504,6 +504,9 @@ register(PartKind(
         spec, ctx.load("link", spec.host_link, "gpu.host_link"),
         ctx.host if spec.dispatch_core == "host" else
         cast(CpuSpec, ctx.load("cpu", spec.dispatch_core, "gpu.dispatch_core")), ctx.host),
-    description="GPUs behind a host link", roles=frozenset({"act", "learn", "replay", "q_update"}),
+    description="GPUs behind a host link",
+    serves={"act": Runs.KERNELS, "learn": Runs.KERNELS, "replay": Runs.SERVER,
+            "q_update": Runs.KERNELS},
     countable=True, preset_refs={"host_link": "link"},
-    checks=(Check("gpu_memory", "what the program keeps on the GPU fits its memory"),)))
+    checks=(Check("gpu_memory", "what the program keeps on the GPU fits its memory",
+                  memory=True),)))

@@ -7,14 +7,19 @@ feasibility checks. ``rldse.models`` imports every kind module once, so adding a
 is one module, one presets file and one import line there; nothing else lists kinds.
 
 Placement roles are the RL phases a system can put on a device of its choice
-(``ROLES``); env steps always run on CPU cores.
+(``ROLES``); env steps always run on CPU cores. A kind declares, per role it serves, how
+its model runs that role's operations (``Runs``); programs pick their implementation of a
+role by that form (``Machine.runner(role).runs``), never by the kind's name, so a new kind
+that runs act and learn as kernels a host core issues gets the programs' kernel paths
+with no program edit. Each form's model interface is a typed Protocol below.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from enum import Enum
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,6 +34,105 @@ ROLES: dict[str, str] = {
     "learn": "the learner's gradient steps",
     "replay": "the replay manager: sample, insert, priority update",
     "q_update": "tabular Q-learning/SARSA updates",
+}
+
+
+class Runs(Enum):
+    """How a part runs a role's operations: the form a program's implementation of the
+    role is chosen by (each form's model interface is the Protocol named)."""
+
+    CORES = "cores"  # on its own cores, the trace's rows rescaled: CoreModel
+    KERNELS = "kernels"  # kernels a host core issues and the part runs: KernelModel
+    DPUS = "dpus"  # SPMD kernels on in-memory processors the host loads and gathers: DpuModel
+    LOOKUP = "lookup"  # a fixed latency per operation (configured table rows): LookupModel
+    SERVER = "server"  # its own replay model (rldse.models.kinds.ReplayJob): ReplayServer
+
+
+@runtime_checkable
+class PartModel(Protocol):
+    """What every part kind's cost model gives the Machine: its spec, its lanes and the
+    utilisation power model's endpoints, and the estimator it names in results."""
+
+    spec: Any
+    lanes: int
+    idle_w: float
+    max_w: float
+    method: str
+    claimed_accuracy: str
+
+
+@runtime_checkable
+class CoreModel(PartModel, Protocol):
+    """Runs.CORES: seconds of each operation on one of the part's cores."""
+
+    def op_seconds(self, ops: Any) -> Any: ...
+
+
+@runtime_checkable
+class KernelModel(PartModel, Protocol):
+    """Runs.KERNELS: per operation the issuing core's and the part's seconds (``.wall_s``,
+    ``.host_s``, ``.device_s`` arrays, ``.total()`` a PartTime); kernel counts grow with
+    the network's ``layers``. ``mem_bytes`` on its spec bounds what it holds."""
+
+    def op_times(self, ops: Any, layers: Any = 0) -> Any: ...
+
+    def issue_from(self, core: Any) -> None:
+        """Dispatch runs on ``core`` (a CPU spec): the system's cores."""
+
+    def anchor_dispatch(self, phases: Any) -> None:
+        """The capture ran ``phases`` on a device too: anchor dispatch to its rows."""
+
+    def dynamic_share(self, phase: str) -> float:
+        """Share of dynamic power a busy second of ``phase`` draws."""
+        ...
+
+    def copy_times(self, bytes_: Any) -> Any:
+        """Host<->part copies of ``bytes_`` each, in op_times' form."""
+
+    def fits(self, bytes_: Any) -> Any:
+        """Whether ``bytes_`` fit the part's memory."""
+
+
+@runtime_checkable
+class DpuModel(PartModel, Protocol):
+    """Runs.DPUS: instructions and their energy for the in-memory processors."""
+
+    def instructions(self, mix: Any, dtype: str) -> Any: ...
+
+    def instruction_joules(self, instructions: Any) -> Any: ...
+
+
+@runtime_checkable
+class LookupModel(PartModel, Protocol):
+    """Runs.LOOKUP: a configured latency per operation, co-located or not."""
+
+    def op_seconds(self, ops: Any, colocated: bool = False) -> Any: ...
+
+
+@runtime_checkable
+class ReplayServer(PartModel, Protocol):
+    """Runs.SERVER for ``replay``: sample, update and insert on the part's own hardware
+    (ReplayJob's docstring gives the contract)."""
+
+    def replay_seconds(self, job: ReplayJob, op: str, n: int) -> PartTime: ...
+
+    def replay_joules(self, job: ReplayJob, op: str, n: int) -> dict[str, float]: ...
+
+    def replay_checks(self, job: ReplayJob) -> dict[str, bool]: ...
+
+
+@runtime_checkable
+class MemoryCapacity(Protocol):
+    """A part whose spec bounds the bytes it holds (host DRAM, a GPU's memory)."""
+
+    @property
+    def mem_capacity_bytes(self) -> int: ...
+
+
+#: The interface a model must offer for each form.
+FORM_PROTOCOLS: dict[Runs, type] = {
+    Runs.CORES: CoreModel, Runs.KERNELS: KernelModel, Runs.DPUS: DpuModel,
+    Runs.LOOKUP: LookupModel, Runs.SERVER: ReplayServer,
 }
 
 
@@ -52,6 +156,9 @@ class Check:
 
     name: str
     description: str
+    #: the check that what a program keeps on the part fits its memory (a kind serving a
+    #: role as kernels declares one; programs report it through Machine.memory_checks)
+    memory: bool = False
 
 
 @dataclass(frozen=True)
@@ -96,9 +203,9 @@ def preset_instances(kind: PartKind, ref: Any, load: Loader, where: str) -> list
 class PartKind:
     name: str
     spec: type[PartSpec]
-    model: Callable[[Any, ModelContext], Any]  # (spec, context) -> cost model
+    model: Callable[[Any, ModelContext], PartModel]  # (spec, context) -> cost model
     description: str
-    roles: frozenset[str] = frozenset()
+    serves: Mapping[str, Runs] = field(default_factory=dict)  # role -> how it runs it
     presets: bool = True  # presets/<name>.yaml ships with the package
     countable: bool = False  # a system may hold `count` instances, one Device each
     in_system: bool = True  # a section of SystemSpec (links are referenced by other parts)
@@ -108,9 +215,22 @@ class PartKind:
     checks: tuple[Check, ...] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
-        unknown = set(self.roles) - set(ROLES)
+        unknown = set(self.serves) - set(ROLES)
         if unknown:
             raise ValueError(f"part kind {self.name}: unknown roles {sorted(unknown)}")
+
+    @property
+    def roles(self) -> frozenset[str]:
+        """The placement roles this kind can run."""
+        return frozenset(self.serves)
+
+    def runs(self, role: str) -> Runs:
+        return self.serves[role]
+
+    @property
+    def issues_kernels(self) -> bool:
+        """Its operations are kernels a host core issues (costed as PartTimes)."""
+        return Runs.KERNELS in self.serves.values()
 
 
 PART_KINDS: Registry[PartKind] = Registry("part kind")

@@ -38,7 +38,7 @@ import numpy as np
 from pydantic import ValidationInfo, field_validator
 
 from rldse.errors import RldseError
-from rldse.models.kinds import PartKind, register
+from rldse.models.kinds import PartKind, Runs, register
 from rldse.models.ops import ArrayLike
 from rldse.models.power import IDLE_PLUS_ACTIONS, EnergyEstimate, action_joules
 from rldse.models.spec import PartSpec, allowed_range, quantity
@@ -330,4 +330,4 @@ class PimModel:
 
 register(PartKind(
     name="pim", spec=PimSpec, model=lambda spec, ctx: PimModel(spec),
-    description="UPMEM processing-in-memory DIMMs (DPUs)", roles=frozenset({"q_update"})))
+    description="UPMEM processing-in-memory DIMMs (DPUs)", serves={"q_update": Runs.DPUS}))

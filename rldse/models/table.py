@@ -26,7 +26,7 @@ import numpy as np
 from pydantic import ConfigDict, Field, field_validator
 
 from rldse.errors import RldseError
-from rldse.models.kinds import Instance, Loader, PartKind, register
+from rldse.models.kinds import Instance, Loader, PartKind, Runs, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import PHASE_NAMES, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower
@@ -203,5 +203,5 @@ def _table_instances(kind: PartKind, ref: Any, load: Loader, where: str) -> list
 register(PartKind(
     name="table", spec=TableSpec, model=lambda spec, ctx: TableModel(spec),
     description="rows of a latency table measured by the user (PEARL's PT.csv format)",
-    roles=frozenset({"replay", "learn"}), presets=False, ref=TableRef,
+    serves={"replay": Runs.LOOKUP, "learn": Runs.LOOKUP}, presets=False, ref=TableRef,
     instances=_table_instances))

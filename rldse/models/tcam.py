@@ -43,7 +43,7 @@ import math
 
 import numpy as np
 
-from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, register
+from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, Runs, register
 from rldse.models.ops import ArrayLike
 from rldse.models.power import IDLE_PLUS_ACTIONS, EnergyEstimate, action_joules
 from rldse.models.spec import PartSpec, quantity
@@ -253,5 +253,5 @@ class TcamModel:
 
 register(PartKind(
     name="tcam", spec=TcamSpec, model=lambda spec, ctx: TcamModel(spec),
-    description="associative-memory (TCAM) arrays", roles=frozenset({"replay"}),
+    description="associative-memory (TCAM) arrays", serves={"replay": Runs.SERVER},
     checks=(Check("tcam_capacity", "the replay buffer's entries fit the arrays' rows"),)))

@@ -20,14 +20,14 @@ import simpy
 
 from rldse.errors import RldseError
 from rldse.models import PART_KINDS, OpColumns, cpu_from_host, make_model
-from rldse.models.kinds import PartTime
+from rldse.models.kinds import KernelModel, PartModel, PartTime, Runs
 from rldse.models.spec import PartSpec
 from rldse.sim import trace_cache
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
 from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats, ramp_warnings
 from rldse.sim.timeline import NO_TAG, TimelineStream
-from rldse.system import ResolvedSystem, resolve
+from rldse.system import HOST_KIND, ResolvedSystem, resolve
 from rldse.trace import NETWORK_PHASES, Trace, networks_on_gpu
 
 
@@ -153,6 +153,46 @@ class SplitCycle:
         return self.host.takes(counts), self.device.takes(counts), self.wall.takes(counts)
 
 
+@dataclass(frozen=True)
+class Runner:
+    """What serves a role on a Machine: the part kind placed for it, how that kind runs
+    the role (programs choose their implementation by ``runs``, never by ``kind``), its
+    cost model and its devices. ``label`` is what a worker's clock entries name as the
+    device the time was spent on."""
+
+    role: str
+    kind: str
+    runs: Runs
+    model: PartModel
+    devices: tuple[Device, ...]
+
+    @property
+    def device(self) -> Device:
+        """The first device (where a one-device program books)."""
+        return self.devices[0]
+
+    @property
+    def label(self) -> str:
+        return self.kind
+
+    @property
+    def kernels(self) -> bool:
+        """Operations are kernels a host core issues (dispatch on the core, the rest on
+        the part)."""
+        return self.runs is Runs.KERNELS
+
+    @property
+    def on_kernel_part(self) -> bool:
+        """The part is one that runs issued kernels (for some role): what the role keeps
+        there counts against that part's memory (a GPU replay buffer)."""
+        return PART_KINDS[self.kind].issues_kernels
+
+    @property
+    def is_host(self) -> bool:
+        """The host CPU's own cores run the role."""
+        return self.kind == HOST_KIND
+
+
 @dataclass
 class Outcome:
     """What a program reports back besides what the devices accounted. ``checks`` holds the
@@ -213,10 +253,11 @@ class Machine:
         self.timeline: TimelineStream | None = None
         host = cpu_from_host(trace.meta.host)  # what CPU models scale from, built once
         self.parts: dict[str, PartSpec] = system.specs
-        self.models: dict[str, Any] = {}
+        self.models: dict[str, PartModel] = {}
         self.devices: dict[str, Device] = {}
         for kind, insts in system.parts.items():
-            built: dict[int, Any] = {}  # one model per distinct spec (a kind's instances share one)
+            built: dict[int, PartModel] = {}  # one per distinct spec (a kind's instances share one)
+            kernels = PART_KINDS[kind].issues_kernels
             for inst in insts:
                 model = built.get(id(inst.spec))
                 if model is None:
@@ -227,18 +268,22 @@ class Machine:
                     name=inst.name, kind=kind, preset=inst.preset,
                     lanes=int(inst.lanes or model.lanes), idle_w=float(model.idle_w),
                     max_w=float(model.max_w), estimator=model.method,
-                    dynamic_share=getattr(model, "dynamic_share", None),
+                    dynamic_share=model.dynamic_share if kernels else None,
                     claimed_accuracy=model.claimed_accuracy,
                     cost_usd=float(getattr(inst.spec, "price_usd", 0.0)), clock=self.env)
-        cpu = self.models.get("cpu")
+        cpu = self.models.get(HOST_KIND)
         gpu_captured = networks_on_gpu(trace.meta)
-        # framework dispatch runs on the system's cores; each model once (it is listed
-        # under its kind and under its instance's name)
-        for model in {id(m): m for m in self.models.values()}.values():
-            if cpu is not None and hasattr(model, "issue_from"):
-                model.issue_from(cpu.spec)
-            if gpu_captured and hasattr(model, "anchor_dispatch"):
-                model.anchor_dispatch(NETWORK_PHASES)
+        # framework dispatch runs on the system's cores; each kernel-issuing model once
+        for kind in system.parts:
+            if not PART_KINDS[kind].issues_kernels:
+                continue
+            for model in {id(self.models[i.name]): self.models[i.name]
+                          for i in system.parts[kind]}.values():
+                assert isinstance(model, KernelModel)
+                if cpu is not None:
+                    model.issue_from(cpu.spec)
+                if gpu_captured:
+                    model.anchor_dispatch(NETWORK_PHASES)
         if timeline is not None:  # opened last: nothing after it can fail
             self.timeline = TimelineStream(timeline, list(self.devices),
                                            window_s=timeline_window)
@@ -248,14 +293,27 @@ class Machine:
         self._iteration_ends: list[np.ndarray] = []
 
     # ---- placement ------------------------------------------------------------------
+    def runner(self, role: str) -> Runner:
+        """What serves ``role``: the kind placed for it (the host CPU where the workload
+        places nothing there), how it runs it, its model and devices."""
+        kind = self.placement.get(role, HOST_KIND)
+        return Runner(role, kind, PART_KINDS[kind].runs(role), self.models[kind],
+                      tuple(self.of_kind(kind)))
+
+    @property
+    def host(self) -> Runner:
+        """The host CPU: its cores run env steps, actors' glue and every framework's
+        dispatch."""
+        return Runner("host", HOST_KIND, Runs.CORES, self.models[HOST_KIND],
+                      tuple(self.of_kind(HOST_KIND)))
+
     def kind_of(self, role: str) -> str:
-        """The part kind placed for ``role`` (validated when the system was resolved)."""
-        return self.placement[role]
+        """The part kind placed for ``role`` (``runner(role).kind``)."""
+        return self.runner(role).kind
 
     def placed(self, role: str) -> Device:
-        """The (first) device of the kind placed for ``role``."""
-        kind = self.kind_of(role)
-        return next(d for d in self.devices.values() if d.kind == kind)
+        """The (first) device placed for ``role`` (``runner(role).device``)."""
+        return self.runner(role).device
 
     def table_seconds(self, row: str, phase: str) -> float:
         """Latency of one `phase` operation on table row `row` (co-located if shared)."""
@@ -278,7 +336,8 @@ class Machine:
 
     @property
     def gpus(self) -> list[Device]:
-        return self.of_kind("gpu")
+        """Devices of every kind that runs issued kernels (GPUs and their like)."""
+        return [d for d in self.devices.values() if PART_KINDS[d.kind].issues_kernels]
 
     def of_kind(self, kind: str) -> list[Device]:
         return [d for d in self.devices.values() if d.kind == kind]
@@ -307,22 +366,24 @@ class Machine:
             raise RldseError(f"trace {trace.digest} has no '{phase}' operations")
         return ops
 
-    def phase_cost(self, phase: str, kind: str, layers: int = 0) -> np.ndarray:
-        """Seconds for each trace row of `phase` on part `kind` (cached). On a GPU the
-        kernel count grows with the network's `layers`, which only the workload knows;
-        0 counts the fixed kernels alone, a lower bound (what the search's estimate uses)."""
+    def phase_cost(self, phase: str, kind: str = HOST_KIND, layers: int = 0) -> np.ndarray:
+        """Seconds for each trace row of `phase` on part `kind` (cached; default the host
+        CPU). Where the kind issues kernels their count grows with the network's
+        `layers`, which only the workload knows; 0 counts the fixed kernels alone, a lower
+        bound (what the search's estimate uses)."""
         key = (phase, kind, layers)
         if key not in self._costs:
             model = self.model(kind)
+            kernels = PART_KINDS[kind].issues_kernels
 
             def make() -> np.ndarray:
                 ops = self.trace_ops(phase)
-                costs = model.op_times(ops, layers=layers).wall_s if kind == "gpu" else \
+                costs = model.op_times(ops, layers=layers).wall_s if kernels else \
                     model.op_seconds(ops)
                 return np.array(costs, dtype=np.float64)
 
             self._costs[key] = trace_cache.cached(
-                ("phase_cost", self.trace.digest, phase, kind == "gpu", layers,
+                ("phase_cost", self.trace.digest, phase, kernels, layers,
                  trace_cache.model_key(model)), make)
         return self._costs[key]
 
@@ -364,7 +425,7 @@ class Machine:
             tl.tag = NO_TAG
         return end
 
-    def cycle(self, phase: str, kind: str) -> Cycle:
+    def cycle(self, phase: str, kind: str = HOST_KIND) -> Cycle:
         """A cycle over the phase's costs starting at a seeded random row."""
         costs = self.phase_cost(phase, kind)
         return Cycle(costs, start=int(self.rng.integers(len(costs))))
@@ -428,10 +489,17 @@ class Machine:
             checks["host_memory"] = outcome.host_memory_bytes <= self.host_memory_capacity
         return checks
 
+    def memory_checks(self, runner: Runner | None, ok: bool) -> dict[str, bool]:
+        """``ok`` under the memory check ``runner``'s kind declares (Check.memory); empty
+        where nothing runs on such a part."""
+        if runner is None:
+            return {}
+        return {c.name: ok for c in PART_KINDS[runner.kind].checks if c.memory}
+
     @property
     def host_memory_capacity(self) -> int:
         """Bytes of host DRAM: the CPU's mem_bytes × sockets (0 without a CPU part)."""
-        cpu = self.models.get("cpu")
+        cpu = self.models.get(HOST_KIND)
         return int(cpu.spec.mem_capacity_bytes) if cpu is not None else 0
 
 

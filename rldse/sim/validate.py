@@ -35,10 +35,9 @@ def host_spec_for(trace: Trace, gpu: str | None = None):
     knobs = {k: info[k] for k in workload.host_knobs if k in info and info[k] is not None}
     raw = {"name": "capture-host", "cpu": {"preset": "host"}, "workload": knobs}
     if gpu is not None:
-        placements = workload.placements
         raw["gpu"] = {"preset": gpu, "count": 1}
-        raw["placement"] = {role: "gpu" for role, kinds in placements.items()
-                            if "gpu" in kinds}
+        raw["placement"] = {role: "gpu" for role in workload.placements
+                            if workload.places(role, "gpu")}
     return parse_spec(raw, where="validate")
 
 

@@ -12,8 +12,8 @@ and ddpg), naming everything the rest of rldse asks of it:
   entries ``rldse validate`` replays as knobs;
 - ``info``: the typed ``workload_info`` its capture writes and its program reads
   (``rldse.system.ResolvedSystem.info``);
-- ``placements``: the roles its program places and on which kinds ("*": any kind that
-  can run the role); ``sides``: which side of the loop runs each phase, and where (the
+- ``placements``: the roles its program places and the forms it runs them in
+  (rldse.models.kinds.Runs; "*": any kind that can run the role); ``sides``: which side of the loop runs each phase, and where (the
   search's analytic bound, rldse.search.estimate);
 - ``recording``: how a user's own loop (rldse.recording) becomes its trace, if it can;
 - ``capture(cfg, progress)`` and ``program(machine)``, in modules imported when first
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from rldse.errors import RldseError, did_you_mean, validation_error
+from rldse.models.kinds import PART_KINDS, Runs
 from rldse.plugins import Registry
 from rldse.strict import UserModel
 
@@ -132,7 +133,9 @@ class Workload:
     description: str
     knobs: type[Knobs]
     info: type[Info]
-    placements: dict[str, tuple[str, ...]]  # role -> kinds its program runs it on ("*": any)
+    #: role -> how a part may run it for this family's program (rldse.models.kinds.Runs;
+    #: "*": any kind that can run the role)
+    placements: dict[str, tuple[Runs | str, ...]]
     trace_knobs: Callable[[Any, Trace, dict, dict], dict[str, Any]]  # (info, trace, parts,
     # placement) -> the knob values the trace (or the system) stands for
     capture_module: str  # module with Config and capture(cfg, progress) -> Trace
@@ -143,6 +146,14 @@ class Workload:
     worker_knob: str | None = None  # the knob counting its workers (actors, agents)
     host_knobs: tuple[str, ...] = ()  # workload_info entries `rldse validate` sets as knobs
     recording: Recordable | None = None
+
+    def places(self, role: str, kind: str) -> bool:
+        """Whether this family's program can run ``role`` on a ``kind`` part: the kind
+        serves the role in a form the program implements."""
+        allowed = self.placements.get(role, ())
+        part = PART_KINDS[kind]
+        return role in part.roles and (allowed == ("*",) or kind in allowed
+                                       or part.runs(role) in allowed)
 
     @property
     def learning_knobs(self) -> tuple[str, ...]:

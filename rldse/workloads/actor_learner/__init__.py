@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field
 
 from rldse.kernels.network_work import F32, float32_bytes, network_info
+from rldse.models.kinds import Runs
 from rldse.workloads import (
     SIDES,
     Count,
@@ -97,7 +98,8 @@ register(Workload(
     name="actor_learner", family="actor_learner",
     description="multi-process PPO: actor processes and a learner",
     knobs=ActorLearnerKnobs, info=ActorLearnerInfo,
-    placements={"act": ("cpu", "gpu"), "learn": ("cpu", "gpu")}, trace_knobs=_trace_knobs,
+    placements={"act": (Runs.CORES, Runs.KERNELS),
+                "learn": (Runs.CORES, Runs.KERNELS)}, trace_knobs=_trace_knobs,
     capture_module="rldse.workloads.actor_learner.ppo",
     program_module="rldse.workloads.actor_learner.program",
     capture_options={"actors": (int, Field(default=1, ge=1, le=256,

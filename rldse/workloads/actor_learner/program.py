@@ -147,14 +147,14 @@ def _refuse_ignored_knobs(m: Machine) -> None:
         raise RldseError("sync_interval needs learner 'async': the synchronous loop sends "
                          "parameters every iteration", where="workload.sync_interval")
     for name in ("resident_steps", "gpu_swap"):
-        if getattr(k, name) and place.learn != "gpu":
+        if getattr(k, name) and not m.runner("learn").kernels:
             raise RldseError(f"{name} concerns a GPU learner's memory, but learn runs on "
                              f"'{place.learn}'", where=f"workload.{name}")
 
 
 def _rescale(m: Machine, ops: OpColumns, flops: np.ndarray, bytes_: np.ndarray, items: float):
     """Trace rows with their work replaced, by the CPU model's one rescaling rule."""
-    return with_work(m.model("cpu").host, ops, flops, bytes_, items)
+    return with_work(m.host.model.host, ops, flops, bytes_, items)
 
 
 def _cycles(costs: np.ndarray, n: int, rng: np.random.Generator) -> list[Cycle]:
@@ -275,8 +275,10 @@ class _Sim:
 
     def __init__(self, m: Machine) -> None:
         self.m = m
-        k, info, place = m.knobs, m.trace.meta.workload_info, m.spec.placement
-        self.k, self.place = k, place
+        k, info = m.knobs, m.trace.meta.workload_info
+        self.k = k
+        # what serves act and learn: the host's cores, or kernels its cores issue
+        self.act_r, self.learn_r = m.runner("act"), m.runner("learn")
         # ---- shape of the simulated loop ------------------------------------------------
         self.t_actors = int(info["actors"])
         self.t_envs = int(info["envs_per_actor"])
@@ -305,28 +307,30 @@ class _Sim:
         self.asynchronous = k.learner == "async"
         self.lag = k.sync_interval if self.asynchronous else 0
         # ---- devices ---------------------------------------------------------------------
-        self.cpu = m.device("cpu")
-        self.gpu = m.models.get("gpu")
-        gpus = m.gpus
-        self.learner_dev = gpus[0] if place.learn == "gpu" else self.cpu
+        self.cpu = m.host.device
+        # the part issued kernels run on (the learner's first): copies, its memory check
+        self.kernels = next((r for r in (self.learn_r, self.act_r) if r.kernels), None)
+        self.gpu = self.kernels.model if self.kernels is not None else None
+        self.learner_dev = self.learn_r.device if self.learn_r.kernels else self.cpu
         lanes = self.cpu.lanes
         cores = min(k.cores or lanes, lanes)
-        if self.asynchronous and place.learn == "cpu":
+        if self.asynchronous and not self.learn_r.kernels:
             if lanes < 2:
                 raise RldseError("workload.learner: 'async' with the learner on the CPU needs "
                                  "at least 2 cores (the learner keeps one)")
             cores = min(cores, lanes - 1)
         self.C = cores
         if self.central:
-            self.servers = gpus if place.act == "gpu" else [None]  # None: a CPU core
+            # None: a CPU core
+            self.servers = list(self.act_r.devices) if self.act_r.kernels else [None]
         # async and the learner's GPU also runs inference: learn one minibatch per booking,
         # so an inference batch waits for at most one minibatch step, not a whole iteration
-        self.interleave = (self.asynchronous and place.learn == "gpu" and place.act == "gpu")
+        self.interleave = self.asynchronous and self.learn_r.kernels and self.act_r.kernels
         # ---- costs -----------------------------------------------------------------------
-        cpu_model = m.model("cpu")
+        cpu_model = m.host.model
         scale_e = self.E / self.t_envs
-        env_cost = m.phase_cost("env_step", "cpu")
-        resets = (m.phase_cost("env_reset", "cpu").sum()
+        env_cost = m.phase_cost("env_step")
+        resets = (m.phase_cost("env_reset").sum()
                   if (m.trace.ops["phase"] == "env_reset").any() else 0.0)
         self.reset_per_vstep = float(resets) / len(env_cost) * scale_e
         extra = 0.0
@@ -337,13 +341,14 @@ class _Sim:
         self.env_c = _cycles(self.env_per_vstep, self.N, m.rng)
         self._act_ops = self._act_rows(m)
         if not self.central:
-            if place.act == "cpu":
+            if not self.act_r.kernels:
                 act_s = np.asarray(cpu_model.op_seconds(self._act_ops))
                 act = (act_s, np.zeros_like(act_s), act_s)
-            else:  # dispatch on the actor's core, kernels and copies on the GPU
-                t = (self.gpu.copy_times(self.E * self.obs_bytes)
-                     + self.gpu.op_times(self._act_ops, layers=self.layers)
-                     + self.gpu.copy_times(self.E * _ANSWER_BYTES))
+            else:  # dispatch on the actor's core, kernels and copies on the part
+                am = self.act_r.model
+                t = (am.copy_times(self.E * self.obs_bytes)
+                     + am.op_times(self._act_ops, layers=self.layers)
+                     + am.copy_times(self.E * _ANSWER_BYTES))
                 act = (t.host_s, t.device_s, t.wall_s)
             self.act_c = _split_cycles(*act, n=self.N, rng=m.rng)
         else:
@@ -356,8 +361,8 @@ class _Sim:
         learn_ops = with_works(cpu_model.host, learn_ops, _learn_work(self.nets, self.mb),
                                [traced[int(b)] for b in learn_ops.items], self.mb)
         start = int(m.rng.integers(len(learn_ops)))
-        if place.learn == "gpu":  # dispatch on the learner's core, kernels on the GPU
-            t = self.gpu.op_times(learn_ops, layers=self.layers)
+        if self.learn_r.kernels:  # dispatch on the learner's core, kernels on the part
+            t = self.learn_r.model.op_times(learn_ops, layers=self.layers)
             self.learn_c = SplitCycle(t.host_s, t.device_s, t.wall_s, start)
         else:
             self.learn_c = SplitCycle.on_device(np.asarray(cpu_model.op_seconds(learn_ops)),
@@ -394,7 +399,7 @@ class _Sim:
             else 0.0
         self.rollout_copy_s = 0.0
         self.swap_s = 0.0
-        if place.learn == "gpu":
+        if self.learn_r.kernels:
             if self.memory.swapped:
                 per_mb = self.mb * (self.obs_bytes + _MINIBATCH_SCALARS * F32)
                 self.swap_s = float(self.n_mb * g.copy_times(per_mb).wall_s)
@@ -427,7 +432,7 @@ class _Sim:
         t_value = self.t_nets.value.forward(self.t_envs)
         boot = ops.flops == t_value.flops
         full, value = _act_work(self.nets, self.E), self.nets.value.forward(self.E)
-        return with_works(m.model("cpu").host, ops, [value if b else full for b in boot],
+        return with_works(m.host.model.host, ops, [value if b else full for b in boot],
                           [t_value if b else t_full for b in boot], self.E)
 
     def _server_costs(self, m: Machine) -> list[float]:
@@ -439,11 +444,12 @@ class _Sim:
         w = [_act_work(self.nets, int(x)) for x in B]
         flops = np.array([x.flops for x in w], np.float64)
         bytes_ = np.array([x.bytes for x in w], np.float64)
-        if self.place.act == "gpu":
+        if self.act_r.kernels:
             ops = OpColumns.of("act", items=B, flops=flops, bytes=bytes_)
-            t = (self.gpu.copy_times(B * self.obs_bytes)
-                 + self.gpu.op_times(ops, layers=self.layers)
-                 + self.gpu.copy_times(B * _ANSWER_BYTES))
+            am = self.act_r.model
+            t = (am.copy_times(B * self.obs_bytes)
+                 + am.op_times(ops, layers=self.layers)
+                 + am.copy_times(B * _ANSWER_BYTES))
             cost = t.wall_s
             self.fwd_device = np.where(b > 0, t.device_s, 0.0).tolist()
             self.fwd_host = np.where(b > 0, t.host_s, 0.0).tolist()
@@ -453,8 +459,8 @@ class _Sim:
             host = float(np.mean(a.host_dur_s[full]))
             ref = OpColumns.of("act", items=self.E, flops=float(a.flops[full][0]),
                                bytes=float(a.bytes[full][0]), host_dur_s=np.full(len(b), host))
-            cost = m.model("cpu").op_seconds(with_works(
-                m.model("cpu").host, ref, w, _act_work(self.nets, self.E), B))
+            cost = m.host.model.op_seconds(with_works(
+                m.host.model.host, ref, w, _act_work(self.nets, self.E), B))
         cost = np.asarray(cost, np.float64)
         cost[0] = 0.0
         return cost.tolist()
@@ -475,7 +481,7 @@ class _Sim:
     def _publish(self, version: int, t: float, local: bool) -> float:
         """Broadcast parameters from time t; sets each actor's release (when its policy has
         them) and returns when the last recipient has them."""
-        t0, on_gpu = t, self.place.learn == "gpu"
+        t0, on_gpu = t, self.learn_r.kernels
         if local:  # to host memory, then one pipe send per actor, in actor order
             if on_gpu:
                 t = self.m.book(self.learner_dev, t, self.param_copy_s, "sync", "learner")
@@ -589,29 +595,28 @@ class _Sim:
             # extra SMT thread adds smt_gain of a core; beyond the hardware threads the OS
             # time-slices at the measured shared-core slowdown). The closed form's lower
             # bound it replaces was 1.0-1.4 % short on unequal rollouts (issue 25).
-            spec = self.m.model("cpu").spec
+            spec = self.m.host.model.spec
             end = float(np.max(shared_ends(r, cpu_part,
                                            lambda n: spec.core_throughput(n, C))))
         else:
             end = float(np.max(r + cpu_part))
-        if self.place.act == "gpu":  # each actor's kernels, queued on gpu0 as one block
+        if self.act_r.kernels:  # each actor's kernels, queued on the first part as one block
             g = float(sum(a.device_s for a in acts))
             end = max(end, float(np.max(r + env_s + reset + act_s)),
-                      self.m.book(self.m.gpus[0], float(r.min()), g, "act", "actors",
+                      self.m.book(self.act_r.device, float(r.min()), g, "act", "actors",
                                   items=N * (T + 1)))
         busy = float(cpu_part.sum())
         self.busy["env_step"] += float(env_s.sum())
         self.busy["env_reset"] += reset * N
         self.busy["act"] += float(act_s.sum())
-        self.act_dispatch += float(sum(a.host_s for a in acts)) if self.place.act == "gpu" \
-            else 0.0
+        self.act_dispatch += float(sum(a.host_s for a in acts)) if self.act_r.kernels else 0.0
         self.act_count += N * (T + 1)
         own = float(np.sum(env_s + reset + act_s))
         self.wait["wait:cores"] += max(0.0, float(np.sum(end - r)) - own)
         if self.m.timeline is not None:  # the cores' merged load, for the Chrome trace
             per = busy / min(N, C)
             for lane in range(min(N, C)):
-                self.m.timeline.append(("cpu", lane, "rollout", float(r.min()), per,
+                self.m.timeline.append((self.cpu.name, lane, "rollout", float(r.min()), per,
                                         "actors", None))
         return end
 
@@ -636,8 +641,8 @@ class _Sim:
         tl, lanes = self.m.timeline, self.lanes
         server = f"inference server {g}"  # timeline tracks
         if tl is not None:  # per-step records, written in bulk (TimelineStream.columns)
-            acts = tl.columns("cpu", "act", server, "batch")
-            steps_tl = tl.columns("cpu", "env_step", self.actor_names)
+            acts = tl.columns(self.cpu.name, "act", server, "batch")
+            steps_tl = tl.columns(self.cpu.name, "env_step", self.actor_names)
             act_lane, act_start, act_dur = acts.lane.append, acts.start_s.append, \
                 acts.dur_s.append
             act_b = acts.value.append
@@ -754,23 +759,24 @@ class _Sim:
         self.cpu.account("env_step", self.busy["env_step"], vsteps)
         if self.busy["env_reset"]:
             self.cpu.account("env_reset", self.busy["env_reset"], 0)
-        act_dev = self.place.act
-        if not self.central and act_dev == "cpu":
+        act_dev = self.act_r.label
+        if not self.central and not self.act_r.kernels:
             self.cpu.account("act", self.busy["act"], self.act_count)
         if self.act_dispatch:  # GPU inference: its dispatch kept the issuing cores busy
             self.cpu.account("dispatch", self.act_dispatch, 0)
-        clock.spend("actor", "env_step", "cpu", self.busy["env_step"], vsteps)
+        host = self.cpu.kind
+        clock.spend("actor", "env_step", host, self.busy["env_step"], vsteps)
         if self.busy["env_reset"]:
-            clock.spend("actor", "env_reset", "cpu", self.busy["env_reset"], 0)
+            clock.spend("actor", "env_reset", host, self.busy["env_reset"], 0)
         clock.spend("actor", "act", act_dev, self.busy["act"], self.act_count)
         for name, t in self.wait.items():
             if t > 0:
                 clock.spend("actor", name, "any", t, 0)
-        learner_dev = self.place.learn
+        learner_dev = self.learn_r.label
         for phase, t in self.learner_t.items():
             if t > 0:
                 dev = "any" if phase.startswith("wait:") else (
-                    learner_dev if phase == "learn" else "cpu")
+                    learner_dev if phase == "learn" else host)
                 count = it * self.n_mb if phase == "learn" else 0 if phase == "dispatch" else it
                 clock.spend("learner", phase, dev, t, count)
         parts = {k: v for k, v in self.parts.items() if v > 0 or k in (
@@ -780,7 +786,7 @@ class _Sim:
         return Outcome(env_steps=steps, updates=it * self.n_mb, breakdown_s=parts,
                        gpu_memory_peak_bytes=int(mem.peak), swapped_bytes=int(mem.swapped),
                        host_memory_bytes=host_memory(self),
-                       checks={"gpu_memory": mem.ok} if m.gpus else {},
+                       checks=m.memory_checks(self.kernels, mem.ok),
                        # the learner learns on rollout j after j updates (versions count them)
                        staleness_updates=[j - v for j, v in enumerate(self.used)])
 
@@ -839,11 +845,11 @@ def unit_costs(m: Machine) -> UnitCosts:
     s = _Sim(m)
     if s.central:
         act = s.fwd
-        act_device = s.fwd_device if s.place.act == "gpu" else [0.0] * len(s.fwd)
+        act_device = s.fwd_device if s.act_r.kernels else [0.0] * len(s.fwd)
     else:
         act = [0.0, float(np.mean([c.mean_s for c in s.act_c]))]
         act_device = [0.0, float(np.mean([c.device.mean_s for c in s.act_c]))]
-    on_gpu0 = s.place.learn == "gpu" and s.place.act == "gpu"  # gpu0 serves inference too
+    on_gpu0 = s.learn_r.kernels and s.act_r.kernels  # gpu0 serves inference too
     return UnitCosts(
         actors=s.N, envs_per_actor=s.E, rollout_len=s.T, cores=s.C,
         env_step_s=float(np.mean(s.env_per_vstep)) + s.reset_per_vstep,
@@ -858,10 +864,10 @@ def _gpu_memory(s: _Sim) -> GpuMemory:
     """Buffers per GPU (program docstring); the learner's GPU is gpu0."""
     if s.gpu is None:
         return GpuMemory({}, 0)
-    place, cap = s.place, int(s.gpu.spec.mem_bytes)
+    cap = int(s.gpu.spec.mem_bytes)
     act_bytes = s.nets.activation_bytes  # per sample, every network
     gpu0: dict[str, int] = {}
-    if place.learn == "gpu":
+    if s.learn_r.kernels:
         gpu0 = {
             "parameters, gradients, Adam m and v": 4 * F32 * s.params,
             "rollout observations": s.S_res * s.obs_bytes,
@@ -870,8 +876,8 @@ def _gpu_memory(s: _Sim) -> GpuMemory:
             "minibatch copy": s.mb * (s.obs_bytes + _MINIBATCH_SCALARS * F32),
             "minibatch activations and their gradients": 2 * s.mb * act_bytes,
         }
-    if place.act == "gpu":  # inference: parameters and the largest batch
-        per_gpu = math.ceil(s.N / len(s.m.gpus)) if s.central else 1
+    if s.act_r.kernels:  # inference: parameters and the largest batch
+        per_gpu = math.ceil(s.N / len(s.act_r.devices)) if s.central else 1
         batch = per_gpu * s.E
         inference = {
             "inference parameters": F32 * s.params,
@@ -882,7 +888,7 @@ def _gpu_memory(s: _Sim) -> GpuMemory:
     if not gpu0:
         return GpuMemory({}, cap)
     mem = GpuMemory({k: int(v) for k, v in gpu0.items()}, cap)
-    if not mem.ok and s.k.gpu_swap and place.learn == "gpu":
+    if not mem.ok and s.k.gpu_swap and s.learn_r.kernels:
         streamed = ("rollout observations", "bootstrap observations", "rollout scalars",
                     "minibatch copy")
         mem = GpuMemory(mem.buffers, cap, sum(mem.buffers[k] for k in streamed))
@@ -899,7 +905,7 @@ def host_memory(s: _Sim) -> int:
     streams from host memory (the larger of the two), and a host copy of the parameters
     for the broadcast."""
     actors = s.N * (s.payload + s.E * s.obs_bytes)
-    if s.place.learn == "cpu":
+    if not s.learn_r.kernels:
         learner = (4 * F32 * s.params + s.S * (s.obs_bytes + _PER_TRANSITION_SCALARS * F32)
                    + s.N * s.E * s.obs_bytes + s.mb * (s.obs_bytes + _MINIBATCH_SCALARS * F32)
                    + 2 * s.mb * s.nets.activation_bytes)

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, Field, field_validator
 
 from rldse.kernels.network_work import F32, float32_bytes, network_info
+from rldse.models.kinds import Runs
 from rldse.workloads import (
     SIDES,
     Count,
@@ -118,7 +119,8 @@ def _recorded_ddpg(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
             "warmup_steps": hp.get("learning_starts", hp.get("warmup_steps"))}
 
 
-PLACEMENTS = {"act": ("cpu", "gpu"), "learn": ("cpu", "gpu", "table"), "replay": ("*",)}
+PLACEMENTS = {"act": (Runs.CORES, Runs.KERNELS),
+              "learn": (Runs.CORES, Runs.KERNELS, Runs.LOOKUP), "replay": ("*",)}
 #: Phases of the off-policy loop: acting and env steps on the actor, replay and learning
 #: on the learner's side.
 _SIDES = {p: SIDES[p] for p in ("env_step", "env_reset", "act", "learn", "replay_add",

@@ -74,12 +74,11 @@ from rldse.errors import RldseError
 from rldse.kernels.mlp import F32, Work
 from rldse.models import OpColumns
 from rldse.models.cpu import roofline_seconds, with_work, with_works
-from rldse.models.kinds import PartTime, ReplayJob
+from rldse.models.kinds import PartTime, ReplayJob, Runs
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
-from rldse.sim.machine import Machine, Outcome, SplitCycle
+from rldse.sim.machine import Machine, Outcome, Runner, SplitCycle
 from rldse.sim.timeline import COARSE_STEPS, tile_starts
-from rldse.system import HOST_KIND
 from rldse.workloads.offpolicy import replay_cost
 
 
@@ -115,16 +114,18 @@ class Shape:
 class _Costs:
     """Per-operation costs on the placed devices, for this system's batch size."""
 
-    def __init__(self, m: Machine, shape: Shape, batch: int) -> None:
+    def __init__(self, m: Machine, shape: Shape, batch: int, kernels: Runner | None) -> None:
+        """``kernels``: the part that runs issued kernels for a role (host copies go
+        through its link), None where no role runs so."""
         self.m, self.shape, self.batch = m, shape, batch
-        self.gpu = m.model("gpu") if "gpu" in m.models else None
+        self.gpu = kernels.model if kernels is not None else None
 
     # -- trace rows of a phase, with batch-dependent work rescaled to this batch --------
     def _rescaled(self, phase: str, work: Work | None) -> OpColumns:
         """Learn, act and sync rows by the formulas' work (rldse.models.cpu.with_works);
         replay rows on the CPU by capacity and batch (replay_cost)."""
         ops, sh = self.m.trace_ops(phase), self.shape
-        host = self.m.model("cpu").host
+        host = self.m.host.model.host
         if phase.startswith("replay_") and sh.trace_capacity:
             return replay_cost.rescaled(host, ops, phase, sh.transition_bytes, sh.prioritized,
                                         (sh.trace_capacity, self.m.knobs.replay_capacity),
@@ -139,22 +140,23 @@ class _Costs:
         items = self.batch if phase == "learn" else ops.items
         return with_works(host, ops, new, old, items, did)
 
-    def cycle(self, phase: str, kind: str, work: Work | None = None) -> SplitCycle:
-        """The phase's rows on part ``kind``: on a GPU, the issuing core's dispatch and the
-        kernels (rldse.models.gpu); on a CPU, time on the core itself."""
+    def cycle(self, phase: str, runner: Runner, work: Work | None = None) -> SplitCycle:
+        """The phase's rows on ``runner``'s part: as issued kernels, the issuing core's
+        dispatch and the kernels (rldse.models.gpu); on cores, time on the core itself."""
         ops = self._rescaled(phase, work)
         start = int(self.m.rng.integers(len(ops)))
-        if kind != "gpu":
-            return SplitCycle.on_device(np.asarray(self.m.model(kind).op_seconds(ops)), start)
+        if not runner.kernels:
+            return SplitCycle.on_device(np.asarray(runner.model.op_seconds(ops)), start)
+        part = runner.model
         if phase != "act":
-            t = self.gpu.op_times(ops, layers=self.shape.learn_layers)
+            t = part.op_times(ops, layers=self.shape.learn_layers)
             return SplitCycle(t.host_s, t.device_s, t.wall_s, start)
-        # greedy steps run the network on the GPU, with the observation in and the action
+        # greedy steps run the network on the part, with the observation in and the action
         # out; exploring steps (no flops: no network) stay on the actor's core
-        t = (self.gpu.copy_times(self.shape.obs_bytes)
-             + self.gpu.op_times(ops, layers=self.shape.act_layers)
-             + self.gpu.copy_times(F32))
-        on_core = np.asarray(self.m.model("cpu").op_seconds(ops))
+        t = (part.copy_times(self.shape.obs_bytes)
+             + part.op_times(ops, layers=self.shape.act_layers)
+             + part.copy_times(F32))
+        on_core = np.asarray(self.m.host.model.op_seconds(ops))
         greedy = ops.flops > 0
         return SplitCycle(np.where(greedy, t.host_s, on_core), np.where(greedy, t.device_s, 0.0),
                           np.where(greedy, t.wall_s, on_core), start)
@@ -232,9 +234,9 @@ def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
                    job: ReplayJob | None) -> _LearnerCosts:
     """``job``: what the replay part's own model serves (None: replay on the CPU or a
     measured table)."""
-    place = m.spec.placement
+    act_r, learn_r, replay_r = m.runner("act"), m.runner("learn"), m.runner("replay")
     bytes_batch = batch * shape.transition_bytes
-    if place.replay == "table" or place.learn == "table":
+    if Runs.LOOKUP in (replay_r.runs, learn_r.runs):
         # PEARL's protocol on measured tables: one sample, update, insert and learn per
         # iteration, at the table's latencies; links and target syncs are not in its model
         t = m.spec.table
@@ -248,26 +250,26 @@ def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
             update=_Fixed(measured(t.replay, "replay_update")),
             learn=_Fixed(measured(t.learn, "learn")), sync=None, actors_insert=False,
             insert=lambda n: insert)
-    learner = m.placed("learn")
+    learner = learn_r.device
     lc = _LearnerCosts(
-        rm=m.placed("replay"), learner=learner, sample=_Fixed(_NOTHING), update=None,
-        learn=costs.cycle("learn", place.learn, shape.learn_work(batch)),
-        sync=costs.cycle("sync", place.learn) if _rows(m, "sync") else None,
-        actors_insert=place.replay == HOST_KIND)
-    if place.replay == HOST_KIND:  # the trace's own rows, rescaled to the target CPU
-        lc.sample = costs.cycle("replay_sample", HOST_KIND)
+        rm=replay_r.device, learner=learner, sample=_Fixed(_NOTHING), update=None,
+        learn=costs.cycle("learn", learn_r, shape.learn_work(batch)),
+        sync=costs.cycle("sync", learn_r) if _rows(m, "sync") else None,
+        actors_insert=replay_r.is_host)
+    if replay_r.is_host:  # the trace's own rows, rescaled to the target CPU
+        lc.sample = costs.cycle("replay_sample", m.host)
         if shape.prioritized and _rows(m, "replay_update"):
-            lc.update = costs.cycle("replay_update", HOST_KIND)
+            lc.update = costs.cycle("replay_update", m.host)
     else:  # the kind's own replay model (rldse.models.kinds.ReplayJob)
-        rmm = m.model(place.replay)
+        rmm = replay_r.model
         lc.sample = _Fixed(rmm.replay_seconds(job, "sample", 1))
         if shape.prioritized:
             lc.update = _Fixed(rmm.replay_seconds(job, "update", 1))
         lc.insert = lambda n: rmm.replay_seconds(job, "insert", n)
-    if place.learn == "gpu" and place.replay != "gpu":
+    if learn_r.kernels and replay_r.kind != learn_r.kind:
         lc.batch_copy = costs.copy(bytes_batch)
         lc.td_copy = costs.copy(batch * F32) if lc.update is not None else _NOTHING
-    if place.learn != place.act:
+    if learn_r.kind != act_r.kind:
         lc.param_copy = costs.copy(shape.act_params * F32)
     return lc
 
@@ -276,13 +278,13 @@ def refuse_ignored_knobs(m: Machine, hidden: list[int]) -> None:
     """One-line errors for knobs this placement would accept but not use: ``gpu_swap``
     without replay on a GPU; on measured tables (fixed latencies) any knob that changes
     the work from the trace's (its batch size, replay capacity and ``hidden`` widths)."""
-    k, place = m.knobs, m.spec.placement
+    k, replay_r, learn_r = m.knobs, m.runner("replay"), m.runner("learn")
     trace_knobs = {"batch_size": m.info("batch_size"),
                    "replay_capacity": m.info("replay_capacity"), "hidden": list(hidden)}
-    if k.gpu_swap and place.replay != "gpu":
+    if k.gpu_swap and not replay_r.on_kernel_part:
         raise RldseError(f"gpu_swap swaps a GPU replay buffer, but replay runs on "
-                         f"'{place.replay}'", where="workload.gpu_swap")
-    if "table" in (place.replay, place.learn):
+                         f"'{replay_r.kind}'", where="workload.gpu_swap")
+    if Runs.LOOKUP in (replay_r.runs, learn_r.runs):
         for name, value in trace_knobs.items():
             if getattr(k, name) != value:
                 raise RldseError(f"a measured table's latencies were taken at the trace's "
@@ -293,7 +295,7 @@ def refuse_ignored_knobs(m: Machine, hidden: list[int]) -> None:
 def replay_job(m: Machine, shape: Shape, batch: int, capacity: int) -> ReplayJob:
     """What the replay manager serves, for a kind's own replay model. The host gathers a
     sampled batch from host memory when the part keeps only priorities (TCAM)."""
-    gather_s = float(roofline_seconds(m.model(HOST_KIND).spec, 0, batch * shape.transition_bytes,
+    gather_s = float(roofline_seconds(m.host.model.spec, 0, batch * shape.transition_bytes,
                                       batch))
     return ReplayJob(batch=batch, capacity=capacity, transition_bytes=shape.transition_bytes,
                      prioritized=shape.prioritized, host_gather_s=gather_s,
@@ -306,7 +308,7 @@ def _reset_s_per_step(m: Machine) -> float:
     """Episode resets folded into steps: mean reset cost × resets per env step in the trace."""
     if not _rows(m, "env_reset"):
         return 0.0
-    resets = m.phase_cost("env_reset", "cpu")
+    resets = m.phase_cost("env_reset")
     return float(resets.sum()) / max(m.trace.env_steps, 1)
 
 
@@ -325,10 +327,14 @@ def program(m: Machine, shape: Shape) -> Outcome:
     k = m.knobs
     batch, learn_every, capacity = k.batch_size, k.learn_every, k.replay_capacity
     total_steps, actors = k.env_steps, k.actors
-    costs = _Costs(m, shape, batch)
-    place = m.spec.placement
-    cpu = m.device("cpu")
-    gpu = m.gpus[0] if m.gpus else None
+    act_r, learn_r, replay_r = m.runner("act"), m.runner("learn"), m.runner("replay")
+    act_kernels = act_r.kernels
+    # the part issued kernels run on, if any role runs so (its copies, memory and lanes)
+    kernels = next((r for r in (learn_r, act_r, replay_r) if r.on_kernel_part), None)
+    costs = _Costs(m, shape, batch, kernels)
+    cpu = m.host.device
+    gpu = kernels.device if kernels is not None else None
+    host = cpu.kind
     cores = Lanes(min(k.cores or cpu.lanes, cpu.lanes), clock=m.env)  # the actors' cores
     # the cores the learner and the replay manager issue from (sync: one process, whose
     # core the actors' rounds leave free while it learns)
@@ -337,30 +343,30 @@ def program(m: Machine, shape: Shape) -> Outcome:
     rm_overlaps = k.learner == "async"
 
     # ---- per-operation costs -------------------------------------------------------
-    step_c = _per_actor(m, m.cycle("env_step", "cpu"), actors)
+    step_c = _per_actor(m, m.cycle("env_step"), actors)
     reset_s_per_step = _reset_s_per_step(m)
-    act_c = _per_actor(m, costs.cycle("act", place.act), actors)
-    add_cpu = _per_actor(m, m.cycle("replay_add", "cpu"), actors)
-    own_model = place.replay not in (HOST_KIND, "table")  # a kind's own replay model
+    act_c = _per_actor(m, costs.cycle("act", act_r), actors)
+    add_cpu = _per_actor(m, m.cycle("replay_add"), actors)
+    own_model = replay_r.runs is Runs.SERVER  # a kind's own replay model
     job = replay_job(m, shape, batch, capacity) if own_model else None
     lc = _learner_costs(m, shape, costs, batch, job)
     rm, learner_dev = lc.rm, lc.learner
 
     # ---- capacities ----------------------------------------------------------------
     need = 0
-    if place.learn == "gpu":
+    if learn_r.kernels:
         need += 4 * shape.learn_params * F32  # params, grads, Adam m and v
         need += 4 * batch * shape.transition_bytes  # batch and activations (first order)
-    if place.replay == "gpu":
+    if replay_r.on_kernel_part:
         need += capacity * shape.transition_bytes
     gpu_ok = bool(costs.gpu.fits(need)) if costs.gpu is not None and need else True
     swapped = 0
-    if not gpu_ok and k.gpu_swap and place.replay == "gpu":
+    if not gpu_ok and k.gpu_swap and replay_r.on_kernel_part:
         swapped = capacity * shape.transition_bytes
         lc.sample = _Plus(lc.sample, costs.copy(batch * shape.transition_bytes))
-    checks = {"gpu_memory": gpu_ok or bool(swapped)} if costs.gpu is not None else {}
+    checks = m.memory_checks(kernels, gpu_ok or bool(swapped))
     if job is not None:
-        checks.update(m.model(place.replay).replay_checks(job))
+        checks.update(replay_r.model.replay_checks(job))
 
     # ---- processes -----------------------------------------------------------------
     env, clock = m.env, m.clock
@@ -399,13 +405,13 @@ def program(m: Machine, shape: Shape) -> Outcome:
         (its own core), and its kernels on the GPU from ``gpu_t0``."""
         t, items = t0, np.broadcast_to(items, t0.shape)
         for phase, dur in (("env_step", env_s), ("replay_add", add_s),
-                           ("dispatch" if place.act == "gpu" else "act", core_s)):
+                           ("dispatch" if act_kernels else "act", core_s)):
             dur = np.broadcast_to(dur, t0.shape)
             keep = dur > 0
             tl.extend(cpu.name, phase, a, t[keep], dur[keep], actor_names[a],
                       args={"items": items[keep]})
             t = t + dur
-        if place.act == "gpu":
+        if act_kernels:
             keep = kernels_s > 0
             tl.extend(gpu.name, "act", a % gpu.lanes, gpu_t0[keep], kernels_s[keep],
                       actor_names[a], args={"items": items[keep]})
@@ -429,8 +435,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
         covers and its busy seconds by phase, summed."""
         n = len(env_s)
         parts = [("env_step_us", env_s), ("replay_add_us", add_s) if lc.actors_insert
-                 else None, ("dispatch_us" if place.act == "gpu" else "act_us", core_s),
-                 ("act_us", kernels_s) if place.act == "gpu" else None]
+                 else None, ("dispatch_us" if act_kernels else "act_us", core_s),
+                 ("act_us", kernels_s) if act_kernels else None]
         args = {"steps": np.asarray(steps)}
         for name, x in filter(None, parts):
             args[name] = np.add.reduceat(np.broadcast_to(x, (n,)), cuts)
@@ -515,26 +521,26 @@ def program(m: Machine, shape: Shape) -> Outcome:
         s_reset = n * reset_s_per_step
         s_env, act = step_c[a].take(n) + s_reset, act_c[a].take(n)
         s_add = add_cpu[a].take(n) if lc.actors_insert else 0.0
-        on_core = s_env + s_add + (act.host_s if place.act == "gpu" else act.wall_s)
+        on_core = s_env + s_add + (act.host_s if act_kernels else act.wall_s)
         own = s_env + s_add + act.wall_s
         end = max(m.book(cpu, t0, on_core, "env_step", actor_names[a], cores, items=n),
                   t0 + own)
         if tl is not None:  # the one core booking's parts
             tl.split_last((("env_step", s_env), ("replay_add", s_add),
-                                   ("dispatch" if place.act == "gpu" else "act",
+                                   ("dispatch" if act_kernels else "act",
                                     on_core - s_env - s_add)))
-        if place.act == "gpu" and act.device_s > 0:
+        if act_kernels and act.device_s > 0:
             end = max(end, m.book(gpu, t0, act.device_s, "act", actor_names[a], items=n))
-        clock.spend("actor", "env_step", "cpu", s_env - s_reset, n)
+        clock.spend("actor", "env_step", host, s_env - s_reset, n)
         if s_reset:
-            clock.spend("actor", "env_reset", "cpu", s_reset, 0)
-        if place.act == "gpu":
-            clock.spend("actor", "dispatch", "cpu", act.host_s, 0)
-            clock.spend("actor", "act", "gpu", act.wall_s - act.host_s, n)
+            clock.spend("actor", "env_reset", host, s_reset, 0)
+        if act_kernels:
+            clock.spend("actor", "dispatch", host, act.host_s, 0)
+            clock.spend("actor", "act", act_r.label, act.wall_s - act.host_s, n)
         else:
-            clock.spend("actor", "act", place.act, act.wall_s, n)
+            clock.spend("actor", "act", act_r.label, act.wall_s, n)
         if s_add:
-            clock.spend("actor", "replay_add", "cpu", s_add, n)
+            clock.spend("actor", "replay_add", host, s_add, n)
         clock.spend("actor", "wait:device", "any", max(0.0, end - t0 - own), 0)
         return end
 
@@ -585,23 +591,23 @@ def program(m: Machine, shape: Shape) -> Outcome:
         name = actor_names[a]
         for _ in range(n):
             act = act_c[a].take(1)
-            if place.act == "gpu":
+            if act_kernels:
                 end = m.drive(gpu, env.now, act, "act", name, cpu, cores)
             else:
                 end = m.book(cpu, env.now, act.wall_s, "act", name, cores, items=1)
-                clock.spend("actor", "act", place.act, act.wall_s, 1)
+                clock.spend("actor", "act", act_r.label, act.wall_s, 1)
             yield env.timeout(end - env.now)
             s_env = step_c[a].take(1)
             end = m.book(cpu, env.now, s_env + reset_s_per_step, "env_step", name, cores,
                          items=1)
-            clock.spend("actor", "env_step", "cpu", s_env, 1)
+            clock.spend("actor", "env_step", host, s_env, 1)
             if reset_s_per_step:
-                clock.spend("actor", "env_reset", "cpu", reset_s_per_step, 0)
+                clock.spend("actor", "env_reset", host, reset_s_per_step, 0)
             yield env.timeout(end - env.now)
             if lc.actors_insert:
                 s_add = add_cpu[a].take(1)
                 end = m.book(cpu, env.now, s_add, "replay_add", name, cores, items=1)
-                clock.spend("actor", "replay_add", "cpu", s_add, 1)
+                clock.spend("actor", "replay_add", host, s_add, 1)
                 yield env.timeout(end - env.now)
         return env.now
 
@@ -695,29 +701,29 @@ def program(m: Machine, shape: Shape) -> Outcome:
             h, d, w = act_c[a].takes(counts)
             s_add = add_cpu[a].takes(counts) if lc.actors_insert else 0.0
             base = s_env + s_reset + s_add
-            on_core = base + (h if place.act == "gpu" else w)
+            on_core = base + (h if act_kernels else w)
             own = base + w
             end = np.maximum(on_core, own)
-            if place.act == "gpu":
+            if act_kernels:
                 gpu_q = gpu_q + d if gpu.lanes == 1 else d  # one GPU lane: FIFO behind others
                 end = np.where(d > 0, np.maximum(end, gpu_q), end)
                 gpu.account("act", float(d.sum()), int(np.count_nonzero(d)))
             cpu.account("env_step", float(on_core.sum()), R)
-            clock.spend("actor", "env_step", "cpu", float(s_env.sum()), c * R)
+            clock.spend("actor", "env_step", host, float(s_env.sum()), c * R)
             if s_reset:
-                clock.spend("actor", "env_reset", "cpu", s_reset * R, 0)
-            if place.act == "gpu":
-                clock.spend("actor", "dispatch", "cpu", float(h.sum()), 0)
-                clock.spend("actor", "act", "gpu", float((w - h).sum()), c * R)
+                clock.spend("actor", "env_reset", host, s_reset * R, 0)
+            if act_kernels:
+                clock.spend("actor", "dispatch", host, float(h.sum()), 0)
+                clock.spend("actor", "act", act_r.label, float((w - h).sum()), c * R)
             else:
-                clock.spend("actor", "act", place.act, float(w.sum()), c * R)
+                clock.spend("actor", "act", act_r.label, float(w.sum()), c * R)
             if lc.actors_insert:
-                clock.spend("actor", "replay_add", "cpu", float(np.sum(s_add)), c * R)
+                clock.spend("actor", "replay_add", host, float(np.sum(s_add)), c * R)
             clock.spend("actor", "wait:device", "any", float(np.maximum(0.0, end - own).sum()), 0)
             span = np.maximum(span, end)
             if tl is not None:
                 chunks.append((a, s_env + s_reset, s_add, on_core - base, d,
-                               gpu_q - d if place.act == "gpu" and gpu.lanes == 1 else 0.0,
+                               gpu_q - d if act_kernels and gpu.lanes == 1 else 0.0,
                                end))
         # the learner: U[r] updates after round r, each the sum of its drives' walls
         s0, u0 = state["steps"], state["updates"]
@@ -818,7 +824,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
             h, d, w = act_c[a].takes(n)
             s_add = add_cpu[a].takes(n) if lc.actors_insert else 0.0
             base = s_env + s_reset + s_add
-            on_core = base + (h if place.act == "gpu" else w)
+            on_core = base + (h if act_kernels else w)
             own = base + w
             dur = np.maximum(np.maximum(on_core, own), d)
             end = t + np.cumsum(dur)
@@ -837,17 +843,17 @@ def program(m: Machine, shape: Shape) -> Outcome:
                               s_env + s_reset, s_add, on_core - base, d)
             steps = int(n.sum())
             cpu.account("env_step", float(on_core.sum()), len(n))
-            clock.spend("actor", "env_step", "cpu", float(s_env.sum()), steps)
+            clock.spend("actor", "env_step", host, float(s_env.sum()), steps)
             if reset_s_per_step:
-                clock.spend("actor", "env_reset", "cpu", float(s_reset.sum()), 0)
-            if place.act == "gpu":
+                clock.spend("actor", "env_reset", host, float(s_reset.sum()), 0)
+            if act_kernels:
                 gpu.account("act", float(d.sum()), int(np.count_nonzero(d)))
-                clock.spend("actor", "dispatch", "cpu", float(h.sum()), 0)
-                clock.spend("actor", "act", "gpu", float((w - h).sum()), steps)
+                clock.spend("actor", "dispatch", host, float(h.sum()), 0)
+                clock.spend("actor", "act", act_r.label, float((w - h).sum()), steps)
             else:
-                clock.spend("actor", "act", place.act, float(w.sum()), steps)
+                clock.spend("actor", "act", act_r.label, float(w.sum()), steps)
             if lc.actors_insert:
-                clock.spend("actor", "replay_add", "cpu", float(np.sum(s_add)), steps)
+                clock.spend("actor", "replay_add", host, float(np.sum(s_add)), steps)
             clock.spend("actor", "wait:device", "any", float((dur - own).sum()), 0)
         return np.concatenate(ends) if ends else np.empty(0)  # no chunk: fewer steps
         # than actors
@@ -1074,12 +1080,12 @@ def program(m: Machine, shape: Shape) -> Outcome:
     # merged rounds also need the actors' parameters fresh at every round (no policy lag)
     no_lag = not lc.param_copy.wall_s or k.sync_interval == 1
     merge = (not m.reference and actors <= cores.n and no_lag
-             and (place.act != "gpu" or gpu.lanes == 1 or gpu.lanes >= actors))
+             and (not act_kernels or gpu.lanes == 1 or gpu.lanes >= actors))
 
     # async: merged when no lane is shared (actors on their own cores; each device has a
     # lane for every process that may hold it at once: actors acting on it, RM, learner)
     holders: dict[int, list] = {}
-    for dev, n in ((gpu, actors if place.act == "gpu" else 0), (rm, 1), (learner_dev, 1)):
+    for dev, n in ((gpu, actors if act_kernels else 0), (rm, 1), (learner_dev, 1)):
         if dev is not None:
             holders.setdefault(id(dev), [dev, 0])[1] += n
     merge_async = (MERGE_ASYNC and not m.reference and actors <= cores.n
@@ -1090,11 +1096,11 @@ def program(m: Machine, shape: Shape) -> Outcome:
     # a GPU with fewer lanes than actors): a chunk booked as one job would hold the lane
     # for all its steps and queue its kernels as one block, 0.8-4.6 % off the per-step
     # schedule (benchmarks/reference_agreement.py)
-    per_step = m.reference or actors > cores.n or (place.act == "gpu" and gpu.lanes < actors)
+    per_step = m.reference or actors > cores.n or (act_kernels and gpu.lanes < actors)
     # the async learner books an update's drives ahead of the clock (update), unless
     # actors act on a device it uses: then each drive is booked when it starts, so acts
     # that arrive first go first (booked ahead, the learner ran 1.8 % fast)
-    at_arrival = m.reference or (place.act == "gpu" and (rm is gpu or learner_dev is gpu))
+    at_arrival = m.reference or (act_kernels and (rm is gpu or learner_dev is gpu))
 
     def async_run():
         yield env.timeout(async_merged())
@@ -1179,7 +1185,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
         env.process(async_learner())
     env.run()
     if job is not None:  # per-action energy of the replay part's own model
-        rmm = m.model(place.replay)
+        rmm = replay_r.model
         inserted = state["steps"] - state["pending_inserts"]
         for op, n in (("sample", state["updates"]),
                       ("update", state["updates"] if shape.prioritized else 0),
@@ -1210,9 +1216,10 @@ def host_memory_bytes(m: Machine, shape: Shape, capacity: int, batch: int,
     memory); every actor's copy of its policy's parameters; and a CPU learner's parameters,
     gradients and Adam state with its batch and activations (first order, as on a GPU), or
     a GPU learner's host copy of the parameters it sends."""
-    place, k = m.spec.placement, m.knobs
-    replay = capacity * shape.transition_bytes if place.replay != "gpu" or swapped else 0
-    if place.learn == "gpu":
+    k, learn_r = m.knobs, m.runner("learn")
+    on_part = m.runner("replay").on_kernel_part
+    replay = capacity * shape.transition_bytes if not on_part or swapped else 0
+    if learn_r.kernels:
         learner = shape.learn_params * F32
     else:
         learner = 4 * shape.learn_params * F32 + 4 * batch * shape.transition_bytes

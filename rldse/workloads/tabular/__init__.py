@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rldse.kernels.network_work import F32
+from rldse.models.kinds import Runs
 from rldse.workloads import SIDES, Count, Info, Knobs, Recordable, Workload, learning_knob, register
 
 
@@ -60,7 +61,7 @@ def _recorded(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
 register(Workload(
     name="tabular", family="tabular", description="tabular Q-learning and SARSA (online, "
     "or offline SwiftRL-style over agents)", knobs=TabularKnobs, info=TabularInfo,
-    placements={"q_update": ("cpu", "gpu", "pim")}, trace_knobs=_trace_knobs,
+    placements={"q_update": (Runs.CORES, Runs.KERNELS, Runs.DPUS)}, trace_knobs=_trace_knobs,
     capture_module="rldse.workloads.tabular.train",
     program_module="rldse.workloads.tabular.program",
     capture_options={

@@ -3,6 +3,7 @@ with the Q updates on CPU cores, a GPU or UPMEM DPUs (SwiftRL)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,6 +11,7 @@ import pandas as pd
 
 from rldse.errors import RldseError
 from rldse.models.cpu import with_work
+from rldse.models.kinds import Runs
 from rldse.models.pim import OpMix
 from rldse.models.spec import Param
 from rldse.sim.machine import Cycle, Machine, Outcome
@@ -117,18 +119,24 @@ class _Offline:
 
 def program(m: Machine) -> Outcome:
     """The tabular loop on machine ``m``, on the device kind placed for ``q_update``."""
-    kind = m.kind_of("q_update")
+    q = m.runner("q_update")
     for knob in ("tasklets", "pim_kernel"):
-        if getattr(m.knobs, knob) is not None and kind != "pim":
-            raise RldseError(f"{knob} applies to DPUs: q_update runs on '{kind}'",
+        if getattr(m.knobs, knob) is not None and q.runs is not Runs.DPUS:
+            raise RldseError(f"{knob} applies to DPUs: q_update runs on '{q.kind}'",
                              where=f"workload.{knob}")
     if m.trace.meta.workload_info.get("mode") == "online":
-        if kind != HOST_KIND:
-            raise RldseError(f"'{kind}' runs offline (SwiftRL-style) tabular traces only; this "
-                             "trace is online (one agent stepping its env), which runs on "
-                             f"'{HOST_KIND}'", where="placement.q_update")
+        if not q.is_host:
+            raise RldseError(f"'{q.kind}' runs offline (SwiftRL-style) tabular traces only; "
+                             "this trace is online (one agent stepping its env), which runs "
+                             f"on '{HOST_KIND}'", where="placement.q_update")
         return _online_program(m)
-    return OFFLINE_PROGRAMS[kind](m)
+    offline = OFFLINE_PROGRAMS.get(q.runs)
+    if offline is None:
+        known = ", ".join(r.value for r in OFFLINE_PROGRAMS)
+        raise RldseError(f"'{q.kind}' runs q_update as {q.runs.value}, which tabular "
+                         f"programs do not implement (they run: {known})",
+                         where="placement.q_update")
+    return offline(m)
 
 
 def _offline(m: Machine, default_agents: int) -> _Offline:
@@ -224,7 +232,7 @@ def _aggregate_s(m: Machine, agents: int) -> float:
     4·S·A·(agents + 1)): the part of a row's measured time its host roofline explains
     scales with the roofline, the rest (numpy call overhead) stays, as offpolicy rescales
     a learner step to another batch size; then the CPU model costs it on the target."""
-    ops, cm = m.trace_ops("aggregate"), m.model("cpu")
+    ops, cm = m.trace_ops("aggregate"), m.host.model
     info = m.trace.meta.workload_info
     cells = int(info["n_states"]) * int(info["n_actions"])
     rescaled = with_work(cm.host, ops, (agents + 1) * cells, Q_BYTES * cells * (agents + 1),
@@ -253,13 +261,13 @@ def _cpu_program(m: Machine, sh: _Offline) -> Outcome:
     """
     _same_dtype_on_cpu(m)
     info, k = m.trace.meta.workload_info, m.knobs
-    env, clock, cpu, cm = m.env, m.clock, m.device("cpu"), m.model("cpu")
+    env, clock, cpu, cm = m.env, m.clock, m.host.device, m.host.model
     workers = min(k.cores or int(info["workers"]), sh.agents)
     g = _offline_glue(m)
     scale = cm.interp_scale
     shared = max(1.0, int(info["workers"]) / m.trace.meta.host.cores)
     upd_ops = m.trace_ops("q_update")
-    per_transition = Cycle(m.phase_cost("q_update", "cpu") / np.maximum(upd_ops.items, 1.0)
+    per_transition = Cycle(m.phase_cost("q_update") / np.maximum(upd_ops.items, 1.0)
                            / shared, start=int(m.rng.integers(len(upd_ops))))
     agg_s = _aggregate_s(m, sh.agents)
     ipc_s = _ipc_s(workers, sh.q_bytes, sh.agents, m.trace.meta.host.copy_gbs) * scale
@@ -276,7 +284,7 @@ def _cpu_program(m: Machine, sh: _Offline) -> Outcome:
 
     def host():
         t = cpu.book(env.now, load_s, "load")
-        clock.spend("host", "load", "cpu", load_s)
+        clock.spend("host", "load", cpu.kind, load_s)
         yield env.timeout(t - env.now)
         for _ in range(sh.rounds):
             t0, work = env.now, []
@@ -284,8 +292,8 @@ def _cpu_program(m: Machine, sh: _Offline) -> Outcome:
                 s_upd = n * per_transition.take(n_agents) / n_agents
                 s_sw = n_agents * switch_s
                 work.append(s_upd + s_sw)
-                clock.spend("agent", "q_update", "cpu", s_upd, n_agents)
-                clock.spend("agent", "sync", "cpu", s_sw, n_agents)
+                clock.spend("agent", "q_update", cpu.kind, s_upd, n_agents)
+                clock.spend("agent", "sync", cpu.kind, s_sw, n_agents)
             if workers <= cpu.lanes:
                 ends = [cpu.book(t0, s, "q_update") for s in work]
             else:  # time-sliced, event by event (rldse.sim.sharing); the closed form
@@ -295,8 +303,8 @@ def _cpu_program(m: Machine, sh: _Offline) -> Outcome:
                 cpu.account("q_update", float(sum(work)), workers)
             t_agents = max(ends)
             t = cpu.book(t_agents, round_glue_s + agg_s, "aggregate")
-            clock.spend("host", "aggregate", "cpu", agg_s)
-            clock.spend("host", "sync", "cpu", round_glue_s)
+            clock.spend("host", "aggregate", cpu.kind, agg_s)
+            clock.spend("host", "sync", cpu.kind, round_glue_s)
             clock.spend("host", "wait:agents", "any", t_agents - t0, 0)
             clock.spend("agent", "wait:host", "any", sum(t - e for e in ends), 0)
             split["q_update_s"] += t_agents - t0
@@ -344,8 +352,8 @@ def _gpu_program(m: Machine, sh: _Offline) -> Outcome:
     (``copy_times``). Memory: dataset + every agent's table + the average. Sources:
     GPU_DEPENDENT_* above, and rldse/models/gpu.py for overheads, latencies, roofline.
     """
-    env, clock, gm = m.env, m.clock, m.model("gpu")
-    gpu = m.gpus[0]
+    q = m.runner("q_update")
+    env, clock, gm, gpu = m.env, m.clock, q.model, q.device
     dtype = sh.dtype
     chunk = -(-sh.transitions // sh.agents) * sh.passes_per_round
     tables_in_l2 = (sh.agents + 1) * sh.q_bytes <= gm.spec.l2_bytes
@@ -366,16 +374,16 @@ def _gpu_program(m: Machine, sh: _Offline) -> Outcome:
 
     def host():
         t = gpu.book(env.now, h2d_s, "load")
-        clock.spend("host", "load", "gpu", h2d_s)
+        clock.spend("host", "load", gpu.kind, h2d_s)
         for _ in range(sh.rounds):
             t = gpu.book(t, kernel_s, "q_update")
             t = gpu.book(t, average_s, "aggregate")
             yield env.timeout(t - env.now)
             m.mark_iterations(t)
-        clock.spend("host", "q_update", "gpu", kernel_s * sh.rounds, sh.agents * sh.rounds)
-        clock.spend("host", "aggregate", "gpu", average_s * sh.rounds, sh.rounds)
+        clock.spend("host", "q_update", gpu.kind, kernel_s * sh.rounds, sh.agents * sh.rounds)
+        clock.spend("host", "aggregate", gpu.kind, average_s * sh.rounds, sh.rounds)
         t = gpu.book(env.now, d2h_s, "sync")
-        clock.spend("host", "sync", "gpu", d2h_s)
+        clock.spend("host", "sync", gpu.kind, d2h_s)
         yield env.timeout(t - env.now)
 
     env.process(host())
@@ -441,7 +449,8 @@ def _released_program(m: Machine, sh: _Offline, dpus: int, busiest: int,
     tables and the host's integer average. No start table is broadcast (the binary's
     zeros) and nothing is averaged between passes."""
     env, clock = m.env, m.clock
-    pm, pim, cpu = m.model("pim"), m.device("pim"), m.device("cpu")
+    q = m.runner("q_update")
+    pm, pim, cpu = q.model, q.device, m.host.device
     if m.knobs.dtype != m.trace.meta.workload_info["dtype"]:  # set away from the trace's
         raise RldseError("the released kernel's number format is fixed (a uint8 table, FP64 "
                          "arithmetic); drop workload.dtype or use pim_kernel: split",
@@ -456,13 +465,13 @@ def _released_program(m: Machine, sh: _Offline, dpus: int, busiest: int,
     tasklets = m.knobs.tasklets or pm.spec.tasklets
     q_bytes = RELEASED_Q_BYTES * sh.n_states * sh.n_actions
     kernel_s = _released_kernel_s(pm, sh, busiest * sh.passes, tasklets)
-    host_gbs = m.model("cpu").spec.host_bw_gbs
+    host_gbs = m.host.model.spec.host_bw_gbs
     load_s = float(pm.cpu_to_dpu_seconds(busiest * RELEASED_TRANSITION_BYTES, dpus, "parallel",
                                          host_gbs=host_gbs))
     gather_s = float(pm.dpu_to_cpu_seconds(agents_per_dpu * q_bytes, dpus, "parallel",
                                            host_gbs=host_gbs))
     cells = sh.n_states * sh.n_actions
-    average_s = float(m.model("cpu").roofline_seconds((sh.agents + 1) * cells,
+    average_s = float(m.host.model.roofline_seconds((sh.agents + 1) * cells,
                                                       q_bytes * (sh.agents + 1)))
 
     def host():
@@ -477,11 +486,11 @@ def _released_program(m: Machine, sh: _Offline, dpus: int, busiest: int,
     split = {"cpu_to_dpu_s": load_s, "kernel_s": kernel_s, "inter_dpu_s": average_s,
              "dpu_to_cpu_s": gather_s, "inter_dpu_gather_s": 0.0,
              "inter_dpu_average_s": average_s, "inter_dpu_broadcast_s": 0.0}
-    clock.spend("host", "load", "pim", load_s)
-    clock.spend("host", "sync", "pim", gather_s, 1)
-    clock.spend("host", "aggregate", "cpu", average_s, 1)
+    clock.spend("host", "load", pim.kind, load_s)
+    clock.spend("host", "sync", pim.kind, gather_s, 1)
+    clock.spend("host", "aggregate", cpu.kind, average_s, 1)
     clock.spend("host", "wait:agents", "any", kernel_s, 0)
-    clock.spend("agent", "q_update", "pim", kernel_s * dpus, sh.agents)
+    clock.spend("agent", "q_update", pim.kind, kernel_s * dpus, sh.agents)
     clock.spend("agent", "wait:host", "any", (gather_s + average_s + load_s) * dpus, 0)
     instructions = sh.updates * tasklets * pm.instructions(released_mix(sh), "fp64")
     pim.add_action_energy("dpu_instructions", float(pm.instruction_joules(instructions)))
@@ -533,7 +542,8 @@ def _pim_program(m: Machine, sh: _Offline) -> Outcome:
     Energy: DPU instructions (``instruction_joules``) on top of the DIMMs' idle power.
     """
     env, clock, k = m.env, m.clock, m.knobs
-    pm, pim, cpu = m.model("pim"), m.device("pim"), m.device("cpu")
+    q = m.runner("q_update")
+    pm, pim, cpu = q.model, q.device, m.host.device
     ps = pm.spec
     tasklets = k.tasklets or ps.tasklets
     dpus = min(sh.agents, ps.dpus)
@@ -563,14 +573,14 @@ def _pim_program(m: Machine, sh: _Offline) -> Outcome:
     swap_s = agents_per_dpu * float(pm.mram_seconds(table, min(table, 2048))
                                     + pm.mram_seconds(table, min(table, 2048), write=True))
     kernel_s = body_s + swap_s
-    host_gbs = m.model("cpu").spec.host_bw_gbs  # all ranks together (rldse.models.pim)
+    host_gbs = m.host.model.spec.host_bw_gbs  # all ranks together (rldse.models.pim)
     load_s = float(pm.cpu_to_dpu_seconds(busiest * OFFLINE_TRANSITION_BYTES, dpus, "parallel",
                                          host_gbs=host_gbs))
     bcast_s = float(pm.cpu_to_dpu_seconds(sh.q_bytes, dpus, "broadcast", host_gbs=host_gbs))
     gather_s = float(pm.dpu_to_cpu_seconds(agents_per_dpu * sh.q_bytes, dpus, "parallel",
                                            host_gbs=host_gbs))
     cells = sh.n_states * sh.n_actions
-    average_s = float(m.model("cpu").roofline_seconds((sh.agents + 1) * cells,
+    average_s = float(m.host.model.roofline_seconds((sh.agents + 1) * cells,
                                                       sh.q_bytes * (sh.agents + 1)))
     rounds = sh.rounds
 
@@ -595,11 +605,11 @@ def _pim_program(m: Machine, sh: _Offline) -> Outcome:
              "dpu_to_cpu_s": gather_s, "inter_dpu_gather_s": gather_s * between,
              "inter_dpu_average_s": average_s * rounds, "inter_dpu_broadcast_s": bcast_s * between}
     host_s = (gather_s + bcast_s) * between + gather_s
-    clock.spend("host", "load", "pim", load_s + bcast_s)
-    clock.spend("host", "sync", "pim", host_s, 2 * rounds - 1)
-    clock.spend("host", "aggregate", "cpu", average_s * rounds, rounds)
+    clock.spend("host", "load", pim.kind, load_s + bcast_s)
+    clock.spend("host", "sync", pim.kind, host_s, 2 * rounds - 1)
+    clock.spend("host", "aggregate", cpu.kind, average_s * rounds, rounds)
     clock.spend("host", "wait:agents", "any", kernel_s * rounds, 0)
-    clock.spend("agent", "q_update", "pim", kernel_s * rounds * dpus, sh.agents * rounds)
+    clock.spend("agent", "q_update", pim.kind, kernel_s * rounds * dpus, sh.agents * rounds)
     clock.spend("agent", "wait:host", "any", (host_s + average_s * rounds + load_s + bcast_s)
                 * dpus, 0)
     instructions = sh.updates * pm.instructions(mix, sh.dtype)
@@ -618,22 +628,22 @@ def _online_program(m: Machine) -> Outcome:
     chunks of ONLINE_CHUNK steps. ``loop`` is the loop's untimed glue (appending the
     transition log, episode bookkeeping, the recorder's own calls): the trace's wall time
     not inside any recorded operation, per step, scaled like interpreter time."""
-    k, env, clock, cpu = m.knobs, m.env, m.clock, m.device("cpu")
+    k, env, clock, cpu = m.knobs, m.env, m.clock, m.host.device
     if k.agents not in (None, 1):
         raise RldseError(f"workload.agents: online tabular traces run one agent, got {k.agents}")
     _same_dtype_on_cpu(m)
     ops = m.trace.ops
     trace_steps = m.trace.env_steps
     steps = k.env_steps or trace_steps
-    step_c, act_c, upd_c = (m.cycle(p, "cpu") for p in ("env_step", "act", "q_update"))
+    step_c, act_c, upd_c = (m.cycle(p) for p in ("env_step", "act", "q_update"))
     acts_per_step = int((ops["phase"] == "act").sum()) / trace_steps
-    resets = m.phase_cost("env_reset", "cpu") if (ops["phase"] == "env_reset").any() else None
+    resets = m.phase_cost("env_reset") if (ops["phase"] == "env_reset").any() else None
     reset_per_step = float(resets.sum()) / trace_steps if resets is not None else 0.0
     # the loop's untimed glue computes too: on a contended capture, at the compute rows'
     # CPU share (rldse.trace.host_cost_s)
     untimed = (m.trace.meta.wall_time_s - float(ops["dur_s"].sum())) \
         / (m.trace.compute_wall_per_cpu or 1.0)
-    glue_per_step = max(untimed, 0.0) / trace_steps * m.model("cpu").interp_scale
+    glue_per_step = max(untimed, 0.0) / trace_steps * m.host.model.interp_scale
     done = {"steps": 0, "acts": 0}
 
     def agent():
@@ -648,7 +658,7 @@ def _online_program(m: Machine) -> Outcome:
                      "loop": n * glue_per_step}
             for phase, s in parts.items():
                 count = {"act": n_act, "env_reset": 0, "loop": 0}.get(phase, n)
-                clock.spend("agent", phase, "cpu", s, count)
+                clock.spend("agent", phase, cpu.kind, s, count)
             if not m.reference:
                 t = cpu.book(env.now, sum(parts.values()), "env_step")
                 yield env.timeout(t - env.now)
@@ -665,10 +675,11 @@ def _online_program(m: Machine) -> Outcome:
                    host_memory_bytes=int(steps * PY_LOG_STEP_BYTES.value + q_bytes))
 
 
-#: The offline twin of each kind the tabular family places q_update on; the registry's
-#: ``placements`` names the same kinds, so a kind missing here is refused before a run.
-OFFLINE_PROGRAMS = {
-    "cpu": lambda m: _cpu_program(m, _offline(m, int(m.trace.meta.workload_info["agents"]))),
-    "gpu": lambda m: _gpu_program(m, _offline(m, int(m.trace.meta.workload_info["agents"]))),
-    "pim": lambda m: _pim_program(m, _offline(m, m.model("pim").spec.dpus)),
+#: The offline twin for each way a part runs q_update (rldse.models.kinds.Runs): on the
+#: host's cores, as kernels a core issues, or on in-memory processors (one agent per DPU
+#: unless the knobs say otherwise).
+OFFLINE_PROGRAMS: dict[Runs, Callable[[Machine], Outcome]] = {
+    Runs.CORES: lambda m: _cpu_program(m, _offline(m, int(m.info("agents")))),
+    Runs.KERNELS: lambda m: _gpu_program(m, _offline(m, int(m.info("agents")))),
+    Runs.DPUS: lambda m: _pim_program(m, _offline(m, m.runner("q_update").model.spec.dpus)),
 }
