@@ -8,7 +8,7 @@ import pytest
 
 from rldse.models import PART_KINDS, load_part, make_model
 from rldse.models.kinds import FORM_PROTOCOLS, PartModel, Runs
-from rldse.models.registry import _presets_of
+from rldse.models.presets import _presets_of
 
 
 @pytest.mark.parametrize("kind", [k for k in PART_KINDS.values() if k.presets and k.serves],
