@@ -24,7 +24,7 @@ def _mean_wait(lam: float, service, lanes: int, jobs: int, seed: int) -> float:
     arrivals = np.cumsum(rng.exponential(1.0 / lam, jobs)).tolist()
     services = service(rng, jobs).tolist()
     reserve = Lanes(lanes).reserve
-    waits = [reserve(t, s)[0] - t for t, s in zip(arrivals, services)]
+    waits = [reserve(t, s)[0] - t for t, s in zip(arrivals, services, strict=True)]
     return float(np.mean(waits[jobs // 10:]))  # drop the warm-up tenth
 
 
