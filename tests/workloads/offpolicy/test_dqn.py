@@ -130,10 +130,14 @@ def test_acrobot_capture_validates(tmp_path):
     assert meta.wall_time_s >= ops.dur_s.sum() > 0
 
 
+@pytest.mark.slow
 def test_acrobot_learns():
     """A random policy times out at -500 on Acrobot-v1. With the shared defaults the
     20-episode mean crossed -100 at 17k-24k env steps for seeds 0-3, and at 30k steps the
-    last-20 means were -92 to -111, so -150 leaves a wide margin."""
+    last-20 means were -92 to -111, so -150 leaves a wide margin.
+
+    Slow (30k steps): the default suite covers the same learner on CartPole (both replays
+    learn, above) and Acrobot's wiring (test_acrobot_capture_validates)."""
     returns, _ = train(config_for(CaptureConfig(workload="dqn", env_id="Acrobot-v1",
                                                 steps=30_000, seed=0)))
     assert last20(returns) >= -150
