@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 
 from rldse.host import HostFingerprint
 from rldse.trace import Trace, TraceMeta
@@ -19,10 +19,9 @@ from rldse.trace import Trace, TraceMeta
 #: Hypothesis profiles. The default suite draws a small fixed set of examples (derandomized:
 #: the same examples every run, so a failure reproduces and nothing depends on luck);
 #: `scripts/test-slow.sh` reruns every property test under ``slow``: ten times as many,
-#: freshly drawn each run. Tests set only what is theirs (health checks), never a count.
-_PROFILE = dict(deadline=None, suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("default", max_examples=20, derandomize=True, **_PROFILE)
-settings.register_profile("slow", max_examples=200, derandomize=False, **_PROFILE)
+#: freshly drawn each run. Tests set only their health checks, never a count.
+settings.register_profile("default", max_examples=20, derandomize=True, deadline=None)
+settings.register_profile("slow", max_examples=200, derandomize=False, deadline=None)
 settings.load_profile("default")  # `pytest --hypothesis-profile slow` overrides it
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rldse.cli import main, one_line
@@ -18,6 +18,7 @@ from rldse.models import PART_KINDS, ROLES
 
 ROOT = Path(__file__).resolve().parents[2]
 TRACE = str(ROOT / "traces" / "dqn_cartpole_uniform.parquet")
+SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])  # examples: the profile
 
 NAMES = sorted({"name", "placement", "workload", "price_usd_per_hour", "preset", "count",
                 "actors", "env_steps", "batch_size", "learner", "cores", "mem_bytes", "arrays",
@@ -94,16 +95,19 @@ def _exit_0_or_one_line(code: int, out: _captured) -> None:
     assert len(lines) == 1 and lines[0].startswith("rldse: error: "), err
 
 
+@SETTINGS
 @given(st.data())
 def test_mutated_specs_give_a_result_or_one_line(data):
     _simulate(yaml.safe_dump(_mutated(SPEC, data), allow_unicode=True))
 
 
+@SETTINGS
 @given(st.text(max_size=200))
 def test_random_text_as_a_spec_gives_a_result_or_one_line(text):
     _simulate(text)
 
 
+@SETTINGS
 @given(st.data())
 def test_mutated_study_files_load_or_fail_in_one_line(data):
     from rldse.search import load_study_file

@@ -9,7 +9,7 @@ from typing import Any
 import annotated_types as at
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rldse.models import (
@@ -28,6 +28,7 @@ from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES
 from rldse.models.registry import _preset_kinds
 from rldse.models.spec import PartSpec, build
 
+SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])  # examples: the profile
 PRESETS = {k: [n for kk, n in zip(list_presets()["kind"], list_presets()["name"], strict=True)
                if kk == k and n != "host"] for k in _preset_kinds()}
 
@@ -117,6 +118,7 @@ factors = st.floats(1, 100)
 
 # ---- CPU ---------------------------------------------------------------------------------
 
+@SETTINGS
 @given(specs("cpu"), specs("cpu"), ops_columns(), factors,
        st.sampled_from(["clock_mhz", "mem_bw_gbs", "flops_per_cycle", "ipc_factor",
                         "mem_parallelism", "blas_efficiency", "dram_efficiency"]))
@@ -126,6 +128,7 @@ def test_cpu_faster_target_never_costs_more(target, host, ops, f, field):
     assert le(CpuModel(raised(target, field, f), host).op_seconds(ops), t)
 
 
+@SETTINGS
 @given(specs("cpu"), specs("cpu"), ops_columns(), factors)
 def test_cpu_more_work_never_costs_less(target, host, ops, k):
     model = CpuModel(target, host)
@@ -141,6 +144,7 @@ def test_cpu_more_work_never_costs_less(target, host, ops, k):
         assert le(r, model.roofline_seconds(more.flops, more.bytes, more.touches))
 
 
+@SETTINGS
 @given(specs("cpu"), st.floats(0, 1e4), st.floats(0, 1))
 def test_cpu_energy_at_least_idle(spec, wall, u):
     model = CpuModel(spec, spec)
@@ -151,6 +155,7 @@ def test_cpu_energy_at_least_idle(spec, wall, u):
 
 # ---- GPU ---------------------------------------------------------------------------------
 
+@SETTINGS
 @given(specs("gpu"), specs("link"), ops_columns(), st.integers(0, 20), factors,
        st.sampled_from(["mem_bw_gbs", "fp32_tflops", "fp64_tflops", "int32_tops"]))
 def test_gpu_faster_part_never_costs_more(spec, link, ops, layers, f, field):
@@ -162,6 +167,7 @@ def test_gpu_faster_part_never_costs_more(spec, link, ops, layers, f, field):
         [0, 1e3, 1e9]).wall_s, c)
 
 
+@SETTINGS
 @given(specs("gpu"), specs("link"), ops_columns(), st.integers(0, 20), factors,
        st.sampled_from(["flops", "bytes", "touches"]))
 def test_gpu_more_work_never_costs_less(spec, link, ops, layers, k, field):
@@ -175,6 +181,7 @@ def test_gpu_more_work_never_costs_less(spec, link, ops, layers, k, field):
     assert ok(s.wall_s) and s.wall_s <= model.sumtree_time(32 * k, 2**16 * k).wall_s * (1 + 1e-12)
 
 
+@SETTINGS
 @given(specs("gpu"), st.floats(0, 1e4), st.floats(0, 1))
 def test_gpu_energy_at_least_idle(spec, wall, u):
     model = GpuModel(spec, load_part("link", spec.host_link))
@@ -188,6 +195,7 @@ mixes = st.builds(OpMix, add=st.floats(0, 100), mul=st.floats(0, 10), div=st.flo
                   native=st.floats(1, 100))
 
 
+@SETTINGS
 @given(specs("pim"), mixes, st.sampled_from(["int32", "int64", "fp32", "fp64"]),
        st.floats(0, 1e7), st.floats(0, 256), st.integers(1, 24), factors)
 def test_pim_kernel_monotone(spec, mix, dtype, items, mram, tasklets, k):
@@ -204,6 +212,7 @@ def test_pim_kernel_monotone(spec, mix, dtype, items, mram, tasklets, k):
                                       tasklets=tasklets))
 
 
+@SETTINGS
 @given(specs("pim"), st.floats(0, 1e8), st.floats(0, 1), factors,
        st.sampled_from(["serial", "parallel", "broadcast"]),
        st.sampled_from(["cpu_dpu_serial_gbs", "cpu_dpu_parallel_gbs", "cpu_dpu_broadcast_gbs",
@@ -221,6 +230,7 @@ def test_pim_transfers_monotone(spec, b, share, k, mode, field):
     assert le(down, model.cpu_to_dpu_seconds(b, min(spec.dpus, n + 1), mode))
 
 
+@SETTINGS
 @given(specs("pim"), st.floats(0, 1e15), st.floats(0, 1e4))
 def test_pim_energy_at_least_idle(spec, instructions, wall):
     model = PimModel(spec)
@@ -230,6 +240,7 @@ def test_pim_energy_at_least_idle(spec, instructions, wall):
 
 # ---- AM and links ------------------------------------------------------------------------
 
+@SETTINGS
 @given(specs("am"), st.floats(0, 1e9), st.floats(0, 1e6), st.floats(0, 1e4), factors)
 def test_am_monotone_and_energy_at_least_leakage(spec, searches, rows, wall, k):
     model = AmModel(spec)
@@ -242,6 +253,7 @@ def test_am_monotone_and_energy_at_least_leakage(spec, searches, rows, wall, k):
     assert ok(e) and e >= model.idle_w * wall * (1 - 1e-12)
 
 
+@SETTINGS
 @given(specs("link"), st.floats(0, 1e12), factors)
 def test_link_monotone(spec, b, k):
     t = LinkModel(spec).transfer_seconds(b)
