@@ -12,7 +12,7 @@ from rldse.workloads.common import atari
 from rldse.workloads.common.mlp import network
 from rldse.workloads.common.network_work import from_info, gemm
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _mlp_closed_form(sizes: list[int], b: int, tanh: bool, input_grad: bool):
