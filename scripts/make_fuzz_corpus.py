@@ -1,4 +1,4 @@
-"""Write a corpus of damaged inputs for the fuzz suite (tests/fuzz/test_corpus.py).
+"""Write a corpus of damaged inputs for the fuzz suite (tests/cli/test_fuzz_corpus.py).
 
     python scripts/make_fuzz_corpus.py OUT_DIR
 

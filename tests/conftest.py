@@ -1,5 +1,5 @@
 """Shared fixtures: a fixed host fingerprint, a small synthetic trace (no training), and
-shipped example studies in a scratch copy of the repository's layout."""
+shipped example studies in a scratch copy of the repository's layout; hypothesis profiles."""
 
 from __future__ import annotations
 
@@ -11,9 +11,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import settings
 
 from rldse.host import HostFingerprint
 from rldse.trace import Trace, TraceMeta
+
+#: Hypothesis profiles. The default suite draws a small fixed set of examples (derandomized:
+#: the same examples every run, so a failure reproduces and nothing depends on luck);
+#: `scripts/test-slow.sh` reruns every property test under ``slow``: ten times as many,
+#: freshly drawn each run. Tests set only their health checks, never a count.
+settings.register_profile("default", max_examples=20, derandomize=True, deadline=None)
+settings.register_profile("slow", max_examples=200, derandomize=False, deadline=None)
+settings.load_profile("default")  # `pytest --hypothesis-profile slow` overrides it
 
 
 @pytest.fixture

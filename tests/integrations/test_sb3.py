@@ -70,7 +70,7 @@ def test_ppo_cartpole_records_and_replays(tmp_path, capsys):
 
 @pytest.mark.parametrize("algo, env_id, steps, kwargs, workload", [
     ("DQN", "CartPole-v1", 400, {"learning_starts": 100, "batch_size": 32}, "dqn"),
-    ("A2C", "CartPole-v1", 1000, {}, "actor_learner"),  # 200 rollouts of 5 steps
+    ("A2C", "CartPole-v1", 500, {}, "actor_learner"),  # 100 rollouts of 5 steps
     ("SAC", "Pendulum-v1", 250, {"learning_starts": 100, "batch_size": 32}, "ddpg"),
 ])
 def test_other_algorithms_record_and_simulate(tmp_path, capsys, algo, env_id, steps, kwargs,

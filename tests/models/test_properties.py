@@ -28,8 +28,7 @@ from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES
 from rldse.models.presets import _preset_kinds
 from rldse.models.spec import PartSpec, build
 
-SETTINGS = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])  # examples: the profile
 PRESETS = {k: [n for kk, n in zip(list_presets()["kind"], list_presets()["name"], strict=True)
                if kk == k and n != "host"] for k in _preset_kinds()}
 

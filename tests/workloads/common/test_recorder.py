@@ -20,12 +20,16 @@ def test_bias_is_small_and_removed():
 
 
 def test_measures_known_sleep():
+    """At least the sleep, at most the interval around it measured apart (a busy host may
+    oversleep by any amount: no fixed upper bound)."""
     rec = Recorder("host")
+    outer = time.perf_counter()
     t0 = rec.now()
     time.sleep(0.02)
     rec.add("learn", t0, 0, items=32, flops=10, bytes=20, touches=3)
+    outer = time.perf_counter() - outer
     row = rec.frame().iloc[0]
-    assert 0.02 <= row["dur_s"] < 0.05
+    assert 0.02 <= row["dur_s"] <= outer
     assert (row["items"], row["flops"], row["bytes"], row["touches"]) == (32, 10, 20, 3)
 
 
