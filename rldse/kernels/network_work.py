@@ -6,7 +6,7 @@ Why one description: a program rescales a trace's ``act`` and ``learn`` rows whe
 what-if changes the batch, the actors or the network (rldse.models.cpu.with_works), and it
 must do so with the captured network's own per-sample numbers, a CNN's convolutions
 included, not with MLP formulas. ``NetworkWork`` is built three ways, each checked in
-tests/workloads/common/test_network_work.py:
+tests/kernels/test_network_work.py:
 
 - from layer sizes, for the numpy MLPs (``rldse.kernels.mlp.network``: the
   kernels mlp.py's docstring lists);
