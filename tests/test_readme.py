@@ -131,16 +131,11 @@ def test_page_command_runs(workdir, capsys, page, command, shown):
         assert line in text, f"{page} shows {line!r}; the command printed:\n{text}"
 
 
-#: pages the README links to that other branches write (drop a name once its page exists)
-WRITTEN_ELSEWHERE = {"docs/extending-parts.md", "docs/extending-families.md"}
-
-
 def test_relative_links_resolve():
     for page in PAGES:
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text("utf-8")):
             path = (page.parent / target).resolve()
-            if str(path.relative_to(ROOT)) not in WRITTEN_ELSEWHERE:
-                assert path.exists(), f"{_name(page)} links to {target}, which does not exist"
+            assert path.exists(), f"{_name(page)} links to {target}, which does not exist"
 
 
 def test_readme_summary_counts_the_claims_table():
