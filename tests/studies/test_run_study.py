@@ -12,6 +12,7 @@ The `slow` variants kill at every point, and run a shipped study killed at ten p
 from __future__ import annotations
 
 import errno
+import importlib.machinery
 import json
 import os
 import shutil
@@ -24,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 
-import rldse.studies
 from rldse import files
 from rldse.files import atomic_write_text
 from rldse.search.report import StudyReport
@@ -41,7 +42,7 @@ _CHANGES = ("mkdir", "rename", "replace", "unlink", "rmdir")
 def _toy_run(study_dir: Path, out: Path, progress: bool = True) -> Report:
     """A study in small: its results, a figure and a search whose summary names its files.
     With a file `hold` in the study folder it waits (after writing half) for `go`."""
-    generation = (study_dir / "study.yaml").read_text().strip()
+    generation = str(yaml.safe_load((study_dir / "study.yaml").read_text())["generation"])
     atomic_write_text(out / "results.csv", f"generation\n{generation}\n")
     if (study_dir / "hold").exists():
         (study_dir / "started").write_text(str(os.getpid()))
@@ -66,12 +67,18 @@ def _toy_run(study_dir: Path, out: Path, progress: bool = True) -> Report:
 def toy(tmp_path, monkeypatch) -> Path:
     """The studies root holding the toy study (generation 1 in its study.yaml)."""
     module = types.ModuleType(f"rldse.studies.{TOY}")
+    module.__spec__ = importlib.machinery.ModuleSpec(module.__name__, None)  # found as imported
     module.run = _toy_run
     monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.setattr(rldse.studies, "STUDIES", (*rldse.studies.STUDIES, TOY))
     (tmp_path / TOY).mkdir()
-    (tmp_path / TOY / "study.yaml").write_text("1\n")
+    _generation(tmp_path / TOY, 1)
     return tmp_path
+
+
+def _generation(study: Path, n: int) -> None:
+    """The toy's study.yaml: the module that runs it (rldse.studies.discovery) and the
+    generation its outputs carry."""
+    (study / "study.yaml").write_text(f"module: rldse.studies.{TOY}\ngeneration: {n}\n")
 
 
 def _tree(folder: Path) -> dict[str, bytes] | None:
@@ -147,7 +154,7 @@ def _check_kills(root: Path, capsys, exchange: bool, every: bool) -> None:
     study, out = root / TOY, root / TOY / "out"
     run_study(TOY, root, progress=False)
     old = _tree(out)
-    (study / "study.yaml").write_text("2\n")
+    _generation(study, 2)
     changes = _killed_run(root, None, exchange)  # a whole run: the points to kill at
     new = _tree(out)
     assert old != new and json.loads(new["search/summary.json"])["out_dir"] == str(
@@ -155,10 +162,10 @@ def _check_kills(root: Path, capsys, exchange: bool, every: bool) -> None:
     points = _kill_points(changes, every)
     assert len(points) == (len(changes) if every else 10)
     for k in points:
-        (study / "study.yaml").write_text("1\n")
+        _generation(study, 1)
         run_study(TOY, root, progress=False)
         assert _tree(out) == old
-        (study / "study.yaml").write_text("2\n")
+        _generation(study, 2)
         capsys.readouterr()
         assert _killed_run(root, k, exchange) == [], f"the run finished before change {k}"
         left = _tree(out)
@@ -182,7 +189,7 @@ def test_a_second_run_beside_a_running_one_is_refused_in_one_line(toy, capsys):
     study = toy / TOY
     run_study(TOY, toy, progress=False)
     old = _tree(study / "out")
-    (study / "study.yaml").write_text("2\n")
+    _generation(study, 2)
     (study / "hold").write_text("")
     pid = os.fork()
     if pid == 0:
@@ -229,7 +236,6 @@ print(n[0])
 
 @pytest.mark.slow
 def test_a_shipped_study_killed_at_ten_points_keeps_its_old_outputs(tmp_path):
-    import yaml
 
     study = tmp_path / "studies" / "timerl_memory"
     shutil.copytree(ROOT / "studies" / "timerl_memory", study,
@@ -269,7 +275,7 @@ def test_a_study_run_that_cannot_write_is_one_line_and_keeps_the_old_outputs(
     study = toy / TOY
     run_study(TOY, toy, progress=False)
     old = _tree(study / "out")
-    (study / "study.yaml").write_text("2\n")
+    _generation(study, 2)
     real = os.replace
 
     def replace(src, dst):  # the disk fills as the search's summary is written
