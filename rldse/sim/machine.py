@@ -307,14 +307,6 @@ class Machine:
         return Runner("host", HOST_KIND, Runs.CORES, self.models[HOST_KIND],
                       tuple(self.of_kind(HOST_KIND)))
 
-    def kind_of(self, role: str) -> str:
-        """The part kind placed for ``role`` (``runner(role).kind``)."""
-        return self.runner(role).kind
-
-    def placed(self, role: str) -> Device:
-        """The (first) device placed for ``role`` (``runner(role).device``)."""
-        return self.runner(role).device
-
     def table_seconds(self, row: str, phase: str) -> float:
         """Latency of one `phase` operation on table row `row` (co-located if shared)."""
         t = self.spec.table

@@ -152,8 +152,7 @@ class Workload:
         serves the role in a form the program implements."""
         allowed = self.placements.get(role, ())
         part = PART_KINDS[kind]
-        return role in part.roles and (allowed == ("*",) or kind in allowed
-                                       or part.runs(role) in allowed)
+        return role in part.roles and (allowed == ("*",) or part.runs(role) in allowed)
 
     @property
     def learning_knobs(self) -> tuple[str, ...]:

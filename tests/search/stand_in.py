@@ -18,6 +18,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from rldse.host import HostFingerprint
+from rldse.models.kinds import Runs
 from rldse.sim.machine import Machine, Outcome
 from rldse.trace import Trace, TraceMeta
 from rldse.workloads import WORKLOADS, Info, Knobs, Workload
@@ -40,7 +41,8 @@ class Config(BaseModel):
 
 WORKLOAD = Workload(
     name=NAME, family=NAME, description="search-test stand-in", knobs=StandInKnobs, info=Info,
-    placements={"act": ("cpu", "gpu"), "learn": ("cpu", "gpu")},
+    placements={"act": (Runs.CORES, Runs.KERNELS),
+                "learn": (Runs.CORES, Runs.KERNELS)},
     trace_knobs=lambda info, trace, parts, placement: {"actors": 1, "envs_per_actor": 1},
     capture_module=__name__, program_module=__name__, worker_knob="actors")
 
