@@ -59,7 +59,16 @@ from time import perf_counter_ns, thread_time_ns
 
 import numpy as np
 
-from rldse.cpu_clock import SAMPLE_EVERY_NS, cpu_fraction
+from rldse.cpu_clock import (
+    OFF_EDGES_NS,
+    SAMPLE_EVERY_NS,
+    WARM_AFTER_NS,
+    cpu_fraction,
+    off_class,
+    switch_ins,
+    switch_penalty_ns,
+    warm_unit_cost_ns,
+)
 from rldse.workloads.common.recorder import Recorder
 from rldse.workloads.offpolicy.dqn import DQNConfig, train
 
@@ -141,9 +150,20 @@ class ExactRecorder(Recorder):
         return exact, cpu_fraction(wall, np.repeat(e[k, 1], 2), starts, ends)
 
 
-def busy_loops(cpu: int) -> list[subprocess.Popen]:
+#: How the busy loops are scheduled (``--loops-policy``): the default is the busy host a
+#: user has; nice 19 and SCHED_IDLE loops (no root needed) change how the CPU is shared,
+#: which tells the mechanism, not a fix (a user's busy host is not ours to renice).
+LOOP_POLICY = {
+    "normal": "",
+    "nice19": "os.nice(19)",
+    "idle": "os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))",
+}
+
+
+def busy_loops(cpu: int, policy: str = "normal") -> list[subprocess.Popen]:
     """Busy-loop processes pinned to ``cpu``, stopped (the switcher resumes them)."""
-    code = f"import os; os.sched_setaffinity(0, {{{cpu}}})\nwhile True: pass"
+    code = (f"import os; os.sched_setaffinity(0, {{{cpu}}}); {LOOP_POLICY[policy]}\n"
+            "while True: pass")
     procs = [subprocess.Popen([sys.executable, "-c", code]) for _ in range(BUSY_LOOPS)]
     time.sleep(0.3)  # started, pinned and spinning
     for p in procs:
@@ -154,13 +174,14 @@ def busy_loops(cpu: int) -> list[subprocess.Popen]:
 def switched_capture(cfg: DQNConfig, cpu: int, window_s: tuple[float, float],
                      seed: int, recorder=Recorder,
                      loops_cpu: int | None = None,
-                     switcher_cpus: set[int] | None = None) -> tuple[np.ndarray, np.ndarray, object]:
+                     switcher_cpus: set[int] | None = None,
+                     policy: str = "normal") -> tuple[np.ndarray, np.ndarray, object]:
     """One capture while the busy loops switch: (switch times ns, state after each, ops
     with absolute start/end ns columns; with ExactRecorder also the columns ``cpu_exact_s``
     and ``cpu_rule_s``). ``loops_cpu``: where the busy loops run (default ``cpu``); ``switcher_cpus``: where
     the switcher may run (default: where this process may), the capture's CPU left out
     when there is another."""
-    procs = busy_loops(cpu if loops_cpu is None else loops_cpu)
+    procs = busy_loops(cpu if loops_cpu is None else loops_cpu, policy)
     others = sorted((switcher_cpus or os.sched_getaffinity(0)) - {cpu}) or [cpu]
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "switches.txt"
@@ -180,6 +201,7 @@ def switched_capture(cfg: DQNConfig, cpu: int, window_s: tuple[float, float],
                 ops["cpu_rule_s"] = ops["dur_s"] * rule
                 ends = np.array(rec.ends, np.int64)
                 ops.attrs["cpu_samples"] = (ends[:, 0], ends[:, 1])
+                ops.attrs["stamps"] = (np.array(rec.starts, np.int64), ends)
         finally:
             switcher.send_signal(signal.SIGTERM)
             switcher.wait()
@@ -257,6 +279,121 @@ def whole_window_cost(ops, switch_ns: np.ndarray, state: np.ndarray,
           f"{cost(q[1::2]) / cost(q[0::2]) - 1:+.1%}, busy b/a {cost(b[1::2]) / cost(b[0::2]) - 1:+.1%}")
 
 
+#: Edges of the time-since-switch-in bins of the warm-up profile, µs of the thread's CPU.
+SINCE_EDGES_US = (0, 50, 150, 400, 1000, 2500, 10**9)
+
+
+def exact_samples(ops) -> tuple[np.ndarray, np.ndarray]:
+    """The exact recorder's stamps as CPU clock samples (rldse.cpu_clock's form): each
+    op's start, its end, and the wall time after the end's clock read."""
+    s, e = ops.attrs["stamps"]
+    wall = np.column_stack([s[:, 0], e[:, 0], e[:, 2]]).ravel()
+    cpu = np.column_stack([s[:, 1], e[:, 1], e[:, 1]]).ravel()
+    return wall, cpu
+
+
+def kept_switch_ins(at: np.ndarray, switch_ns: np.ndarray, state: np.ndarray,
+                    guard_ns: int) -> np.ndarray:
+    """Each switch-in's window class (QUIET, BUSY; -1 within the guard of a window switch)."""
+    k = np.searchsorted(switch_ns, at, side="right") - 1
+    ok = (k >= 0) & (k < len(switch_ns) - 1)
+    kk = np.clip(k, 0, len(switch_ns) - 2)
+    ok &= (at >= switch_ns[kk] + guard_ns) & (at <= switch_ns[kk + 1] - guard_ns)
+    return np.where(ok, state[kk], -1)
+
+
+def switch_profile(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np.ndarray,
+                   guard_ns: int) -> None:
+    """Hypothesis 1, warm-up after each switch-in: per phase, the mean CPU cost of ops
+    binned by the thread's CPU time since it was last switched in (rldse.cpu_clock.
+    switch_ins), relative to the phase's warm ops (at least WARM_AFTER_NS), quiet and busy
+    windows apart; then each class's switch-ins per ms of CPU and the excess per switch-in
+    by how long the thread was off the CPU."""
+    t0, t1 = ops["t0_ns"].to_numpy(), ops["t1_ns"].to_numpy()
+    at, off, last, since = switch_ins(*samples, t0, t1)
+    win, ok = classify(ops, switch_ns, guard_ns)
+    cls = np.where(ok, state[np.maximum(win, 0)], -1)
+    sw_cls = kept_switch_ins(at, switch_ns, state, guard_ns)
+    cost = ops[cost_col].to_numpy() * 1e9
+    phases = ops["phase"].astype(str).to_numpy()
+    edges = np.array(SINCE_EDGES_US) * 1000
+    b = np.where(since < 0, -1, np.searchsorted(edges, since, side="right") - 1)
+    labels = ["none"] + [f"<{SINCE_EDGES_US[k + 1]}" for k in range(len(edges) - 1)]
+    labels[-1] = f">={SINCE_EDGES_US[-2]}"
+    print(f"warm-up after a switch-in ({cost_col}): CPU per op / the phase's warm mean "
+          f"(>= {WARM_AFTER_NS / 1e3:.0f} us of CPU since its last switch-in), by CPU us "
+          "since the last switch-in; n ops in brackets")
+    for name, c in (("quiet", QUIET), ("busy", BUSY)):
+        n_sw = int((sw_cls == c).sum())
+        cpu_ms = cost[cls == c].sum() / 1e6
+        by_off = [f"{(sw_cls == c)[off_class(off) == o].sum()}" for o in range(len(OFF_EDGES_NS) + 1)]
+        print(f"  {name}: {n_sw} switch-ins in {cpu_ms:.0f} ms of op CPU "
+              f"({cpu_ms / max(n_sw, 1):.2f} ms per switch-in); by off-CPU time "
+              f"<1, 1-3, 3-6, 6-12, >=12 ms: {', '.join(by_off)}")
+    print(f"  {'phase':<14}{'class':<6}" + "".join(f"{lab:>14}" for lab in labels))
+    for phase in sorted(set(phases)):
+        p = (phases == phase) & ok
+        if p.sum() < 500:
+            continue
+        warm = p & (since >= WARM_AFTER_NS)
+        base = cost[warm].mean() if warm.any() else np.nan
+        for name, c in (("quiet", QUIET), ("busy", BUSY)):
+            cells = []
+            for k in range(-1, len(edges) - 1):
+                m = p & (cls == c) & (b == k)
+                cells.append(f"{cost[m].mean() / base:.2f} ({m.sum()})" if m.sum() >= 20
+                             else "-")
+            print(f"  {phase:<14}{name:<6}" + "".join(f"{x:>14}" for x in cells))
+
+
+def warm_report(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np.ndarray,
+                guard_ns: int) -> float:
+    """The per-phase table with the switch-in penalty taken out: each phase's penalty per
+    switch-in (by off class) measured over the whole capture, both window classes pooled
+    (rldse.cpu_clock.switch_penalty_ns: nothing from the quiet answer), then each class's
+    unit cost = (its ops' CPU - its switch-ins x penalty) / its ops. Returns the worst
+    |busy/quiet - 1|."""
+    t0, t1 = ops["t0_ns"].to_numpy(), ops["t1_ns"].to_numpy()
+    at, off, last, since = switch_ins(*samples, t0, t1)
+    win, ok = classify(ops, switch_ns, guard_ns)
+    wstate = state[:-1]
+    cls = np.where(ok, wstate[np.maximum(win, 0)], -1)
+    sw_k = np.clip(np.searchsorted(switch_ns, at, side="right") - 1, 0, len(wstate) - 1)
+    sw_cls = kept_switch_ins(at, switch_ns, state, guard_ns)
+    cost = ops[cost_col].to_numpy() * 1e9
+    phases = ops["phase"].astype(str).to_numpy()
+    quiet = np.flatnonzero(wstate == QUIET)
+    qa, qb = quiet[0::2], quiet[1::2]
+    print(f"switch-in penalty taken out ({cost_col}; {len(at)} switch-ins, "
+          f"{(sw_cls >= 0).sum()} kept); unit cost = (CPU - switch-ins x penalty) / ops, us; "
+          f"penalty per switch-in by off-CPU time <1, 1-3, 3-6, 6-12, >=12 ms, us")
+    print(f"{'phase':<14}{'warm':>8}{'quiet':>8}{'busy':>8}{'diff':>8}{'raw diff':>9}"
+          f"{'control q':>10}   penalty")
+    worst = 0.0
+    for phase in sorted(set(phases)):
+        p = (phases == phase) & ok
+        if p.sum() < 500:
+            continue
+        base, pen = switch_penalty_ns(cost[p], since[p], last[p], off, sw_cls >= 0)
+
+        def unit(ops_mask, sw_mask, pen=pen):
+            return warm_unit_cost_ns(cost[ops_mask].sum(), int(ops_mask.sum()), off[sw_mask],
+                                     pen)
+
+        cq = unit(p & (cls == QUIET), sw_cls == QUIET)
+        cb = unit(p & (cls == BUSY), sw_cls == BUSY)
+        in_a, in_b = np.isin(win, qa), np.isin(win, qb)
+        ctl = (unit(p & in_b, (sw_cls == QUIET) & np.isin(sw_k, qb))
+               / unit(p & in_a, (sw_cls == QUIET) & np.isin(sw_k, qa)) - 1)
+        raw = cost[p & (cls == BUSY)].mean() / cost[p & (cls == QUIET)].mean() - 1
+        worst = max(worst, abs(cb / cq - 1))
+        print(f"{phase:<14}{base / 1e3:>8.2f}{cq / 1e3:>8.2f}{cb / 1e3:>8.2f}{cb / cq - 1:>+8.1%}"
+              f"{raw:>+9.1%}{ctl:>+10.1%}   {' '.join(f'{x / 1e3:.0f}' for x in pen)}")
+    verdict = "PASS" if worst <= TARGET else "FAIL"
+    print(f"worst warm unit cost difference busy/quiet {worst:.1%} (target <= {TARGET:.0%}) "
+          f"{verdict}")
+    return worst
+
 def report(ops, switch_ns: np.ndarray, state: np.ndarray, guard_ms: float, cpu_col: str,
            seed: int) -> float:
     """Print the per-phase table with CPU time from ``cpu_col``; return the worst |diff|."""
@@ -302,6 +439,9 @@ def main() -> None:
     ap.add_argument("--diagnose", action="store_true",
                     help="then a second capture with the CPU clock read at every op: "
                          "exact per-op CPU time against the stock rule on the same ops")
+    ap.add_argument("--loops-policy", choices=sorted(LOOP_POLICY), default="normal",
+                    help="schedule the busy loops normally, at nice 19 or SCHED_IDLE")
+    ap.add_argument("--skip-stock", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--loops-cpu", type=int, default=None,
                     help="pin the busy loops to this CPU instead of the capture's (another "
                          "vCPU: no sharing of the capture's CPU, only of what lies beneath)")
@@ -309,6 +449,7 @@ def main() -> None:
     if not hasattr(os, "sched_setaffinity"):
         sys.exit("contended_capture: needs os.sched_setaffinity (Linux)")
     lo, hi = (float(x) for x in args.window.split(","))
+    guard_ns = int(args.guard_ms * 1e6)
     allowed = os.sched_getaffinity(0)
     cpu = min(allowed)
     loops_cpu = cpu if args.loops_cpu is None else args.loops_cpu
@@ -320,17 +461,23 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.2f}")
     print("unit cost = mean per op, us; diff = busy/quiet - 1 with its 90 % interval "
           "(bootstrap over windows); control = quiet b / quiet a - 1 (and busy b / busy a)")
-    switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed,
-                                             loops_cpu=loops_cpu, switcher_cpus=allowed)
-    report(ops, switch_ns, state, args.guard_ms, "cpu_s", args.seed)
-    whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6))
+    if not args.skip_stock:
+        switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed,
+                                                 loops_cpu=loops_cpu, switcher_cpus=allowed,
+                                                 policy=args.loops_policy)
+        report(ops, switch_ns, state, args.guard_ms, "cpu_s", args.seed)
+        whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6))
+        warm_report(ops, "cpu_s", ops.attrs["cpu_samples"], switch_ns, state, guard_ns)
     if args.diagnose:
         print("diagnosis: a second capture, the CPU clock read at every op's start and end")
         switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed + 1,
-                                                 ExactRecorder, loops_cpu, allowed)
+                                                 ExactRecorder, loops_cpu, allowed,
+                                                 args.loops_policy)
         for col in ("cpu_exact_s", "cpu_rule_s"):
             report(ops, switch_ns, state, args.guard_ms, col, args.seed)
         whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6))
+        switch_profile(ops, "cpu_exact_s", exact_samples(ops), switch_ns, state, guard_ns)
+        warm_report(ops, "cpu_exact_s", exact_samples(ops), switch_ns, state, guard_ns)
     print(f"load average after {os.getloadavg()[0]:.2f}")
 
 

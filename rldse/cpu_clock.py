@@ -93,3 +93,90 @@ def cpu_fraction(wall_ns: np.ndarray, cpu_ns: np.ndarray, start_ns: np.ndarray,
     span = end - start
     frac = np.where(span > 0, (c_end - c_start) / np.where(span > 0, span, 1.0), r_start)
     return np.clip(frac, 0.0, 1.0)
+
+
+# ---- warm-up after a switch-in -------------------------------------------------------
+#
+# On the 2-vCPU EPYC KVM development VM, a thread switched back in after other processes
+# ran on its CPU spends extra CPU time for its first ~1-2 ms of CPU (benchmarks/
+# contended_capture.py --diagnose: ops in the first 50 µs cost 3-9x their late-slice mean,
+# at 1-2.5 ms 1.05-1.2x), about 0.1-0.65 ms of CPU per switch-in, more the longer it was
+# off the CPU (caches, TLBs and predictors refilled). A busier host switches the thread
+# in more often per ms of its CPU, so its ops cost more CPU: the excess no CPU clock
+# removes. The functions below measure that penalty from a capture's own clock samples.
+
+#: Wall time not seen by the CPU clock in one sample interval above which the thread was
+#: switched out, ns (an interrupt costs a few µs; a switch-out lasts another task's slice).
+SWITCH_OFF_NS = 30_000
+#: CPU time after a switch-in from which an op counts as warm (the late-slice baseline), ns.
+WARM_AFTER_NS = 2_500_000
+#: Edges of the switch-in classes by how long the thread was off the CPU, ns: the penalty
+#: grows with it (benchmarks/contended_capture.py --diagnose).
+OFF_EDGES_NS = (1_000_000, 3_000_000, 6_000_000, 12_000_000)
+
+
+def switch_ins(wall_ns: np.ndarray, cpu_ns: np.ndarray, start_ns: np.ndarray,
+               end_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Where one thread was switched back in, from its CPU clock samples (time order) and
+    its ops' spans (time order): (each switch-in's wall ns and off-CPU ns; per op, the index of the
+    last switch-in at or before its start, -1 for none; per op, the thread's CPU ns since
+    then). A switch is a sample interval with more than SWITCH_OFF_NS of wall time the CPU
+    clock did not see; it is placed at the end of the op that overlaps the interval
+    longest (where the time was lost), or at the interval's end when no op overlaps it
+    (the switch-out came at a clock read or between ops)."""
+    w = np.asarray(wall_ns, np.int64)
+    c = np.asarray(cpu_ns, np.int64)
+    start, end = np.asarray(start_ns, np.int64), np.asarray(end_ns, np.int64)
+    off = np.diff(w) - np.diff(c)
+    hits = np.flatnonzero(off > SWITCH_OFF_NS)
+    at = np.empty(len(hits), np.int64)
+    for j, k in enumerate(hits):
+        lo, hi = w[k], w[k + 1]
+        a = np.searchsorted(end, lo, side="right")  # first op ending after lo
+        b = np.searchsorted(start, hi, side="left")  # ops starting before hi
+        overlap = np.minimum(end[a:b], hi) - np.maximum(start[a:b], lo)
+        at[j] = end[a + int(np.argmax(overlap))] if b > a and overlap.max() > 0 else hi
+    last = np.searchsorted(at, start, side="right") - 1
+    cpu_at_switch = np.concatenate([cpu_at(w, c, at), [0.0]])  # [-1]: no switch-in yet
+    since = np.maximum(cpu_at(w, c, start) - cpu_at_switch[last], 0.0)
+    return at, off[hits], last, np.where(last >= 0, since, -1.0)
+
+
+def cpu_at(wall_ns: np.ndarray, cpu_ns: np.ndarray, t_ns: np.ndarray) -> np.ndarray:
+    """The CPU clock at wall times ``t_ns``, linear between samples (clamped at the ends)."""
+    return np.interp(np.asarray(t_ns, np.float64), np.asarray(wall_ns, np.float64),
+                     np.asarray(cpu_ns, np.float64))
+
+
+def off_class(off_ns: np.ndarray) -> np.ndarray:
+    """Each switch-in's class by its off-CPU time (OFF_EDGES_NS)."""
+    return np.searchsorted(np.array(OFF_EDGES_NS), off_ns, side="right")
+
+
+def switch_penalty_ns(cost_ns: np.ndarray, since_ns: np.ndarray, last: np.ndarray,
+                      off_ns: np.ndarray, counted: np.ndarray) -> tuple[float, np.ndarray]:
+    """One phase's warm cost and its penalty per switch-in, measured in the capture
+    itself: (mean cost of the ops at least WARM_AFTER_NS of CPU after their last
+    switch-in, ns; per off class, the summed excess over that of the earlier ops after
+    switch-ins of that class divided by those switch-ins, ns). ``cost_ns``, ``since_ns``,
+    ``last``: per op of the phase (``switch_ins``); ``off_ns``: every switch-in's off-CPU
+    time; ``counted``: which switch-ins count (those whose ops were all kept). NaN warm
+    cost where no op is warm."""
+    cost = np.asarray(cost_ns, np.float64)
+    warm = since_ns >= WARM_AFTER_NS
+    base = float(cost[warm].mean()) if warm.any() else float("nan")
+    early = (last >= 0) & ~warm
+    early[early] = counted[last[early]]
+    classes = off_class(off_ns)
+    n = np.bincount(classes[counted], minlength=len(OFF_EDGES_NS) + 1)
+    excess = np.bincount(classes[last[early]], weights=cost[early] - base,
+                         minlength=len(OFF_EDGES_NS) + 1)
+    return base, np.where(n > 0, excess / np.maximum(n, 1), 0.0)
+
+
+def warm_unit_cost_ns(cost_sum_ns: float, n_ops: int, off_ns: np.ndarray,
+                      penalty_ns: np.ndarray) -> float:
+    """Mean cost of ``n_ops`` ops with the switch-in penalty taken out: (their summed
+    cost - the penalty of each switch-in among them, by its off class) / ops."""
+    n = np.bincount(off_class(off_ns), minlength=len(OFF_EDGES_NS) + 1)
+    return (cost_sum_ns - float(n @ penalty_ns)) / max(n_ops, 1)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from rldse.cpu_clock import SAMPLE_EVERY_NS, CpuClock, cpu_fraction
+from rldse.cpu_clock import (
+    SAMPLE_EVERY_NS,
+    WARM_AFTER_NS,
+    CpuClock,
+    cpu_fraction,
+    switch_ins,
+    switch_penalty_ns,
+    warm_unit_cost_ns,
+)
 
 
 def test_fraction_follows_each_window_and_spans_windows():
@@ -43,3 +51,61 @@ def test_each_sample_stamps_the_wall_clock_on_both_sides_of_its_read():
     clock.sample(100)
     assert clock.cpu_ns == [5, 5] and clock.wall_ns[0] == 100
     assert clock.next_ns == clock.wall_ns[1] + SAMPLE_EVERY_NS
+
+
+# ---- switch-ins and their penalty (synthetic samples and ops: closed forms) -----------
+
+def test_a_stall_at_a_clock_read_is_a_switch_in_at_the_read_end():
+    # ops [0, 1 us], [501, 502 us]; the read between them stalled 500 us with no CPU
+    wall = np.array([0, 1000, 501_000, 502_000], np.int64)
+    cpu = np.array([0, 1000, 1000, 2000], np.int64)
+    at, off, last, since = switch_ins(wall, cpu, np.array([0, 501_000]),
+                                      np.array([1000, 502_000]))
+    assert at.tolist() == [501_000] and off.tolist() == [500_000]
+    assert last.tolist() == [-1, 0] and since.tolist() == [-1, 0]
+
+
+def test_a_stall_inside_a_window_is_placed_at_the_end_of_the_longest_op():
+    # one sample window [0, 1 ms] with 600 us off the CPU; ops of 100, 700 and 100 us:
+    # the switch lay inside the long one, so the op after it starts 0 CPU ns after it
+    wall, cpu = np.array([0, 1_000_000], np.int64), np.array([0, 400_000], np.int64)
+    start, end = np.array([0, 100_000, 800_000]), np.array([100_000, 800_000, 900_000])
+    at, off, last, since = switch_ins(wall, cpu, start, end)
+    assert at.tolist() == [800_000] and off.tolist() == [600_000]
+    assert last.tolist() == [-1, -1, 0] and since.tolist() == [-1, -1, 0]
+
+
+def test_no_stall_no_switch_in():
+    wall, cpu = np.array([0, 1000, 2000], np.int64), np.array([0, 1000, 1990], np.int64)
+    at, _, last, since = switch_ins(wall, cpu, np.array([0, 1000]), np.array([1000, 2000]))
+    assert len(at) == 0 and last.tolist() == [-1, -1] and since.tolist() == [-1, -1]
+
+
+def test_since_counts_the_cpu_time_after_the_switch_in():
+    wall = np.array([0, 100, 50_100, 60_100], np.int64)  # a 50 us stall at the first read
+    cpu = np.array([0, 100, 100, 10_100], np.int64)
+    _, _, last, since = switch_ins(wall, cpu, np.array([50_100, 55_100]),
+                                   np.array([55_100, 60_100]))
+    assert last.tolist() == [0, 0] and since.tolist() == [0, 5000]
+
+
+def test_penalty_per_switch_in_is_the_early_ops_excess_over_the_warm_mean():
+    # a phase whose warm ops cost 10; after each switch-in its first op costs 10 + P,
+    # P = 40 after a short absence (class 0) and 100 after a long one (class 2)
+    off = np.array([500_000, 4_000_000, 500_000, 4_000_000])
+    last = np.array([0, 0, 1, 1, 2, 2, 3, 3])
+    since = np.array([0, WARM_AFTER_NS] * 4)
+    cost = np.array([50, 10, 110, 10, 50, 10, 110, 10], float)
+    base, pen = switch_penalty_ns(cost, since, last, off, np.ones(4, bool))
+    assert base == 10.0
+    np.testing.assert_allclose(pen, [40, 0, 100, 0, 0])
+    # taking out each switch-in's penalty leaves the warm cost, whatever the switch rate
+    assert warm_unit_cost_ns(cost.sum(), len(cost), off, pen) == 10.0
+    assert warm_unit_cost_ns(50 + 10 + 10 + 10, 4, off[:1], pen) == 10.0
+
+
+def test_switch_ins_left_out_of_the_count_add_no_excess():
+    off = np.array([500_000, 500_000])
+    base, pen = switch_penalty_ns(np.array([50.0, 10, 90, 10]), np.array([0, WARM_AFTER_NS] * 2),
+                                  np.array([0, 0, 1, 1]), off, np.array([True, False]))
+    assert base == 10.0 and pen[0] == 40.0
