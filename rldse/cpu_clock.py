@@ -97,13 +97,13 @@ def cpu_fraction(wall_ns: np.ndarray, cpu_ns: np.ndarray, start_ns: np.ndarray,
 
 # ---- warm-up after a switch-in -------------------------------------------------------
 #
-# On the 2-vCPU EPYC KVM development VM, a thread switched back in after other processes
-# ran on its CPU spends extra CPU time for its first ~1-2 ms of CPU (benchmarks/
-# contended_capture.py --diagnose: ops in the first 50 µs cost 3-9x their late-slice mean,
-# at 1-2.5 ms 1.05-1.2x), about 0.1-0.65 ms of CPU per switch-in, more the longer it was
-# off the CPU (caches, TLBs and predictors refilled). A busier host switches the thread
-# in more often per ms of its CPU, so its ops cost more CPU: the excess no CPU clock
-# removes. The functions below measure that penalty from a capture's own clock samples.
+# A thread switched back in after other processes ran on its CPU spends extra CPU time
+# for its first ~1-2 ms of CPU (caches, TLBs and predictors refilled): on the 2-vCPU EPYC
+# KVM development VM ops in the first 50 µs cost 1.5-6x their warm mean, about 0.15-0.6 ms
+# of CPU per switch-in, more the longer it was off the CPU (benchmarks/
+# contended_capture.py --diagnose). A busier host switches the thread in more often per ms
+# of its CPU, so its ops cost more CPU: an excess no CPU clock removes. The functions
+# below locate the switch-ins in a capture's own clock samples and measure that penalty.
 
 #: Wall time not seen by the CPU clock in one sample interval above which the thread was
 #: switched out, ns (an interrupt costs a few µs; a switch-out lasts another task's slice).
