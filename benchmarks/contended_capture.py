@@ -84,6 +84,7 @@ from rldse.cpu_clock import (
     WARM_AFTER_NS,
     cpu_fraction,
     off_class,
+    switch_classes,
     switch_ins,
     switch_penalty_ns,
     warm_unit_cost_ns,
@@ -368,50 +369,72 @@ def switch_profile(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np
 def warm_report(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np.ndarray,
                 guard_ns: int) -> float:
     """The per-phase table with the switch-in penalty taken out: each phase's penalty per
-    switch-in (by off class) measured over the whole capture, both window classes pooled
-    (rldse.cpu_clock.switch_penalty_ns: nothing from the quiet answer), then each class's
-    unit cost = (its ops' CPU - its switch-ins x penalty) / its ops. Returns the worst
-    |busy/quiet - 1|."""
+    switch-in, by off class and the phase the switch-in lands in (rldse.cpu_clock.
+    switch_penalty_ns), measured over the whole capture with both window classes pooled
+    (nothing from the quiet answer), then each class's unit cost = (its ops' CPU - its
+    switch-ins x penalty) / its ops; then their sum per env step, weighted by the
+    capture's ops per step (learning starts part-way, so raw sums per window mix in
+    other ratios). Returns
+    the worst per-phase |busy/quiet - 1|."""
     t0, t1 = ops["t0_ns"].to_numpy(), ops["t1_ns"].to_numpy()
     at, off, last, since = switch_ins(*samples, t0, t1)
+    names, kind = np.unique(ops["phase"].astype(str).to_numpy(), return_inverse=True)
+    classes = switch_classes(at, off, t0, kind)
+    n_classes = (len(OFF_EDGES_NS) + 1) * len(names)
     win, ok = classify(ops, switch_ns, guard_ns)
     wstate = state[:-1]
     cls = np.where(ok, wstate[np.maximum(win, 0)], -1)
     sw_k = np.clip(np.searchsorted(switch_ns, at, side="right") - 1, 0, len(wstate) - 1)
     sw_cls = kept_switch_ins(at, switch_ns, state, guard_ns)
     cost = ops[cost_col].to_numpy() * 1e9
-    phases = ops["phase"].astype(str).to_numpy()
     quiet = np.flatnonzero(wstate == QUIET)
-    qa, qb = quiet[0::2], quiet[1::2]
+    in_a, in_b = np.isin(win, quiet[0::2]), np.isin(win, quiet[1::2])
+    sw_a = (sw_cls == QUIET) & np.isin(sw_k, quiet[0::2])
+    sw_b = (sw_cls == QUIET) & np.isin(sw_k, quiet[1::2])
     print(f"switch-in penalty taken out ({cost_col}; {len(at)} switch-ins, "
-          f"{(sw_cls >= 0).sum()} kept); unit cost = (CPU - switch-ins x penalty) / ops, us; "
-          f"penalty per switch-in by off-CPU time <1, 1-3, 3-6, 6-12, >=12 ms, us")
+          f"{(sw_cls >= 0).sum()} kept: quiet {(sw_cls == QUIET).sum()}, busy "
+          f"{(sw_cls == BUSY).sum()}); unit cost = (CPU - switch-ins x penalty) / ops, us")
     print(f"{'phase':<14}{'warm':>8}{'quiet':>8}{'busy':>8}{'diff':>8}{'raw diff':>9}"
-          f"{'control q':>10}   penalty")
+          f"{'control q':>10}{'penalty/switch-in':>19}")
     worst = 0.0
-    for phase in sorted(set(phases)):
-        p = (phases == phase) & ok
+    total = {QUIET: 0.0, BUSY: 0.0, "a": 0.0, "b": 0.0}
+    env_step = int(np.flatnonzero(names == "env_step")[0])
+    for code, phase in enumerate(names):
+        p = (kind == code) & ok
+        base, pen = switch_penalty_ns(cost[p], since[p], last[p], classes, sw_cls >= 0,
+                                      n_classes)
+
+        def taken_out(ops_mask, sw_mask, pen=pen):
+            return cost[ops_mask].sum() - np.bincount(classes[sw_mask], minlength=n_classes) @ pen
+
         if p.sum() < 500:
             continue
-        base, pen = switch_penalty_ns(cost[p], since[p], last[p], off, sw_cls >= 0)
-
-        def unit(ops_mask, sw_mask, pen=pen):
-            return warm_unit_cost_ns(cost[ops_mask].sum(), int(ops_mask.sum()), off[sw_mask],
-                                     pen)
-
-        cq = unit(p & (cls == QUIET), sw_cls == QUIET)
-        cb = unit(p & (cls == BUSY), sw_cls == BUSY)
-        in_a, in_b = np.isin(win, qa), np.isin(win, qb)
-        ctl = (unit(p & in_b, (sw_cls == QUIET) & np.isin(sw_k, qb))
-               / unit(p & in_a, (sw_cls == QUIET) & np.isin(sw_k, qa)) - 1)
+        cq = warm_unit_cost_ns(cost[p & (cls == QUIET)].sum(), int((p & (cls == QUIET)).sum()),
+                               classes[sw_cls == QUIET], pen)
+        cb = warm_unit_cost_ns(cost[p & (cls == BUSY)].sum(), int((p & (cls == BUSY)).sum()),
+                               classes[sw_cls == BUSY], pen)
+        ctl = (taken_out(p & in_b, sw_b) / (p & in_b).sum()) / (
+            taken_out(p & in_a, sw_a) / (p & in_a).sum()) - 1
         raw = cost[p & (cls == BUSY)].mean() / cost[p & (cls == QUIET)].mean() - 1
+        mean_pen = pen @ np.bincount(classes[sw_cls >= 0], minlength=n_classes) / max(
+            (sw_cls >= 0).sum(), 1)
         worst = max(worst, abs(cb / cq - 1))
+        share = p.sum() / max(((kind == env_step) & ok).sum(), 1)  # ops per env step
+        for key, om, sm in (("a", in_a, sw_a), ("b", in_b, sw_b)):
+            total[key] += taken_out(p & om, sm) / (p & om).sum() * share
+        total[QUIET] += cq * share
+        total[BUSY] += cb * share
         print(f"{phase:<14}{base / 1e3:>8.2f}{cq / 1e3:>8.2f}{cb / 1e3:>8.2f}{cb / cq - 1:>+8.1%}"
-              f"{raw:>+9.1%}{ctl:>+10.1%}   {' '.join(f'{x / 1e3:.0f}' for x in pen)}")
+              f"{raw:>+9.1%}{ctl:>+10.1%}{mean_pen / 1e3:>16.1f} us")
+    per = total
+    print(f"all phases per env step (this capture's ops per step): quiet {per[QUIET] / 1e3:.1f} "
+          f"us, busy {per[BUSY] / 1e3:.1f} us, {per[BUSY] / per[QUIET] - 1:+.1%}; control quiet "
+          f"b/a {per['b'] / per['a'] - 1:+.1%}")
     verdict = "PASS" if worst <= TARGET else "FAIL"
     print(f"worst warm unit cost difference busy/quiet {worst:.1%} (target <= {TARGET:.0%}) "
           f"{verdict}")
     return worst
+
 
 def report(ops, switch_ns: np.ndarray, state: np.ndarray, guard_ms: float, cpu_col: str,
            seed: int) -> float:

@@ -121,9 +121,10 @@ def switch_ins(wall_ns: np.ndarray, cpu_ns: np.ndarray, start_ns: np.ndarray,
     its ops' spans (time order): (each switch-in's wall ns and off-CPU ns; per op, the index of the
     last switch-in at or before its start, -1 for none; per op, the thread's CPU ns since
     then). A switch is a sample interval with more than SWITCH_OFF_NS of wall time the CPU
-    clock did not see; it is placed at the end of the op that overlaps the interval
-    longest (where the time was lost), or at the interval's end when no op overlaps it
-    (the switch-out came at a clock read or between ops)."""
+    clock did not see. A stall at a clock read (no CPU in the interval) or between ops is a
+    switch-in at the interval's end; otherwise the thread was switched out inside the op
+    that overlaps the interval longest, and the switch-in is placed at that op's start, so
+    the op, which pays part of the warm-up, counts as after it."""
     w = np.asarray(wall_ns, np.int64)
     c = np.asarray(cpu_ns, np.int64)
     start, end = np.asarray(start_ns, np.int64), np.asarray(end_ns, np.int64)
@@ -135,7 +136,8 @@ def switch_ins(wall_ns: np.ndarray, cpu_ns: np.ndarray, start_ns: np.ndarray,
         a = np.searchsorted(end, lo, side="right")  # first op ending after lo
         b = np.searchsorted(start, hi, side="left")  # ops starting before hi
         overlap = np.minimum(end[a:b], hi) - np.maximum(start[a:b], lo)
-        at[j] = end[a + int(np.argmax(overlap))] if b > a and overlap.max() > 0 else hi
+        inside = c[k + 1] > c[k] and b > a and overlap.max() > 0
+        at[j] = start[a + int(np.argmax(overlap))] if inside else hi
     last = np.searchsorted(at, start, side="right") - 1
     cpu_at_switch = np.concatenate([cpu_at(w, c, at), [0.0]])  # [-1]: no switch-in yet
     since = np.maximum(cpu_at(w, c, start) - cpu_at_switch[last], 0.0)
@@ -153,30 +155,41 @@ def off_class(off_ns: np.ndarray) -> np.ndarray:
     return np.searchsorted(np.array(OFF_EDGES_NS), off_ns, side="right")
 
 
+def switch_classes(at_ns: np.ndarray, off_ns: np.ndarray, start_ns: np.ndarray,
+                   op_kind: np.ndarray) -> np.ndarray:
+    """Each switch-in's class: its off class and the kind (a small int, e.g. the phase
+    code) of the op it lands in or just before. Which ops pay the warm-up depends on where
+    in the loop the switch-ins land, and that differs with the host's load: a waking
+    process preempts the thread inside its longest ops, a used-up time slice ends at the
+    next clock read. Classes run from 0 to ``(len(OFF_EDGES_NS) + 1) * (op_kind.max() + 1)``."""
+    first = np.clip(np.searchsorted(start_ns, at_ns, side="left"), 0, len(start_ns) - 1)
+    return off_class(off_ns) + (len(OFF_EDGES_NS) + 1) * np.asarray(op_kind)[first]
+
+
 def switch_penalty_ns(cost_ns: np.ndarray, since_ns: np.ndarray, last: np.ndarray,
-                      off_ns: np.ndarray, counted: np.ndarray) -> tuple[float, np.ndarray]:
+                      classes: np.ndarray, counted: np.ndarray,
+                      n_classes: int) -> tuple[float, np.ndarray]:
     """One phase's warm cost and its penalty per switch-in, measured in the capture
     itself: (mean cost of the ops at least WARM_AFTER_NS of CPU after their last
-    switch-in, ns; per off class, the summed excess over that of the earlier ops after
-    switch-ins of that class divided by those switch-ins, ns). ``cost_ns``, ``since_ns``,
-    ``last``: per op of the phase (``switch_ins``); ``off_ns``: every switch-in's off-CPU
-    time; ``counted``: which switch-ins count (those whose ops were all kept). NaN warm
-    cost where no op is warm."""
+    switch-in, ns; per switch-in class, the summed excess over that of the earlier ops
+    after switch-ins of that class divided by those switch-ins, ns). ``cost_ns``,
+    ``since_ns``, ``last``: per op of the phase (``switch_ins``); ``classes``: every
+    switch-in's class (``switch_classes``); ``counted``: which switch-ins count (those
+    whose ops were kept). NaN warm cost where no op is warm."""
     cost = np.asarray(cost_ns, np.float64)
     warm = since_ns >= WARM_AFTER_NS
     base = float(cost[warm].mean()) if warm.any() else float("nan")
     early = (last >= 0) & ~warm
     early[early] = counted[last[early]]
-    classes = off_class(off_ns)
-    n = np.bincount(classes[counted], minlength=len(OFF_EDGES_NS) + 1)
+    n = np.bincount(classes[counted], minlength=n_classes)
     excess = np.bincount(classes[last[early]], weights=cost[early] - base,
-                         minlength=len(OFF_EDGES_NS) + 1)
+                         minlength=n_classes)
     return base, np.where(n > 0, excess / np.maximum(n, 1), 0.0)
 
 
-def warm_unit_cost_ns(cost_sum_ns: float, n_ops: int, off_ns: np.ndarray,
+def warm_unit_cost_ns(cost_sum_ns: float, n_ops: int, classes: np.ndarray,
                       penalty_ns: np.ndarray) -> float:
     """Mean cost of ``n_ops`` ops with the switch-in penalty taken out: (their summed
-    cost - the penalty of each switch-in among them, by its off class) / ops."""
-    n = np.bincount(off_class(off_ns), minlength=len(OFF_EDGES_NS) + 1)
+    cost - the penalty of each switch-in among them, by its class) / ops."""
+    n = np.bincount(classes, minlength=len(penalty_ns))
     return (cost_sum_ns - float(n @ penalty_ns)) / max(n_ops, 1)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from rldse.cpu_clock import (
+    OFF_EDGES_NS,
     SAMPLE_EVERY_NS,
     WARM_AFTER_NS,
     CpuClock,
     cpu_fraction,
+    switch_classes,
     switch_ins,
     switch_penalty_ns,
     warm_unit_cost_ns,
@@ -65,14 +67,14 @@ def test_a_stall_at_a_clock_read_is_a_switch_in_at_the_read_end():
     assert last.tolist() == [-1, 0] and since.tolist() == [-1, 0]
 
 
-def test_a_stall_inside_a_window_is_placed_at_the_end_of_the_longest_op():
-    # one sample window [0, 1 ms] with 600 us off the CPU; ops of 100, 700 and 100 us:
-    # the switch lay inside the long one, so the op after it starts 0 CPU ns after it
+def test_a_stall_inside_a_window_is_placed_at_the_start_of_the_longest_op():
+    # one sample window [0, 1 ms] with 600 us off the CPU (CPU rate 0.4); ops of 100, 700
+    # and 100 us: the switch lay inside the long one, which counts as after it
     wall, cpu = np.array([0, 1_000_000], np.int64), np.array([0, 400_000], np.int64)
     start, end = np.array([0, 100_000, 800_000]), np.array([100_000, 800_000, 900_000])
     at, off, last, since = switch_ins(wall, cpu, start, end)
-    assert at.tolist() == [800_000] and off.tolist() == [600_000]
-    assert last.tolist() == [-1, -1, 0] and since.tolist() == [-1, -1, 0]
+    assert at.tolist() == [100_000] and off.tolist() == [600_000]
+    assert last.tolist() == [-1, 0, 0] and since.tolist() == [-1, 0, 280_000]
 
 
 def test_no_stall_no_switch_in():
@@ -91,21 +93,31 @@ def test_since_counts_the_cpu_time_after_the_switch_in():
 
 def test_penalty_per_switch_in_is_the_early_ops_excess_over_the_warm_mean():
     # a phase whose warm ops cost 10; after each switch-in its first op costs 10 + P,
-    # P = 40 after a short absence (class 0) and 100 after a long one (class 2)
-    off = np.array([500_000, 4_000_000, 500_000, 4_000_000])
+    # P = 40 for class 0 switch-ins and 100 for class 2 ones
+    classes = np.array([0, 2, 0, 2])
     last = np.array([0, 0, 1, 1, 2, 2, 3, 3])
     since = np.array([0, WARM_AFTER_NS] * 4)
     cost = np.array([50, 10, 110, 10, 50, 10, 110, 10], float)
-    base, pen = switch_penalty_ns(cost, since, last, off, np.ones(4, bool))
+    base, pen = switch_penalty_ns(cost, since, last, classes, np.ones(4, bool), 4)
     assert base == 10.0
-    np.testing.assert_allclose(pen, [40, 0, 100, 0, 0])
+    np.testing.assert_allclose(pen, [40, 0, 100, 0])
     # taking out each switch-in's penalty leaves the warm cost, whatever the switch rate
-    assert warm_unit_cost_ns(cost.sum(), len(cost), off, pen) == 10.0
-    assert warm_unit_cost_ns(50 + 10 + 10 + 10, 4, off[:1], pen) == 10.0
+    assert warm_unit_cost_ns(cost.sum(), len(cost), classes, pen) == 10.0
+    assert warm_unit_cost_ns(50 + 10 + 10 + 10, 4, classes[:1], pen) == 10.0
 
 
 def test_switch_ins_left_out_of_the_count_add_no_excess():
-    off = np.array([500_000, 500_000])
     base, pen = switch_penalty_ns(np.array([50.0, 10, 90, 10]), np.array([0, WARM_AFTER_NS] * 2),
-                                  np.array([0, 0, 1, 1]), off, np.array([True, False]))
+                                  np.array([0, 0, 1, 1]), np.array([0, 0]),
+                                  np.array([True, False]), 1)
     assert base == 10.0 and pen[0] == 40.0
+
+
+def test_a_switch_in_is_classed_by_its_off_time_and_the_op_it_lands_in():
+    # ops of kinds 0, 1, 0 starting at 0, 10, 20 us; a switch-in at an op's start lands
+    # in it, one between ops lands in the next
+    start, kind = np.array([0, 10_000, 20_000]), np.array([0, 1, 0])
+    off = np.array([500_000, 4_000_000])  # off classes 0 and 2
+    classes = switch_classes(np.array([10_000, 15_000]), off, start, kind)
+    n_off = len(OFF_EDGES_NS) + 1
+    assert classes.tolist() == [0 + n_off * 1, 2 + n_off * 0]
