@@ -375,7 +375,8 @@ def warm_report(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np.nd
     switch-ins x penalty) / its ops; then their sum per env step, weighted by the
     capture's ops per step (learning starts part-way, so raw sums per window mix in
     other ratios). Returns
-    the worst per-phase |busy/quiet - 1|."""
+    the worst per-phase |busy/quiet - 1| of ``alone``. The ``alone`` column measures each class from
+    its own ops only, as a capture wholly on a busy host would have to."""
     t0, t1 = ops["t0_ns"].to_numpy(), ops["t1_ns"].to_numpy()
     at, off, last, since = switch_ins(*samples, t0, t1)
     names, kind = np.unique(ops["phase"].astype(str).to_numpy(), return_inverse=True)
@@ -393,10 +394,11 @@ def warm_report(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np.nd
     sw_b = (sw_cls == QUIET) & np.isin(sw_k, quiet[1::2])
     print(f"switch-in penalty taken out ({cost_col}; {len(at)} switch-ins, "
           f"{(sw_cls >= 0).sum()} kept: quiet {(sw_cls == QUIET).sum()}, busy "
-          f"{(sw_cls == BUSY).sum()}); unit cost = (CPU - switch-ins x penalty) / ops, us")
+          f"{(sw_cls == BUSY).sum()}); unit cost = (CPU - switch-ins x penalty) / ops, us; "
+          "alone: busy/quiet - 1 with each class's penalty and warm mean from its own ops")
     print(f"{'phase':<14}{'warm':>8}{'quiet':>8}{'busy':>8}{'diff':>8}{'raw diff':>9}"
-          f"{'control q':>10}{'penalty/switch-in':>19}")
-    worst = 0.0
+          f"{'control q':>10}{'penalty/switch-in':>19}{'alone':>8}")
+    worst = worst_alone = 0.0
     total = {QUIET: 0.0, BUSY: 0.0, "a": 0.0, "b": 0.0}
     env_step = int(np.flatnonzero(names == "env_step")[0])
     for code, phase in enumerate(names):
@@ -416,24 +418,34 @@ def warm_report(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np.nd
         ctl = (taken_out(p & in_b, sw_b) / (p & in_b).sum()) / (
             taken_out(p & in_a, sw_a) / (p & in_a).sum()) - 1
         raw = cost[p & (cls == BUSY)].mean() / cost[p & (cls == QUIET)].mean() - 1
+        alone = {}  # each class measured alone, as a capture wholly quiet or busy would be
+        for c in (QUIET, BUSY):
+            m = p & (cls == c)
+            _, pen_c = switch_penalty_ns(cost[m], since[m], last[m], classes, sw_cls == c,
+                                         n_classes)
+            alone[c] = warm_unit_cost_ns(cost[m].sum(), int(m.sum()), classes[sw_cls == c],
+                                         pen_c)
         mean_pen = pen @ np.bincount(classes[sw_cls >= 0], minlength=n_classes) / max(
             (sw_cls >= 0).sum(), 1)
         worst = max(worst, abs(cb / cq - 1))
+        worst_alone = max(worst_alone, abs(alone[BUSY] / alone[QUIET] - 1))
         share = p.sum() / max(((kind == env_step) & ok).sum(), 1)  # ops per env step
         for key, om, sm in (("a", in_a, sw_a), ("b", in_b, sw_b)):
             total[key] += taken_out(p & om, sm) / (p & om).sum() * share
         total[QUIET] += cq * share
         total[BUSY] += cb * share
         print(f"{phase:<14}{base / 1e3:>8.2f}{cq / 1e3:>8.2f}{cb / 1e3:>8.2f}{cb / cq - 1:>+8.1%}"
-              f"{raw:>+9.1%}{ctl:>+10.1%}{mean_pen / 1e3:>16.1f} us")
+              f"{raw:>+9.1%}{ctl:>+10.1%}{mean_pen / 1e3:>16.1f} us"
+              f"{alone[BUSY] / alone[QUIET] - 1:>+8.1%}")
     per = total
     print(f"all phases per env step (this capture's ops per step): quiet {per[QUIET] / 1e3:.1f} "
           f"us, busy {per[BUSY] / 1e3:.1f} us, {per[BUSY] / per[QUIET] - 1:+.1%}; control quiet "
           f"b/a {per['b'] / per['a'] - 1:+.1%}")
-    verdict = "PASS" if worst <= TARGET else "FAIL"
-    print(f"worst warm unit cost difference busy/quiet {worst:.1%} (target <= {TARGET:.0%}) "
-          f"{verdict}")
-    return worst
+    print(f"worst busy/quiet with the penalty taken out: {worst:.1%} measured over the whole "
+          f"capture, {worst_alone:.1%} with each class alone (the target's form: a capture on a "
+          f"busy host has only its own ops; target <= {TARGET:.0%}) "
+          f"{'PASS' if worst_alone <= TARGET else 'FAIL'}")
+    return worst_alone
 
 
 def report(ops, switch_ns: np.ndarray, state: np.ndarray, guard_ms: float, cpu_col: str,
