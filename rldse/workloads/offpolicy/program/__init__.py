@@ -65,261 +65,31 @@ books every chunk and update whatever the window.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
 import numpy as np
 
-from rldse.errors import RldseError
-from rldse.kernels.mlp import F32, Work
-from rldse.models import OpColumns
-from rldse.models.cpu import roofline_seconds, with_work, with_works
-from rldse.models.kinds import PartTime, ReplayJob, Runs
+from rldse.models.kinds import Runs
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
-from rldse.sim.machine import Machine, Outcome, Runner, SplitCycle
+from rldse.sim.machine import Machine, Outcome
 from rldse.sim.timeline import COARSE_STEPS, tile_starts
-from rldse.workloads.offpolicy import replay_cost
+from rldse.workloads.offpolicy.program.costs import (
+    Costs,
+    Plus,
+    Shape,
+    eff,
+    learner_costs,
+    per_actor,
+    replay_job,
+    reset_seconds_per_step,
+    sliced,
+)
+from rldse.workloads.offpolicy.program.memory import gpu_memory, host_memory_bytes
 
-
-@dataclass(frozen=True)
-class Shape:
-    """What the program needs to know about the real loop (from the trace's workload_info)."""
-
-    batch: int
-    learn_every: int
-    capacity: int
-    transition_bytes: int
-    obs_bytes: int  # one observation, host to device when actors infer on a GPU
-    act_layers: int  # layers of the network actors run (GPU kernels per layer)
-    learn_layers: int  # layers the learner's forward/backward passes go through
-    act_params: int  # parameters an actor needs for inference (sent on sync)
-    learn_params: int  # parameters the learner trains (plus Adam state on its device)
-    target_sync_steps: int | None  # env steps between hard target copies (DQN's schedule,
-    # warm-up included); None: a Polyak update after every learner update (DDPG)
-    prioritized: bool
-    learning_starts: int  # env steps before the first update (random warm-up)
-    learn_work: Callable[[int], Work]  # analytic work of one update at a batch size
-    am_searches_per_item: float = 1.0  # replay on am: TCAM searches per sampled item
-    am_writes_per_update_item: float = 1.0  # replay on am: rows written per updated item
-    am_candidates_per_item: float = 0.0  # replay on am: candidate-set entries read per item
-    # the formulas' work of the trace's rows (at its shapes and batch) and, for the phases
-    # whose work does not follow the batch, at this system's shapes: what _rescaled needs
-    trace_works: dict[str, Work] = field(default_factory=dict)
-    works: dict[str, Work] = field(default_factory=dict)
-    trace_batch: int = 0  # the trace's batch and capacity (replay rows were measured there)
-    trace_capacity: int = 0
-
-
-class _Costs:
-    """Per-operation costs on the placed devices, for this system's batch size."""
-
-    def __init__(self, m: Machine, shape: Shape, batch: int, kernels: Runner | None) -> None:
-        """``kernels``: the part that runs issued kernels for a role (host copies go
-        through its link), None where no role runs so."""
-        self.m, self.shape, self.batch = m, shape, batch
-        self.gpu = kernels.model if kernels is not None else None
-
-    # -- trace rows of a phase, with batch-dependent work rescaled to this batch --------
-    def _rescaled(self, phase: str, work: Work | None) -> OpColumns:
-        """Learn, act and sync rows by the formulas' work (rldse.models.cpu.with_works);
-        replay rows on the CPU by capacity and batch (replay_cost)."""
-        ops, sh = self.m.trace_ops(phase), self.shape
-        host = self.m.host.model.host
-        if phase.startswith("replay_") and sh.trace_capacity:
-            return replay_cost.rescaled(host, ops, phase, sh.transition_bytes, sh.prioritized,
-                                        (sh.trace_capacity, self.m.knobs.replay_capacity),
-                                        (sh.trace_batch, self.batch),
-                                        (self.m.trace.env_steps, self.m.knobs.env_steps))
-        new, old = work or sh.works.get(phase), sh.trace_works.get(phase)
-        if new is None:
-            return ops
-        if old is None:  # a Shape without the trace's works: the rows' counted flops, bytes
-            return with_work(host, ops, float(new.flops), float(new.bytes), self.batch)
-        did = (ops.flops > 0) | (ops.bytes > 0)  # exploring acts ran no network
-        items = self.batch if phase == "learn" else ops.items
-        return with_works(host, ops, new, old, items, did)
-
-    def cycle(self, phase: str, runner: Runner, work: Work | None = None) -> SplitCycle:
-        """The phase's rows on ``runner``'s part: as issued kernels, the issuing core's
-        dispatch and the kernels (rldse.models.gpu); on cores, time on the core itself."""
-        ops = self._rescaled(phase, work)
-        start = int(self.m.rng.integers(len(ops)))
-        if not runner.kernels:
-            return SplitCycle.on_device(np.asarray(runner.model.op_seconds(ops)), start)
-        part = runner.model
-        if phase != "act":
-            t = part.op_times(ops, layers=self.shape.learn_layers)
-            return SplitCycle(t.host_s, t.device_s, t.wall_s, start)
-        # greedy steps run the network on the part, with the observation in and the action
-        # out; exploring steps (no flops: no network) stay on the actor's core
-        t = (part.copy_times(self.shape.obs_bytes)
-             + part.op_times(ops, layers=self.shape.act_layers)
-             + part.copy_times(F32))
-        on_core = np.asarray(self.m.host.model.op_seconds(ops))
-        greedy = ops.flops > 0
-        return SplitCycle(np.where(greedy, t.host_s, on_core), np.where(greedy, t.device_s, 0.0),
-                          np.where(greedy, t.wall_s, on_core), start)
-
-    def copy(self, nbytes: float) -> PartTime:
-        """One host↔device copy (nothing without a GPU)."""
-        return self.gpu.copy_times(nbytes).total() if self.gpu is not None else _NOTHING
-
-
-_NOTHING = PartTime(0.0, 0.0, 0.0)
 _BLOCK = 1 << 16  # operations per numpy block in the merged async loop
 #: Whether ``learner: async`` takes the merged path where it applies; its test turns it
 #: off to prove the merged path against the per-event loop on the same code and models.
 MERGE_ASYNC = True
 _FIXED_POINT_ROUNDS = 64
-
-
-def _part(x, sl: slice):
-    """x[sl] for an array, x for a number (a cost that is the same for every operation)."""
-    return x[sl] if np.ndim(x) else x
-
-
-def _eff(host_s, device_s, wall_s):
-    """When an operation on free devices ends after it starts (Machine.drive)."""
-    return np.maximum(wall_s, np.maximum(host_s, device_s))
-
-
-class _Fixed:
-    """A constant per-operation cost with the `take(k)` interface of a SplitCycle."""
-
-    def __init__(self, value: PartTime) -> None:
-        self.value = value
-
-    def take(self, k: int) -> PartTime:
-        return self.value * k
-
-    def takes(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        v = self.value
-        return v.host_s * counts, v.device_s * counts, v.wall_s * counts
-
-
-class _Plus:
-    """Another cost plus a constant per operation (e.g. a swap-in before each sample)."""
-
-    def __init__(self, base, extra: PartTime) -> None:
-        self.base, self.extra = base, extra
-
-    def take(self, k: int) -> PartTime:
-        return self.base.take(k) + self.extra * k
-
-    def takes(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        h, d, w = self.base.takes(counts)
-        e = self.extra
-        return h + e.host_s * counts, d + e.device_s * counts, w + e.wall_s * counts
-
-
-@dataclass
-class _LearnerCosts:
-    """Where the replay manager (rm) and learner run, and what each of their steps costs."""
-
-    rm: Device
-    learner: Device
-    sample: _Fixed | SplitCycle
-    update: _Fixed | SplitCycle | None  # None: uniform replay, no priority update
-    learn: _Fixed | SplitCycle
-    sync: SplitCycle | None  # target-network sync (schedule: Shape.target_sync_steps)
-    actors_insert: bool  # replay in host memory: actors pay their own inserts
-    insert: Callable[[int], PartTime] = lambda n: _NOTHING  # RM inserting n new transitions
-    batch_copy: PartTime = _NOTHING  # host replay -> GPU learner
-    td_copy: PartTime = _NOTHING  # GPU learner -> host replay, for priorities
-    param_copy: PartTime = _NOTHING  # learner -> actors on another device
-
-
-def _learner_costs(m: Machine, shape: Shape, costs: _Costs, batch: int,
-                   job: ReplayJob | None) -> _LearnerCosts:
-    """``job``: what the replay part's own model serves (None: replay on the CPU or a
-    measured table)."""
-    act_r, learn_r, replay_r = m.runner("act"), m.runner("learn"), m.runner("replay")
-    bytes_batch = batch * shape.transition_bytes
-    if Runs.LOOKUP in (replay_r.runs, learn_r.runs):
-        # PEARL's protocol on measured tables: one sample, update, insert and learn per
-        # iteration, at the table's latencies; links and target syncs are not in its model
-        t = m.spec.table
-        def measured(row: str, phase: str) -> PartTime:
-            return PartTime.serial(0.0, m.table_seconds(row, phase))
-
-        insert = measured(t.replay, "replay_add")  # one primitive per iteration
-        return _LearnerCosts(
-            rm=m.device(f"table:{t.replay}"), learner=m.device(f"table:{t.learn}"),
-            sample=_Fixed(measured(t.replay, "replay_sample")),
-            update=_Fixed(measured(t.replay, "replay_update")),
-            learn=_Fixed(measured(t.learn, "learn")), sync=None, actors_insert=False,
-            insert=lambda n: insert)
-    learner = learn_r.device
-    lc = _LearnerCosts(
-        rm=replay_r.device, learner=learner, sample=_Fixed(_NOTHING), update=None,
-        learn=costs.cycle("learn", learn_r, shape.learn_work(batch)),
-        sync=costs.cycle("sync", learn_r) if _rows(m, "sync") else None,
-        actors_insert=replay_r.is_host)
-    if replay_r.is_host:  # the trace's own rows, rescaled to the target CPU
-        lc.sample = costs.cycle("replay_sample", m.host)
-        if shape.prioritized and _rows(m, "replay_update"):
-            lc.update = costs.cycle("replay_update", m.host)
-    else:  # the kind's own replay model (rldse.models.kinds.ReplayJob)
-        rmm = replay_r.model
-        lc.sample = _Fixed(rmm.replay_seconds(job, "sample", 1))
-        if shape.prioritized:
-            lc.update = _Fixed(rmm.replay_seconds(job, "update", 1))
-        lc.insert = lambda n: rmm.replay_seconds(job, "insert", n)
-    if learn_r.kernels and replay_r.kind != learn_r.kind:
-        lc.batch_copy = costs.copy(bytes_batch)
-        lc.td_copy = costs.copy(batch * F32) if lc.update is not None else _NOTHING
-    if learn_r.kind != act_r.kind:
-        lc.param_copy = costs.copy(shape.act_params * F32)
-    return lc
-
-
-def refuse_ignored_knobs(m: Machine, hidden: list[int]) -> None:
-    """One-line errors for knobs this placement would accept but not use: ``gpu_swap``
-    without replay on a GPU; on measured tables (fixed latencies) any knob that changes
-    the work from the trace's (its batch size, replay capacity and ``hidden`` widths)."""
-    k, replay_r, learn_r = m.knobs, m.runner("replay"), m.runner("learn")
-    trace_knobs = {"batch_size": m.info("batch_size"),
-                   "replay_capacity": m.info("replay_capacity"), "hidden": list(hidden)}
-    if k.gpu_swap and not replay_r.on_kernel_part:
-        raise RldseError(f"gpu_swap swaps a GPU replay buffer, but replay runs on "
-                         f"'{replay_r.kind}'", where="workload.gpu_swap")
-    if Runs.LOOKUP in (replay_r.runs, learn_r.runs):
-        for name, value in trace_knobs.items():
-            if getattr(k, name) != value:
-                raise RldseError(f"a measured table's latencies were taken at the trace's "
-                                 f"{name} ({value}); it cannot predict {getattr(k, name)}",
-                                 where=f"workload.{name}")
-
-
-def replay_job(m: Machine, shape: Shape, batch: int, capacity: int) -> ReplayJob:
-    """What the replay manager serves, for a kind's own replay model. The host gathers a
-    sampled batch from host memory when the part keeps only priorities (TCAM)."""
-    gather_s = float(roofline_seconds(m.host.model.spec, 0, batch * shape.transition_bytes,
-                                      batch))
-    return ReplayJob(batch=batch, capacity=capacity, transition_bytes=shape.transition_bytes,
-                     prioritized=shape.prioritized, host_gather_s=gather_s,
-                     searches_per_item=shape.am_searches_per_item,
-                     writes_per_update_item=shape.am_writes_per_update_item,
-                     candidates_per_item=shape.am_candidates_per_item)
-
-
-def _reset_s_per_step(m: Machine) -> float:
-    """Episode resets folded into steps: mean reset cost × resets per env step in the trace."""
-    if not _rows(m, "env_reset"):
-        return 0.0
-    resets = m.phase_cost("env_reset")
-    return float(resets.sum()) / max(m.trace.env_steps, 1)
-
-
-def _per_actor(m: Machine, first, actors: int) -> list:
-    """One cycle per actor over the same rows, each from a seeded random row (the first
-    is ``first``); they share its prefix sums."""
-    return [first] + [first.at(int(m.rng.integers(first.rows))) for _ in range(actors - 1)]
-
-
-def _rows(m: Machine, phase: str) -> bool:
-    return bool((m.trace.ops["phase"] == phase).any())
 
 
 def program(m: Machine, shape: Shape) -> Outcome:
@@ -331,7 +101,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
     act_kernels = act_r.kernels
     # the part issued kernels run on, if any role runs so (its copies, memory and lanes)
     kernels = next((r for r in (learn_r, act_r, replay_r) if r.on_kernel_part), None)
-    costs = _Costs(m, shape, batch, kernels)
+    costs = Costs(m, shape, batch, kernels)
     cpu = m.host.device
     gpu = kernels.device if kernels is not None else None
     host = cpu.kind
@@ -343,28 +113,20 @@ def program(m: Machine, shape: Shape) -> Outcome:
     rm_overlaps = k.learner == "async"
 
     # ---- per-operation costs -------------------------------------------------------
-    step_c = _per_actor(m, m.cycle("env_step"), actors)
-    reset_s_per_step = _reset_s_per_step(m)
-    act_c = _per_actor(m, costs.cycle("act", act_r), actors)
-    add_cpu = _per_actor(m, m.cycle("replay_add"), actors)
+    step_c = per_actor(m, m.cycle("env_step"), actors)
+    reset_s_per_step = reset_seconds_per_step(m)
+    act_c = per_actor(m, costs.cycle("act", act_r), actors)
+    add_cpu = per_actor(m, m.cycle("replay_add"), actors)
     own_model = replay_r.runs is Runs.SERVER  # a kind's own replay model
     job = replay_job(m, shape, batch, capacity) if own_model else None
-    lc = _learner_costs(m, shape, costs, batch, job)
+    lc = learner_costs(m, shape, costs, batch, job)
     rm, learner_dev = lc.rm, lc.learner
 
     # ---- capacities ----------------------------------------------------------------
-    need = 0
-    if learn_r.kernels:
-        need += 4 * shape.learn_params * F32  # params, grads, Adam m and v
-        need += 4 * batch * shape.transition_bytes  # batch and activations (first order)
-    if replay_r.on_kernel_part:
-        need += capacity * shape.transition_bytes
-    gpu_ok = bool(costs.gpu.fits(need)) if costs.gpu is not None and need else True
-    swapped = 0
-    if not gpu_ok and k.gpu_swap and replay_r.on_kernel_part:
-        swapped = capacity * shape.transition_bytes
-        lc.sample = _Plus(lc.sample, costs.copy(batch * shape.transition_bytes))
-    checks = m.memory_checks(kernels, gpu_ok or bool(swapped))
+    mem = gpu_memory(m, shape, costs, kernels)
+    need, swapped, checks = mem.need_bytes, mem.swapped_bytes, mem.checks
+    if swapped:
+        lc.sample = Plus(lc.sample, costs.copy(batch * shape.transition_bytes))
     if job is not None:
         checks.update(replay_r.model.replay_checks(job))
 
@@ -481,8 +243,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
         if tl.window_s is not None:
             sl = in_window(t0, t1)
             for a, env_s, add_s, core_s, kernels_s, gpu_off, _ in chunks:
-                show_chunks(a, t0[sl], c, env_s[sl], _part(add_s, sl), core_s[sl],
-                            kernels_s[sl], t0[sl] + _part(gpu_off, sl))
+                show_chunks(a, t0[sl], c, env_s[sl], sliced(add_s, sl), core_s[sl],
+                            kernels_s[sl], t0[sl] + sliced(gpu_off, sl))
             if r_upd is None:
                 return
             keep = (r_upd >= sl.start) & (r_upd < sl.stop)
@@ -835,7 +597,7 @@ def program(m: Machine, shape: Shape) -> Outcome:
             if tl is not None and tl.window_s is not None:  # the chunks in it
                 sl = in_window(end - dur, end)
                 show_chunks(a, (end - dur)[sl], n[sl], (s_env + s_reset)[sl],
-                            _part(s_add, sl), (on_core - base)[sl], d[sl], (end - dur)[sl])
+                            sliced(s_add, sl), (on_core - base)[sl], d[sl], (end - dur)[sl])
             elif tl is not None:  # back to back, so one rollout per tile of steps
                 cuts = tile_starts(n, COARSE_STEPS)
                 show_rollouts(a, cuts, (end - dur)[cuts],
@@ -937,9 +699,9 @@ def program(m: Machine, shape: Shape) -> Outcome:
                 td = lc.td_copy
                 hU, dU, wU = lc.update.takes(ones)
                 hU, dU, wU = hU + td.host_s, dU + td.device_s, wU + td.wall_s
-            fixed = (_eff(hS, dS, wS), _eff(hL, dL, wL) + _eff(pc.host_s, pc.device_s,
+            fixed = (eff(hS, dS, wS), eff(hL, dL, wL) + eff(pc.host_s, pc.device_s,
                                                                pc.wall_s) * copies,
-                     _eff(hU, dU, wU))
+                     eff(hU, dU, wU))
             sync_pos = lc.sync.pos if lc.sync is not None else 0
             s_at = landed(avail) if owed_vary else ones
             def settle(s_at, ones=ones, synced=synced, s_prev=s_prev, sync_pos=sync_pos,
@@ -951,8 +713,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
                     lc.sync.pos = sync_pos
                     hY, dY, wY = lc.sync.takes(n_sync)
                 hI, dI, wI = inserts(n_ins)
-                dur = fixed[0] + np.maximum(fixed[1] + _eff(hY, dY, wY),
-                                            fixed[2] + _eff(hI, dI, wI))
+                dur = fixed[0] + np.maximum(fixed[1] + eff(hY, dY, wY),
+                                            fixed[2] + eff(hI, dI, wI))
                 D = np.cumsum(dur)
                 end = D + np.maximum(end_prev, np.maximum.accumulate(avail - (D - dur)))
                 return n_sync, n_ins, (hY, dY, wY), (hI, dI, wI), dur, end, end - dur
@@ -996,13 +758,13 @@ def program(m: Machine, shape: Shape) -> Outcome:
             starts[u0:u0 + n] = start
             if tl is not None and tl.window_s is not None:  # sample, then PEARL's two
                 sl = in_window(start, end)  # branches from its end, for updates in it
-                t_s = (start + _eff(hS, dS, wS))[sl]
+                t_s = (start + eff(hS, dS, wS))[sl]
                 at = {"learner": t_s, "replay_manager": t_s}
                 for dev, phase, worker, h, d, w in drives[1:]:
                     branch = "replay_manager" if phase.startswith("replay") else "learner"
-                    h, d, w = (_part(x, sl) for x in (h, d, w))
+                    h, d, w = (sliced(x, sl) for x in (h, d, w))
                     show_drive(dev, phase, worker, h, d, at[branch], ones[sl])
-                    at[branch] = at[branch] + _eff(h, d, w)
+                    at[branch] = at[branch] + eff(h, d, w)
                 show_drive(rm, "replay_sample", rm_worker, hS[sl], dS[sl], start[sl],
                            ones[sl])
             elif tl is not None:
@@ -1056,8 +818,8 @@ def program(m: Machine, shape: Shape) -> Outcome:
             start = max(end, float(avail[i]))
             s_at[i] = landed(np.array([start]))[0]
             n_sync, n_ins = owed_at(s_at[i:i + 1], one, synced, s_prev)
-            y = float(_eff(*lc.sync.takes(n_sync))[0]) if lc.sync is not None else 0.0
-            ins = float(_eff(*inserts(n_ins))[0])
+            y = float(eff(*lc.sync.takes(n_sync))[0]) if lc.sync is not None else 0.0
+            ins = float(eff(*inserts(n_ins))[0])
             end = start + float(fixed[0][i] + np.maximum(fixed[1][i] + y,
                                                          fixed[2][i] + ins))
             s_prev = int(s_at[i])
@@ -1207,20 +969,3 @@ def program(m: Machine, shape: Shape) -> Outcome:
                    swapped_bytes=int(swapped), checks=checks,
                    host_memory_bytes=host_memory_bytes(m, shape, capacity, batch, swapped))
 
-
-def host_memory_bytes(m: Machine, shape: Shape, capacity: int, batch: int,
-                      swapped: int) -> int:
-    """Bytes the off-policy loop keeps in host DRAM (the ``host_memory`` check): the replay
-    buffer, capacity × transition bytes, unless it lives on a GPU without swapping (on a
-    TCAM or FPGA only keys or priorities are on the part; the transitions stay in host
-    memory); every actor's copy of its policy's parameters; and a CPU learner's parameters,
-    gradients and Adam state with its batch and activations (first order, as on a GPU), or
-    a GPU learner's host copy of the parameters it sends."""
-    k, learn_r = m.knobs, m.runner("learn")
-    on_part = m.runner("replay").on_kernel_part
-    replay = capacity * shape.transition_bytes if not on_part or swapped else 0
-    if learn_r.kernels:
-        learner = shape.learn_params * F32
-    else:
-        learner = 4 * shape.learn_params * F32 + 4 * batch * shape.transition_bytes
-    return int(replay + learner + k.actors * shape.act_params * F32)
