@@ -2,7 +2,8 @@
 
 The real loops share one skeleton (``loop.py``); ``dqn.py`` and ``ddpg.py`` hold each
 agent. The simulated twins, ``program_dqn.py`` and ``program_ddpg.py``, give each its
-shapes and replay through ``program.py``.
+shapes and replay through the ``program`` package (costs, memory, event loop, merged
+and max-plus paths, timeline: one module each).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DDPG's simulated twin: the shared off-policy program (program.py) with DDPG's shapes, and
+"""DDPG's simulated twin: the shared off-policy program (program/) with DDPG's shapes, and
 its networks' work counted as the real loop counts it (ddpg.py's ``learn_work`` and
 ``sync_work``)."""
 
@@ -7,8 +7,9 @@ from __future__ import annotations
 from rldse.kernels.mlp import forward_work, n_params
 from rldse.sim.machine import Machine, Outcome
 from rldse.workloads.offpolicy import DDPGInfo
-from rldse.workloads.offpolicy import program as offpolicy
 from rldse.workloads.offpolicy.ddpg import learn_work, sync_work
+from rldse.workloads.offpolicy.program import program as run_program
+from rldse.workloads.offpolicy.program.costs import Shape, refuse_ignored_knobs
 
 
 def program(m: Machine) -> Outcome:
@@ -16,11 +17,11 @@ def program(m: Machine) -> Outcome:
     ``hidden`` sets both networks' hidden widths (work by mlp.py's formulas)."""
     info: DDPGInfo = m.system.info
     t_actor, t_critic = info.actor_sizes, info.critic_sizes
-    offpolicy.refuse_ignored_knobs(m, hidden=t_actor[1:-1])
+    refuse_ignored_knobs(m, hidden=t_actor[1:-1])
     actor = [t_actor[0], *m.knobs.hidden, t_actor[-1]]
     critic = [t_critic[0], *m.knobs.hidden, t_critic[-1]]
     batch0 = info.batch_size
-    shape = offpolicy.Shape(
+    shape = Shape(
         batch=batch0, learn_every=info.learn_every,
         capacity=info.replay_capacity, transition_bytes=info.transition_bytes,
         obs_bytes=4 * info.obs_dim, act_layers=len(actor) - 1,
@@ -33,4 +34,4 @@ def program(m: Machine) -> Outcome:
                      "sync": sync_work(t_actor, t_critic)},
         works={"act": forward_work(actor, 1, tanh=True), "sync": sync_work(actor, critic)},
         trace_batch=batch0, trace_capacity=info.replay_capacity)
-    return offpolicy.program(m, shape)
+    return run_program(m, shape)

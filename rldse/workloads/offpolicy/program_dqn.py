@@ -1,4 +1,4 @@
-"""DQN's simulated twin: the shared off-policy program (program.py) with DQN's shapes, and
+"""DQN's simulated twin: the shared off-policy program (program/) with DQN's shapes, and
 its network's work counted as the real loop counts it (dqn.py's ``net_learn_work``)."""
 
 from __future__ import annotations
@@ -10,8 +10,9 @@ from rldse.kernels.mlp import F32, copy_work, network
 from rldse.kernels.trace_network import read_network
 from rldse.sim.machine import Machine, Outcome
 from rldse.workloads.offpolicy import DQNInfo
-from rldse.workloads.offpolicy import program as offpolicy
 from rldse.workloads.offpolicy.dqn import net_learn_work
+from rldse.workloads.offpolicy.program import program as run_program
+from rldse.workloads.offpolicy.program.costs import Shape, refuse_ignored_knobs
 
 
 def program(m: Machine) -> Outcome:
@@ -20,7 +21,7 @@ def program(m: Machine) -> Outcome:
     trace mlp.py's, whose hidden widths the knob ``hidden`` sets."""
     info: DQNInfo = m.system.info
     t_sizes = info.layer_sizes
-    offpolicy.refuse_ignored_knobs(m, hidden=t_sizes[1:-1])
+    refuse_ignored_knobs(m, hidden=t_sizes[1:-1])
     t_net = read_network(info.network, f"trace {m.trace.digest}")
     if t_net is None:
         t_net, net = network(t_sizes), network([t_sizes[0], *m.knobs.hidden, t_sizes[-1]])
@@ -33,7 +34,7 @@ def program(m: Machine) -> Outcome:
     double, weighted = info.double, info.replay != "uniform"
     batch0 = info.batch_size
     act = {"act": net.forward(1), "sync": copy_work(net.n_params)}
-    shape = offpolicy.Shape(
+    shape = Shape(
         batch=batch0, learn_every=info.learn_every,
         capacity=info.replay_capacity, transition_bytes=info.transition_bytes,
         obs_bytes=obs_bytes, act_layers=len(net.layers), learn_layers=len(net.layers),
@@ -45,7 +46,7 @@ def program(m: Machine) -> Outcome:
                      "act": t_net.forward(1), "sync": copy_work(t_net.n_params)},
         works=act, trace_batch=batch0, trace_capacity=info.replay_capacity,
         **_am_work(info.amper))
-    return offpolicy.program(m, shape)
+    return run_program(m, shape)
 
 
 def _am_work(amper: dict[str, Any] | None) -> dict[str, float]:

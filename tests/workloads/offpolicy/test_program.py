@@ -16,7 +16,8 @@ from rldse.errors import RldseError
 from rldse.kernels.mlp import Work
 from rldse.sim import Machine, simulate
 from rldse.system import parse_spec
-from rldse.workloads.offpolicy import program as offpolicy
+from rldse.workloads.offpolicy.program import program as run_program
+from rldse.workloads.offpolicy.program.costs import Shape
 
 # PEARL's PT.csv (CatherineMeng/HeteroRL, SysConfig/), latencies in ms
 PEARL_PT = """,RP-update,RP-insert,RP-sample,LN,RPLN-RP-update,RPLN-RP-insert,RPLN-RP-sample,RPLN-LN
@@ -35,17 +36,17 @@ def _table(text: str) -> dict[str, dict[str, float]]:
             for row in lines[1:]}
 
 
-def _shape(**kw) -> offpolicy.Shape:
+def _shape(**kw) -> Shape:
     base = dict(batch=64, learn_every=1, capacity=10_000, transition_bytes=41, obs_bytes=16,
                 act_layers=3, learn_layers=3, act_params=4610,
                 learn_params=4610, target_sync_steps=100, prioritized=True, learning_starts=0,
                 learn_work=lambda b: Work(1000 * b, 100 * b))
-    return offpolicy.Shape(**(base | kw))
+    return Shape(**(base | kw))
 
 
 def _run(trace, raw, shape, seed=0):
     m = Machine(trace, parse_spec(raw), seed=seed)
-    return m.result(offpolicy.program(m, shape))
+    return m.result(run_program(m, shape))
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ import rldse.workloads.offpolicy.program as program
 from rldse.sim import simulate
 from rldse.system import parse_spec
 from rldse.trace import load_trace
+from rldse.workloads.offpolicy.program import maxplus
 
 CPU_ONLY = {"cpu": {"preset": "epyc-7742"}}
 DGX1 = {"cpu": {"preset": "xeon-silver-4215", "sockets": 2},
@@ -70,7 +71,7 @@ def test_sequential_solve_equals_the_settled_fixed_point(monkeypatch, knobs):
     spec = parse_spec({"name": "t", **DGX1,
                        "workload": {"learner": "async", "env_steps": 20_000, **knobs}})
     settled = simulate(trace, spec, seed=0)
-    monkeypatch.setattr(program, "_FIXED_POINT_ROUNDS", 1)
+    monkeypatch.setattr(maxplus, "_FIXED_POINT_ROUNDS", 1)
     forced = simulate(trace, spec, seed=0)
     assert forced.model_dump() == settled.model_dump()
 
