@@ -297,6 +297,8 @@ class TimelineStream:
     def _block(self, device: str, phase: str, worker: str | None, lanes: np.ndarray,
                starts: np.ndarray, durs: np.ndarray, values: dict[str, np.ndarray]) -> None:
         """Write events of one kind: those overlapping the window, as byte rows."""
+        if worker is not None:  # its track by first booking, so a window keeps the tids
+            self._worker_tid(worker)
         keep = (starts < self._hi) & (starts + durs >= self._lo)
         if not keep.all():
             lanes, starts, durs = lanes[keep], starts[keep], durs[keep]

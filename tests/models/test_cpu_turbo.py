@@ -33,12 +33,12 @@ def test_subprocess_batch_by_hand(host_fp):
     host = cpu_from_host(host_fp, clock_mhz=3000.0)
     spec = load_part("cpu", "i7-8750h", smt_gain=0.2)
     m = CpuModel(spec, host)
-    scale = 3000 / (2200 * 0.84)  # 8 busy ≥ 6 cores: base clock
+    scale = 3000 / (2200 * 0.78)  # 8 busy ≥ 6 cores: base clock
     stretch = 9 / (6 + 3 * 0.2)
     want = scale * (1e-3 * stretch + 100e-6 + 7 * 50e-6)
     assert m.subprocess_batch_seconds(1e-3, 8, 100e-6, 50e-6) == pytest.approx(want)
     # one worker on an idle machine: no stretch, turbo
-    one = 3000 / (4100 * 0.84) * (1e-3 + 100e-6)
+    one = 3000 / (4100 * 0.78) * (1e-3 + 100e-6)
     assert m.subprocess_batch_seconds(1e-3, 1, 100e-6, 50e-6) == pytest.approx(one)
 
 

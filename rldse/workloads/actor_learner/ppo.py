@@ -595,6 +595,7 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
         hyperparameters=hyper, workload_info=workload_info(pcfg, policy),
         episode_returns=returns, wall_time_s=wall_s,
         frames=[rec.frame(), *actor_frames], overhead_ns=rec.overhead_ns,
+        load_start=rec.load_start,  # the learner's recorder began with the capture
     )
 
 

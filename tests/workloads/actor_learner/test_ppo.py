@@ -77,6 +77,13 @@ def test_trace_round_trips(two_actors, tmp_path):
     assert loaded.meta.workload_info["policy_sizes"] == PI
 
 
+def test_fingerprint_records_the_host_load(two_actors):
+    """`rldse trace info` can say whether the multi-process capture ran contended."""
+    load = two_actors.meta.host.load
+    assert load is not None and load.compute_wall_per_cpu is not None
+    assert load.compute_wall_per_cpu == two_actors.compute_wall_per_cpu
+
+
 def test_progress_reports_each_iteration(two_actors, ticks):
     assert ticks == [1024] * 8
 
