@@ -11,8 +11,11 @@ an actor-learner iteration overshoots) and extrapolated to the design.
 Time is the program's own cost, in CPU seconds of this process: a wall clock also counts
 whatever else the host runs (on this project's loaded 2-core host the same pilot took
 0.07 s or 0.3 s of wall time), so a slope fitted to wall times is partly the neighbours'
-load. The wall-time estimate is that CPU cost times the pilots' own wall/CPU ratio: the
-host's load while the estimate ran, assumed to hold for the run. Memory per worker
+load. The wall-time estimate is that CPU cost times the wall seconds per CPU second this
+process can expect (`wall_per_cpu`): the pilots' own ratio covers a second or two and
+moved by 1.5x between the estimate and a 30 s run on the loaded host, so it is averaged
+(geometrically) with the share of the cores the kernel's one-minute load average leaves
+this process, a window nearer the run's own length. Memory per worker
 is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
 when the design has more workers than the pilots. On this project's development host the
 per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO actor, 0.8 MB and 20 ms per
@@ -25,11 +28,13 @@ shows a progress bar when the estimate is over about 2 s.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
 import tracemalloc
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -51,8 +56,9 @@ PILOT_STEPS = 2_000
 #: cut the pilots short on a host at 5x load, leaving a slope of noise: 0.21x). CPU time
 #: is steadier than wall time, but not steady on a shared host: at 4-5x load the same
 #: 0.5 M-step pilot took 0.12 or 0.19 CPU-s, so the longest pilot is run twice (budget
-#: permitting) and its cheaper run kept (a neighbour only ever adds to a run's CPU time,
-#: through shared caches and cores).
+#: permitting) and the two averaged. (Keeping the cheaper one, as before, estimated a
+#: 15-60 s run's CPU time at 0.69-0.92x on the loaded host: the neighbours' caches and
+#: cores slow the run too, for its whole length.)
 SLOPE_CPU_S = 0.1
 SLOPE_GROWTH = 4
 PILOT_BUDGET_CPU_S = 1.0
@@ -71,6 +77,8 @@ UNMETERED_STEPS = 200_000
 UNMETERED_WORKERS = 64
 #: events between two looks at the clock while the real run goes.
 METER_EVERY = 4_096
+#: the window of the kernel's load average `wall_per_cpu` reads (/proc/loadavg's first)
+LOAD_WINDOW_S = 60.0
 
 
 def half_of_ram_bytes() -> int:
@@ -98,6 +106,7 @@ class Budget:
     env_steps: int
     workers: int
     cpu_s: float | None = None  # the program's own cost (module docstring)
+    load: str = ""  # how the wall time was had from the CPU time (`wall_per_cpu`)
 
     def describe(self) -> str:
         memory = ("" if self.memory_bytes is None else
@@ -210,9 +219,10 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
     # a program that runs whole iterations of all workers simulates at least one
     steps = max(steps, first.steps * workers // w_time)
     cpu_s = _fit(timed, "cpu_s", steps, workers)
-    load = sum(p.wall_s for p in timed) / max(sum(p.cpu_s for p in timed), 1e-9)
+    load, basis = wall_per_cpu(timed)
     budget = Budget(events=_fit(timed, "events", steps, workers), wall_s=cpu_s * load,
-                    memory_bytes=None, env_steps=steps, workers=workers, cpu_s=cpu_s)
+                    memory_bytes=None, env_steps=steps, workers=workers, cpu_s=cpu_s,
+                    load=basis)
     if limits is not None:
         check(budget, limits)
     if not memory:
@@ -231,7 +241,7 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
     """``timed`` with its longer pilot (the second) regrown until it takes SLOPE_CPU_S
     more CPU time than the short one (or reaches the design's steps, or PILOT_BUDGET_CPU_S
     is spent), so the per-step cost is measured, not the host's noise; then run
-    again, the cheaper of the two kept (SLOPE_CPU_S). With
+    again and the two averaged (SLOPE_CPU_S). With
     ``over_s``, growing stops once even the slope less PILOT_NOISE_CPU_S puts the design's
     wall time over it: the answer (a refusal) is known."""
     if len(timed) < 2 or timed[1].workers != timed[0].workers:
@@ -243,8 +253,7 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
         if over_s is None or longer.steps <= short.steps:
             return False
         slope = (longer.cpu_s - short.cpu_s - PILOT_NOISE_CPU_S) / (longer.steps - short.steps)
-        load = (short.wall_s + longer.wall_s) / max(short.cpu_s + longer.cpu_s, 1e-9)
-        return slope * steps * load > over_s
+        return slope * steps * wall_per_cpu([short, longer])[0] > over_s
 
     while (longer.cpu_s - short.cpu_s < SLOPE_CPU_S and longer.steps < steps
            and spent < PILOT_BUDGET_CPU_S and not surely_over()):
@@ -253,8 +262,43 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
         spent += longer.cpu_s
     if spent < PILOT_BUDGET_CPU_S and not surely_over():
         again = _run(trace, system, longer.steps, knob, workers, memory=False)
-        longer = min(longer, again, key=lambda p: p.cpu_s)
+        longer = replace(longer, wall_s=(longer.wall_s + again.wall_s) / 2,
+                         cpu_s=(longer.cpu_s + again.cpu_s) / 2)
     return [short, longer, *timed[2:]]
+
+
+def host_wall_per_cpu() -> float | None:
+    """Wall seconds per CPU second a single-threaded, CPU-bound process can expect on this
+    host over about a minute: (other runnable tasks + 1) / cores, at least 1. The other
+    tasks are the kernel's one-minute load average less this process's own part in it
+    (its runnable seconds, run or waiting, from /proc/self/schedstat, over that minute).
+    None where the host does not say (no load average or schedstat)."""
+    try:
+        load_1min = os.getloadavg()[0]
+        own = min(1.0, _own_runnable_s() / LOAD_WINDOW_S)
+    except (OSError, ValueError):
+        return None
+    others = max(0.0, load_1min - own)
+    return max(1.0, (others + 1.0) / (os.cpu_count() or 1))
+
+
+def _own_runnable_s() -> float:
+    """Seconds this process's main thread has run or waited to run (Linux schedstat)."""
+    run_ns, wait_ns = (int(x) for x in Path("/proc/self/schedstat").read_text().split()[:2])
+    return (run_ns + wait_ns) / 1e9
+
+
+def wall_per_cpu(pilots: list[_Pilot]) -> tuple[float, str]:
+    """(wall seconds per CPU second for the run, how it was had): the geometric mean of
+    the pilots' own ratio (this process's share while they ran: seconds) and
+    `host_wall_per_cpu` (a minute); the pilots' alone where the host does not say."""
+    measured = sum(p.wall_s for p in pilots) / max(sum(p.cpu_s for p in pilots), 1e-9)
+    host = host_wall_per_cpu()
+    if host is None:
+        return measured, f"{measured:.2f} wall s per CPU s, the pilots'"
+    ratio = math.sqrt(measured * host)
+    return ratio, (f"{ratio:.2f} wall s per CPU s: {measured:.2f} during the pilots, "
+                   f"{host:.2f} from the 1-minute load average")
 
 
 def check(budget: Budget, limits: Limits) -> None:
