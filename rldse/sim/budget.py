@@ -52,16 +52,18 @@ PILOT_STEPS = 2_000
 #: CPU time than the short one: a program's fixed set-up (Machine, result) is about
 #: 0.1 s, so a slope read off a few ms of difference is mostly the host's noise (it put
 #: one estimate of the same run at 0.1 s and another at 97 min). Capped in CPU time so
-#: the estimate itself costs about a second of this process's time (a cap in wall time
+#: the estimate itself costs a second or two of this process's time (a cap in wall time
 #: cut the pilots short on a host at 5x load, leaving a slope of noise: 0.21x). CPU time
 #: is steadier than wall time, but not steady on a shared host: at 4-5x load the same
 #: 0.5 M-step pilot took 0.12 or 0.19 CPU-s, so the longest pilot is run twice (budget
 #: permitting) and the two averaged. (Keeping the cheaper one, as before, estimated a
 #: 15-60 s run's CPU time at 0.69-0.92x on the loaded host: the neighbours' caches and
-#: cores slow the run too, for its whole length.)
-SLOPE_CPU_S = 0.1
+#: cores slow the run too, for its whole length.) The difference asked is 0.3 CPU-s, not
+#: 0.1: on the loaded host a 0.1 s difference still put the CPU cost of 30-60 s runs at
+#: 0.86-1.63x (a few hundredths of a second of noise in either pilot is a third of it).
+SLOPE_CPU_S = 0.3
 SLOPE_GROWTH = 4
-PILOT_BUDGET_CPU_S = 1.0
+PILOT_BUDGET_CPU_S = 1.5
 #: CPU seconds a pilot may be off by (the host's caches and clock, shared with its
 #: neighbours): a design whose slope is over the limits even with this taken off its
 #: measured difference is refused without growing the pilot further.
@@ -111,12 +113,12 @@ class Budget:
     def describe(self) -> str:
         memory = ("" if self.memory_bytes is None else
                   f" and {self.memory_bytes / 1e9:,.2f} GB of memory")
-        return (f"about {self.events:,.0f} events, {_duration(self.wall_s)} of wall time"
+        return (f"about {self.events:,.0f} events, {duration(self.wall_s)} of wall time"
                 f"{memory} for {self.env_steps:,} env steps"
                 + (f" with {self.workers:,} workers" if self.workers > 1 else ""))
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.3g} s"
     if seconds < 7200:
@@ -308,7 +310,7 @@ def check(budget: Budget, limits: Limits) -> None:
     memory = limits.memory_bytes if limits.memory_bytes is not None else half_of_ram_bytes()
     over = []
     if budget.wall_s > limits.wall_s:
-        over.append(f"over the {_duration(limits.wall_s)} limit")
+        over.append(f"over the {duration(limits.wall_s)} limit")
     if budget.memory_bytes is not None and budget.memory_bytes > memory:
         over.append(f"over the memory limit of {memory / 1e9:,.2f} GB (half of RAM)"
                     if limits.memory_bytes is None else
@@ -336,9 +338,9 @@ def check_repeated(run_s: float, runs: int, limits: Limits, what: str) -> bool:
     returns whether a progress bar is due (the total is over ``limits.progress_after_s``)."""
     total_s = run_s * runs
     if total_s > limits.wall_s and not limits.allow_long:
-        raise RldseError(f"{what} would take about {_duration(total_s)} ({runs:,} simulations "
-                         f"of about {_duration(run_s)} each): over the "
-                         f"{_duration(limits.wall_s)} limit; give --allow-long to run them "
+        raise RldseError(f"{what} would take about {duration(total_s)} ({runs:,} simulations "
+                         f"of about {duration(run_s)} each): over the "
+                         f"{duration(limits.wall_s)} limit; give --allow-long to run them "
                          "anyway, or fewer of them, or lower workload.env_steps",
                          where="simulate")
     return total_s > limits.progress_after_s

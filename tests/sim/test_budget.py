@@ -99,7 +99,7 @@ def test_the_longer_pilot_grows_until_its_slope_is_measurable(monkeypatch):
                                                                    False)]
     grown = budget._resolved_slope(None, None, timed, 10**10, None, 1)
     assert grown[1].cpu_s - grown[0].cpu_s >= budget.SLOPE_CPU_S
-    assert grown[1].steps == 32_000 * budget.SLOPE_GROWTH  # 0.128 M steps: 0.126 s more
+    assert grown[1].steps == 32_000 * budget.SLOPE_GROWTH ** 2  # 0.512 M steps: 0.51 s more
     assert _fit(grown, "cpu_s", 10**10, 1) == pytest.approx(0.1 + 1e-6 * 10**10)
     # never past the design's own steps
     assert budget._resolved_slope(None, None, timed, 100_000, None, 1)[1].steps == 100_000
