@@ -6,8 +6,8 @@ Prints one row per design, the ratios and the worst; the target is every ratio w
 The CPU ratio is the cost model's; the wall ratio also carries any change in the host's
 load between the estimate and the run (the estimate assumes the load it saw holds).
 
-The load column: the wall seconds per CPU second the estimate assumed (the pilots' own and
-the 1-minute load average's, rldse.sim.budget.wall_per_cpu) and the run's own.
+The load column: the wall seconds per CPU second the estimate assumed (the pilots' own,
+rldse.sim.budget.wall_per_cpu) and the run's own.
 
 Then `env_steps=1e10` on one trace of each family (rldse.workloads.WORKLOADS), ten times
 each through `rldse simulate` in this process: the exit code, the seconds to the answer

@@ -11,11 +11,12 @@ an actor-learner iteration overshoots) and extrapolated to the design.
 Time is the program's own cost, in CPU seconds of this process: a wall clock also counts
 whatever else the host runs (on this project's loaded 2-core host the same pilot took
 0.07 s or 0.3 s of wall time), so a slope fitted to wall times is partly the neighbours'
-load. The wall-time estimate is that CPU cost times the wall seconds per CPU second this
-process can expect (`wall_per_cpu`): the pilots' own ratio covers a second or two and
-moved by 1.5x between the estimate and a 30 s run on the loaded host, so it is averaged
-(geometrically) with the share of the cores the kernel's one-minute load average leaves
-this process, a window nearer the run's own length. Memory per worker
+load. The wall-time estimate is that CPU cost times the pilots' own wall/CPU ratio
+(`wall_per_cpu`): the host's load while the estimate ran, assumed to hold for the run.
+(The kernel's one-minute load average, a longer window, was tried beside it and dropped:
+on this project's host, whose CPU is shared fairly between sessions' control groups
+rather than between tasks, it put a process's wall/CPU at up to 2.2x what the run saw.)
+Memory per worker
 is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
 when the design has more workers than the pilots. On this project's development host the
 per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO actor, 0.8 MB and 20 ms per
@@ -28,13 +29,11 @@ shows a progress bar when the estimate is over about 2 s.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 import time
 import tracemalloc
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -79,8 +78,6 @@ UNMETERED_STEPS = 200_000
 UNMETERED_WORKERS = 64
 #: events between two looks at the clock while the real run goes.
 METER_EVERY = 4_096
-#: the window of the kernel's load average `wall_per_cpu` reads (/proc/loadavg's first)
-LOAD_WINDOW_S = 60.0
 
 
 def half_of_ram_bytes() -> int:
@@ -269,38 +266,12 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
     return [short, longer, *timed[2:]]
 
 
-def host_wall_per_cpu() -> float | None:
-    """Wall seconds per CPU second a single-threaded, CPU-bound process can expect on this
-    host over about a minute: (other runnable tasks + 1) / cores, at least 1. The other
-    tasks are the kernel's one-minute load average less this process's own part in it
-    (its runnable seconds, run or waiting, from /proc/self/schedstat, over that minute).
-    None where the host does not say (no load average or schedstat)."""
-    try:
-        load_1min = os.getloadavg()[0]
-        own = min(1.0, _own_runnable_s() / LOAD_WINDOW_S)
-    except (OSError, ValueError):
-        return None
-    others = max(0.0, load_1min - own)
-    return max(1.0, (others + 1.0) / (os.cpu_count() or 1))
-
-
-def _own_runnable_s() -> float:
-    """Seconds this process's main thread has run or waited to run (Linux schedstat)."""
-    run_ns, wait_ns = (int(x) for x in Path("/proc/self/schedstat").read_text().split()[:2])
-    return (run_ns + wait_ns) / 1e9
-
-
 def wall_per_cpu(pilots: list[_Pilot]) -> tuple[float, str]:
-    """(wall seconds per CPU second for the run, how it was had): the geometric mean of
-    the pilots' own ratio (this process's share while they ran: seconds) and
-    `host_wall_per_cpu` (a minute); the pilots' alone where the host does not say."""
-    measured = sum(p.wall_s for p in pilots) / max(sum(p.cpu_s for p in pilots), 1e-9)
-    host = host_wall_per_cpu()
-    if host is None:
-        return measured, f"{measured:.2f} wall s per CPU s, the pilots'"
-    ratio = math.sqrt(measured * host)
-    return ratio, (f"{ratio:.2f} wall s per CPU s: {measured:.2f} during the pilots, "
-                   f"{host:.2f} from the 1-minute load average")
+    """(wall seconds per CPU second for the run, how it was had): the pilots' own ratio,
+    this process's share of the host while they ran (module docstring)."""
+    wall_s = sum(p.wall_s for p in pilots)
+    ratio = wall_s / max(sum(p.cpu_s for p in pilots), 1e-9)
+    return ratio, f"{ratio:.2f} wall s per CPU s over the pilots' {wall_s:.2g} s"
 
 
 def check(budget: Budget, limits: Limits) -> None:

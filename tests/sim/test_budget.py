@@ -94,7 +94,6 @@ def test_the_longer_pilot_grows_until_its_slope_is_measurable(monkeypatch):
         return _Pilot(steps, workers, 2 * cpu_s, steps // 100, None, cpu_s)
 
     monkeypatch.setattr(budget, "_run", fake_run)
-    monkeypatch.setattr(budget, "host_wall_per_cpu", lambda: None)  # the pilots' load alone
     timed = [fake_run(None, None, 2_000, None, 1, False), fake_run(None, None, 32_000, None, 1,
                                                                    False)]
     grown = budget._resolved_slope(None, None, timed, 10**10, None, 1)
@@ -123,13 +122,8 @@ def test_wall_time_is_the_cpu_cost_times_the_hosts_load_during_the_pilots(monkey
         return _Pilot(steps, workers, 2 * cpu_s, steps // 100, 1000 if memory else None, cpu_s)
 
     monkeypatch.setattr(budget, "_run", fake_run)
-    monkeypatch.setattr(budget, "host_wall_per_cpu", lambda: None)  # the pilots' load alone
     got = estimate(dqn, _system(dqn, env_steps=10**8))
     assert got.cpu_s == pytest.approx(0.1 + 100.0) and got.wall_s == pytest.approx(2 * got.cpu_s)
-    # with the host's minute-long load (8 wall s per CPU s), the geometric mean: 4
-    monkeypatch.setattr(budget, "host_wall_per_cpu", lambda: 8.0)
-    got = estimate(dqn, _system(dqn, env_steps=10**8))
-    assert got.wall_s == pytest.approx(4 * got.cpu_s) and "1-minute load average" in got.load
     assert any(ran)
     ran.clear()
     with pytest.raises(RldseError, match="over the 10 min limit"):
@@ -169,19 +163,3 @@ def test_tabular_online_events_scale_with_steps_and_its_estimate_follows():
     assert budget.events == pytest.approx(at_1e10, rel=0.05)
     check(budget, Limits())  # not refused: its cost is 1e4 events
 
-
-def test_the_hosts_load_counts_the_other_tasks_over_the_cores(monkeypatch):
-    """A load average of 5 on 2 cores, this process one of the 5 for the whole minute:
-    4 others and this one share 2 cores, 2.5 wall s per CPU s; an idle host: 1."""
-    import rldse.sim.budget as budget
-
-    monkeypatch.setattr(budget.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(budget, "_own_runnable_s", lambda: 2 * budget.LOAD_WINDOW_S)
-    monkeypatch.setattr(budget.os, "getloadavg", lambda: (5.0, 0.0, 0.0))
-    assert budget.host_wall_per_cpu() == pytest.approx(2.5)
-    monkeypatch.setattr(budget.os, "getloadavg", lambda: (0.5, 0.0, 0.0))
-    assert budget.host_wall_per_cpu() == 1.0
-    # a process started a few seconds ago is not yet in the minute's average: all 5 others
-    monkeypatch.setattr(budget, "_own_runnable_s", lambda: 0.0)
-    monkeypatch.setattr(budget.os, "getloadavg", lambda: (5.0, 0.0, 0.0))
-    assert budget.host_wall_per_cpu() == pytest.approx(3.0)
