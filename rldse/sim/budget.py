@@ -239,8 +239,8 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
                     ) -> list[_Pilot]:
     """``timed`` with its longer pilot (the second) regrown until it takes SLOPE_CPU_S
     more CPU time than the short one (or reaches the design's steps, or PILOT_BUDGET_CPU_S
-    is spent), so the per-step cost is measured, not the host's noise; then run
-    again and the two averaged (SLOPE_CPU_S). With
+    is spent), so the per-step cost is measured, not the host's noise; then, short of
+    the design's steps, run again and the two averaged (SLOPE_CPU_S). With
     ``over_s``, growing stops once even the slope less PILOT_NOISE_CPU_S puts the design's
     wall time over it: the answer (a refusal) is known."""
     if len(timed) < 2 or timed[1].workers != timed[0].workers:
@@ -259,7 +259,8 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
         longer = _run(trace, system, min(steps, SLOPE_GROWTH * longer.steps), knob, workers,
                       memory=False)
         spent += longer.cpu_s
-    if spent < PILOT_BUDGET_CPU_S and not surely_over():
+    # a pilot of the design's own steps is the run itself: nothing to average it with
+    if spent < PILOT_BUDGET_CPU_S and longer.steps < steps and not surely_over():
         again = _run(trace, system, longer.steps, knob, workers, memory=False)
         longer = replace(longer, wall_s=(longer.wall_s + again.wall_s) / 2,
                          cpu_s=(longer.cpu_s + again.cpu_s) / 2)
