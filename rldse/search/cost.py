@@ -3,7 +3,8 @@
 One trial's cost is the up-front estimate of its simulation (rldse.sim.budget) at a few
 points of the space: its two corners (every dimension at its low end, then its high end)
 and SAMPLED_POINTS more drawn from the ranges (seeded by the study's seed), never an
-enumerated grid; the costliest one stands for every trial. Points whose spec is invalid
+enumerated grid; the costliest one stands for every trial (pricing stops at a point
+that already puts the search over its limit). Points whose spec is invalid
 (trials that will be marked invalid, not run) cost nothing. The workers run trials side
 by side, as many at a time as this host has cores. Trials the analytic estimate prunes or
 the cache holds cost nothing either, so the total is an upper end.
@@ -48,7 +49,7 @@ class SearchCost:
         basis = ("at the costliest of" if self.measured else
                  "at most, small designs as all of")
         return (f"about {duration(self.wall_s)} ({self.trials:,} trials of about "
-                f"{duration(self.per_trial_s)} each, {basis} {self.points} points of its "
+                f"{duration(self.per_trial_s)} each, {basis} {self.points} point(s) of its "
                 f"space, {self.parallel} at a time)")
 
 
@@ -103,8 +104,16 @@ def search_cost(study: StudyFile, trials: int, workers: int, limits: Limits) -> 
     if small and (limits.allow_long or total(UNMETERED_RUN_S) <= limits.wall_s):
         return SearchCost(total(UNMETERED_RUN_S), trials, UNMETERED_RUN_S, parallel,
                           len(systems), measured=False)
-    each_s = max((per_run_s(trace, s) for s in systems), default=0.0)
-    return SearchCost(total(each_s), trials, each_s, parallel, len(systems), measured=True)
+    # priced until the search is surely over the limit: the answer is then a refusal
+    rounds = math.ceil(trials / parallel)
+    enough_s = None if limits.allow_long else limits.wall_s / rounds
+    each_s, priced = 0.0, 0
+    for system in systems:
+        each_s = max(each_s, per_run_s(trace, system, enough_s))
+        priced += 1
+        if enough_s is not None and each_s > enough_s:
+            break
+    return SearchCost(total(each_s), trials, each_s, parallel, priced, measured=True)
 
 
 def check_search(cost: SearchCost, limits: Limits, where: str) -> None:

@@ -14,8 +14,10 @@ whatever else the host runs (on this project's loaded 2-core host the same pilot
 load. The wall-time estimate is that CPU cost times the pilots' own wall/CPU ratio
 (`wall_per_cpu`): the host's load while the estimate ran, assumed to hold for the run.
 (The kernel's one-minute load average, a longer window, was tried beside it and dropped:
-on this project's host, whose CPU is shared fairly between sessions' control groups
-rather than between tasks, it put a process's wall/CPU at up to 2.2x what the run saw.)
+on this project's host, whose kernel shares the CPU fairly between sessions (autogroups)
+rather than between tasks, it put a process's wall/CPU at up to 2.2x what the run saw.
+The ratio does move with the host: what else runs in this process's own session, and how
+many other sessions are busy, between the estimate and the end of the run.)
 Memory per worker
 is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
 when the design has more workers than the pilots. On this project's development host the
@@ -193,14 +195,17 @@ def is_small(trace: Trace, system: ResolvedSystem) -> bool:
 
 
 def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
-             memory: bool = True) -> Budget:
+             memory: bool = True, enough_s: float | None = None) -> Budget:
     """Events, wall time and memory of simulating ``trace`` on ``system`` (module
     docstring). A first tiny run fills the per-trace cost caches, so the pilots time the
     program alone. Timed pilots run the design's own workers (up to TIMED_WORKERS: a
     program's event structure changes with them); memory pilots run under tracemalloc
     (2-5x slower) at PILOT_WORKERS, since memory is what a worker count can exhaust.
     With ``limits`` a design over them is refused (`check`) as soon as its time alone is,
-    before the memory pilots; without ``memory`` they are skipped (memory_bytes None)."""
+    before the memory pilots; without ``memory`` they are skipped (memory_bytes None).
+    Without limits, ``enough_s`` stops the pilots early (as a limit does) once the wall
+    time is surely over it: a caller that only needs to know that (a whole search)
+    gets a rougher number sooner."""
     steps, knob, workers = size(trace, system)
     w_time = min(workers, TIMED_WORKERS[1])
     first = _run(trace, system, min(steps, 2 * w_time), knob, w_time, memory=False)
@@ -213,7 +218,7 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
 
     timed = [_run(trace, system, n, knob, w, memory=False)
              for n, w in points(w_time, min(workers, TIMED_WORKERS[0]))]
-    over_s = None if limits is None or limits.allow_long else limits.wall_s
+    over_s = enough_s if limits is None or limits.allow_long else limits.wall_s
     timed = _resolved_slope(trace, system, timed, steps, knob, w_time, over_s)
     # a program that runs whole iterations of all workers simulates at least one
     steps = max(steps, first.steps * workers // w_time)
@@ -293,12 +298,13 @@ def check(budget: Budget, limits: Limits) -> None:
                          "or the workers", where="simulate")
 
 
-def per_run_s(trace: Trace, system: ResolvedSystem) -> float:
-    """Wall seconds of one simulation of the design: the pilots' estimate, or for a design
-    that runs unmetered (`is_small`) a timed run, which costs less than pilots (the second
-    of two: the first fills the per-trace caches, as the first of many runs does)."""
+def per_run_s(trace: Trace, system: ResolvedSystem, enough_s: float | None = None) -> float:
+    """Wall seconds of one simulation of the design: the pilots' estimate (``enough_s``:
+    as `estimate`'s), or for a design that runs unmetered (`is_small`) a timed run, which
+    costs less than pilots (the second of two: the first fills the per-trace caches, as
+    the first of many runs does)."""
     if not is_small(trace, system):
-        return estimate(trace, system, memory=False).wall_s
+        return estimate(trace, system, memory=False, enough_s=enough_s).wall_s
     dims = size(trace, system)
     _run(trace, system, *dims, memory=False)
     return _run(trace, system, *dims, memory=False).wall_s
