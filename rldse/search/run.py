@@ -61,10 +61,12 @@ _DIGEST_ATTR = "rldse.study_digest"
 def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
               storage: str | None = None, resume: bool = False,
               progress: bool = True, allow_long: bool = False,
-              out_dir: Path | None = None) -> StudyReport:
+              out_dir: Path | None = None, priced: bool = False) -> StudyReport:
     """Run (or resume) the study in `path` to its budget and write its outputs (to
-    ``out_dir`` if given, else the file's own out/); a trial whose simulation is estimated
-    over rldse.sim.budget's limits is invalid unless ``allow_long``."""
+    ``out_dir`` if given, else the file's own out/). The whole search is estimated first
+    and refused over rldse.sim.budget's limits (rldse.search.cost), unless ``allow_long``
+    or ``priced`` (its caller priced it already: a study's plan); a trial whose
+    simulation is estimated over them is invalid unless ``allow_long``."""
     study_file = load_study_file(path)
     study_file._limits = Limits(allow_long=allow_long)
     study_file._out_dir = out_dir
@@ -80,7 +82,7 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
     # ERROR: Optuna logs a failed trial at WARNING with its traceback; the error itself
     # reaches the user once, as one line (RldseError) or as the bug's traceback
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    if not resume:  # before any storage is touched: a refusal leaves no empty study
+    if not resume and not priced:  # before any storage is touched: no empty study left
         _check_cost(study_file, budget, workers, where, progress)
     started = time.perf_counter()
     with run_lock(ref), storage_errors(ref):
@@ -91,7 +93,7 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
         st = open_storage(ref)
         with creation_lock(ref, st, study_file.study_name):
             study, requeued = _open_study(study_file, st, ref, resume, where)
-        if resume:
+        if resume and not priced:
             _check_cost(study_file, budget - _finished(study), workers, where, progress)
         if requeued:
             notes.append(f"{requeued} trial(s) left running by an earlier run were failed "

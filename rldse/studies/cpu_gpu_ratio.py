@@ -258,7 +258,8 @@ def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
                             zip(sweep.environment, sweep.actors_per_gpu, strict=True)]
 
     # ---- the Optuna search (fresh each run, in the new out/: every number is this run's) ---
-    rep = run_study(search_file, progress=progress, out_dir=out / SEARCH_OUT)
+    # priced: with the study, before it ran (plan); not again after the sweep
+    rep = run_study(search_file, progress=progress, out_dir=out / SEARCH_OUT, priced=True)
     trials = pd.read_parquet(rep.files["trials.parquet"])
 
     out.mkdir(parents=True, exist_ok=True)
