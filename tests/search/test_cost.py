@@ -37,7 +37,7 @@ def test_a_search_over_the_limit_is_refused_before_its_study_exists(write_study,
     one line; no study is created (a rerun needs no --resume); --allow-long runs it."""
     priced = []
 
-    def per_run_s(trace, system):
+    def per_run_s(trace, system, enough_s=None):
         priced.append(system.knobs.env_steps)
         return 60.0
 
@@ -48,6 +48,7 @@ def test_a_search_over_the_limit_is_refused_before_its_study_exists(write_study,
         run_study(path, progress=False)
     text = str(info.value)
     assert "\n" not in text and "20 trials of about 60 s each" in text
+    assert "1 point(s)" in text  # priced no further: one point already puts it over
     assert priced and set(priced) == {300_000}
     assert not (path.parent / "out").exists()
     # 20 trials on 2 workers of a 2-core host: 10 min, within the limit
@@ -59,7 +60,7 @@ def test_a_search_over_the_limit_is_refused_before_its_study_exists(write_study,
 
 
 def test_small_designs_are_priced_without_pilots(write_study, monkeypatch):
-    def per_run_s(trace, system):
+    def per_run_s(trace, system, enough_s=None):
         raise AssertionError("a small design was piloted")
 
     monkeypatch.setattr(cost, "per_run_s", per_run_s)
