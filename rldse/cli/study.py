@@ -16,8 +16,10 @@ SEARCH_SUMMARY = "summary.json"
 
 
 def cmd_study_run(args: argparse.Namespace) -> None:
+    from rldse.sim.budget import Limits
     from rldse.studies import run_study
     from rldse.studies.discovery import find_studies, find_study, study_names
+    from rldse.studies.plan import estimate_studies
 
     if args.all and args.name:
         raise RldseError(f"study run: name a study or pass --all, not both ({args.name})")
@@ -26,8 +28,12 @@ def cmd_study_run(args: argparse.Namespace) -> None:
                          f"(studies: {', '.join(study_names(args.root))})")
     # every named folder is checked before any study runs: a broken one fails in one line
     studies = find_studies(args.root) if args.all else [find_study(args.name, args.root)]
-    for name in [s.name for s in studies]:
+    # and every study's planned work priced: over the limit, none runs (rldse.studies.plan)
+    for study, cost in estimate_studies(studies, Limits(allow_long=args.allow_long)):
+        name = study.name
         print(f"== study {name}", flush=True)
+        print(f"estimate: {cost.describe()}" if cost is not None else
+              "estimate: none (the study's module has no plan())", flush=True)
         report = run_study(name, root=args.root)
         print(f"wrote {report}")
         for path in sorted(report.parent.iterdir()):
@@ -76,6 +82,9 @@ def add_parser(sub) -> None:
                     "(`rldse study list` shows them)")
     sr.add_argument("--all", action="store_true", help="run every study, in name order")
     sr.add_argument("--root", default="studies", help="folder holding the study folders")
+    sr.add_argument("--allow-long", action="store_true",
+                    help="run even when the studies' planned simulations are estimated "
+                         "over 10 minutes in all")
     presets_option(sr)
     sr.set_defaults(func=cmd_study_run)
     sl = ssub.add_parser("list", help="the studies under --root: name, module, title")

@@ -34,6 +34,7 @@ from optuna.trial import TrialState
 from rldse.errors import RldseError
 from rldse.files import clean_stale_temporaries
 from rldse.search.cache import ResultCache
+from rldse.search.cost import check_search, search_cost
 from rldse.search.report import StudyReport, write_outputs
 from rldse.search.samplers import make_sampler
 from rldse.search.storage import (
@@ -60,17 +61,19 @@ _DIGEST_ATTR = "rldse.study_digest"
 def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
               storage: str | None = None, resume: bool = False,
               progress: bool = True, allow_long: bool = False,
-              out_dir: Path | None = None) -> StudyReport:
+              out_dir: Path | None = None, priced: bool = False) -> StudyReport:
     """Run (or resume) the study in `path` to its budget and write its outputs (to
-    ``out_dir`` if given, else the file's own out/); a trial whose simulation is estimated
-    over rldse.sim.budget's limits is invalid unless ``allow_long``."""
+    ``out_dir`` if given, else the file's own out/). The whole search is estimated first
+    and refused over rldse.sim.budget's limits (rldse.search.cost), unless ``allow_long``
+    or ``priced`` (its caller priced it already: a study's plan); a trial whose
+    simulation is estimated over them is invalid unless ``allow_long``."""
     study_file = load_study_file(path)
     study_file._limits = Limits(allow_long=allow_long)
     study_file._out_dir = out_dir
     where = str(path)
     if workers < 1:
         raise RldseError(f"--workers {workers}: must be at least 1")
-    budget = _budget(study_file, trials, where)
+    budget = trial_budget(study_file, trials, where)
     try:
         workload_of(study_file.loaded_trace)
     except RldseError as exc:
@@ -79,6 +82,8 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
     # ERROR: Optuna logs a failed trial at WARNING with its traceback; the error itself
     # reaches the user once, as one line (RldseError) or as the bug's traceback
     optuna.logging.set_verbosity(optuna.logging.ERROR)
+    if not resume and not priced:  # before any storage is touched: no empty study left
+        _check_cost(study_file, budget, workers, where, progress)
     started = time.perf_counter()
     with run_lock(ref), storage_errors(ref):
         clean_stale_temporaries(study_file.out_dir)
@@ -88,6 +93,8 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
         st = open_storage(ref)
         with creation_lock(ref, st, study_file.study_name):
             study, requeued = _open_study(study_file, st, ref, resume, where)
+        if resume and not priced:
+            _check_cost(study_file, budget - _finished(study), workers, where, progress)
         if requeued:
             notes.append(f"{requeued} trial(s) left running by an earlier run were failed "
                          "and queued again")
@@ -105,11 +112,24 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
         return report
 
 
+def _check_cost(study_file: StudyFile, trials: int, workers: int, where: str,
+                progress: bool) -> None:
+    """Refuse a search estimated over its limits (rldse.search.cost), before any trial;
+    say the estimate when it is long enough for a progress bar."""
+    if trials <= 0:
+        return
+    limits = study_file.limits
+    cost = search_cost(study_file, trials, workers, limits)
+    check_search(cost, limits, where)
+    if progress and cost.measured and cost.wall_s > limits.progress_after_s:
+        print(f"rldse: this search will take {cost.describe()}", file=sys.stderr)
+
+
 def _warn(text: str) -> None:
     print(f"rldse: warning: {text}", file=sys.stderr)
 
 
-def _budget(study: StudyFile, trials: int | None, where: str) -> int:
+def trial_budget(study: StudyFile, trials: int | None, where: str) -> int:
     if trials is not None:
         if trials < 1:
             raise RldseError(f"--trials {trials}: must be at least 1")

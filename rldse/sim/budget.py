@@ -11,8 +11,14 @@ an actor-learner iteration overshoots) and extrapolated to the design.
 Time is the program's own cost, in CPU seconds of this process: a wall clock also counts
 whatever else the host runs (on this project's loaded 2-core host the same pilot took
 0.07 s or 0.3 s of wall time), so a slope fitted to wall times is partly the neighbours'
-load. The wall-time estimate is that CPU cost times the pilots' own wall/CPU ratio: the
-host's load while the estimate ran, assumed to hold for the run. Memory per worker
+load. The wall-time estimate is that CPU cost times the pilots' own wall/CPU ratio
+(`wall_per_cpu`): the host's load while the estimate ran, assumed to hold for the run.
+(The kernel's one-minute load average, a longer window, was tried beside it and dropped:
+on this project's host, whose kernel shares the CPU fairly between sessions (autogroups)
+rather than between tasks, it put a process's wall/CPU at up to 2.2x what the run saw.
+The ratio does move with the host: what else runs in this process's own session, and how
+many other sessions are busy, between the estimate and the end of the run.)
+Memory per worker
 is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
 when the design has more workers than the pilots. On this project's development host the
 per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO actor, 0.8 MB and 20 ms per
@@ -47,15 +53,18 @@ PILOT_STEPS = 2_000
 #: CPU time than the short one: a program's fixed set-up (Machine, result) is about
 #: 0.1 s, so a slope read off a few ms of difference is mostly the host's noise (it put
 #: one estimate of the same run at 0.1 s and another at 97 min). Capped in CPU time so
-#: the estimate itself costs about a second of this process's time (a cap in wall time
+#: the estimate itself costs a second or two of this process's time (a cap in wall time
 #: cut the pilots short on a host at 5x load, leaving a slope of noise: 0.21x). CPU time
 #: is steadier than wall time, but not steady on a shared host: at 4-5x load the same
 #: 0.5 M-step pilot took 0.12 or 0.19 CPU-s, so the longest pilot is run twice (budget
-#: permitting) and its cheaper run kept (a neighbour only ever adds to a run's CPU time,
-#: through shared caches and cores).
-SLOPE_CPU_S = 0.1
+#: permitting) and the two averaged. (Keeping the cheaper one, as before, estimated a
+#: 15-60 s run's CPU time at 0.69-0.92x on the loaded host: the neighbours' caches and
+#: cores slow the run too, for its whole length.) The difference asked is 0.3 CPU-s, not
+#: 0.1: on the loaded host a 0.1 s difference still put the CPU cost of 30-60 s runs at
+#: 0.86-1.63x (a few hundredths of a second of noise in either pilot is a third of it).
+SLOPE_CPU_S = 0.3
 SLOPE_GROWTH = 4
-PILOT_BUDGET_CPU_S = 1.0
+PILOT_BUDGET_CPU_S = 1.5
 #: CPU seconds a pilot may be off by (the host's caches and clock, shared with its
 #: neighbours): a design whose slope is over the limits even with this taken off its
 #: measured difference is refused without growing the pilot further.
@@ -98,16 +107,17 @@ class Budget:
     env_steps: int
     workers: int
     cpu_s: float | None = None  # the program's own cost (module docstring)
+    load: str = ""  # how the wall time was had from the CPU time (`wall_per_cpu`)
 
     def describe(self) -> str:
         memory = ("" if self.memory_bytes is None else
                   f" and {self.memory_bytes / 1e9:,.2f} GB of memory")
-        return (f"about {self.events:,.0f} events, {_duration(self.wall_s)} of wall time"
+        return (f"about {self.events:,.0f} events, {duration(self.wall_s)} of wall time"
                 f"{memory} for {self.env_steps:,} env steps"
                 + (f" with {self.workers:,} workers" if self.workers > 1 else ""))
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.3g} s"
     if seconds < 7200:
@@ -185,14 +195,17 @@ def is_small(trace: Trace, system: ResolvedSystem) -> bool:
 
 
 def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
-             memory: bool = True) -> Budget:
+             memory: bool = True, enough_s: float | None = None) -> Budget:
     """Events, wall time and memory of simulating ``trace`` on ``system`` (module
     docstring). A first tiny run fills the per-trace cost caches, so the pilots time the
     program alone. Timed pilots run the design's own workers (up to TIMED_WORKERS: a
     program's event structure changes with them); memory pilots run under tracemalloc
     (2-5x slower) at PILOT_WORKERS, since memory is what a worker count can exhaust.
     With ``limits`` a design over them is refused (`check`) as soon as its time alone is,
-    before the memory pilots; without ``memory`` they are skipped (memory_bytes None)."""
+    before the memory pilots; without ``memory`` they are skipped (memory_bytes None).
+    Without limits, ``enough_s`` stops the pilots early (as a limit does) once the wall
+    time is surely over it: a caller that only needs to know that (a whole search)
+    gets a rougher number sooner."""
     steps, knob, workers = size(trace, system)
     w_time = min(workers, TIMED_WORKERS[1])
     first = _run(trace, system, min(steps, 2 * w_time), knob, w_time, memory=False)
@@ -205,14 +218,15 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
 
     timed = [_run(trace, system, n, knob, w, memory=False)
              for n, w in points(w_time, min(workers, TIMED_WORKERS[0]))]
-    over_s = None if limits is None or limits.allow_long else limits.wall_s
+    over_s = enough_s if limits is None or limits.allow_long else limits.wall_s
     timed = _resolved_slope(trace, system, timed, steps, knob, w_time, over_s)
     # a program that runs whole iterations of all workers simulates at least one
     steps = max(steps, first.steps * workers // w_time)
     cpu_s = _fit(timed, "cpu_s", steps, workers)
-    load = sum(p.wall_s for p in timed) / max(sum(p.cpu_s for p in timed), 1e-9)
+    load, basis = wall_per_cpu(timed)
     budget = Budget(events=_fit(timed, "events", steps, workers), wall_s=cpu_s * load,
-                    memory_bytes=None, env_steps=steps, workers=workers, cpu_s=cpu_s)
+                    memory_bytes=None, env_steps=steps, workers=workers, cpu_s=cpu_s,
+                    load=basis)
     if limits is not None:
         check(budget, limits)
     if not memory:
@@ -230,8 +244,8 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
                     ) -> list[_Pilot]:
     """``timed`` with its longer pilot (the second) regrown until it takes SLOPE_CPU_S
     more CPU time than the short one (or reaches the design's steps, or PILOT_BUDGET_CPU_S
-    is spent), so the per-step cost is measured, not the host's noise; then run
-    again, the cheaper of the two kept (SLOPE_CPU_S). With
+    is spent), so the per-step cost is measured, not the host's noise; then, short of
+    the design's steps, run again and the two averaged (SLOPE_CPU_S). With
     ``over_s``, growing stops once even the slope less PILOT_NOISE_CPU_S puts the design's
     wall time over it: the answer (a refusal) is known."""
     if len(timed) < 2 or timed[1].workers != timed[0].workers:
@@ -243,18 +257,27 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
         if over_s is None or longer.steps <= short.steps:
             return False
         slope = (longer.cpu_s - short.cpu_s - PILOT_NOISE_CPU_S) / (longer.steps - short.steps)
-        load = (short.wall_s + longer.wall_s) / max(short.cpu_s + longer.cpu_s, 1e-9)
-        return slope * steps * load > over_s
+        return slope * steps * wall_per_cpu([short, longer])[0] > over_s
 
     while (longer.cpu_s - short.cpu_s < SLOPE_CPU_S and longer.steps < steps
            and spent < PILOT_BUDGET_CPU_S and not surely_over()):
         longer = _run(trace, system, min(steps, SLOPE_GROWTH * longer.steps), knob, workers,
                       memory=False)
         spent += longer.cpu_s
-    if spent < PILOT_BUDGET_CPU_S and not surely_over():
+    # a pilot of the design's own steps is the run itself: nothing to average it with
+    if spent < PILOT_BUDGET_CPU_S and longer.steps < steps and not surely_over():
         again = _run(trace, system, longer.steps, knob, workers, memory=False)
-        longer = min(longer, again, key=lambda p: p.cpu_s)
+        longer = replace(longer, wall_s=(longer.wall_s + again.wall_s) / 2,
+                         cpu_s=(longer.cpu_s + again.cpu_s) / 2)
     return [short, longer, *timed[2:]]
+
+
+def wall_per_cpu(pilots: list[_Pilot]) -> tuple[float, str]:
+    """(wall seconds per CPU second for the run, how it was had): the pilots' own ratio,
+    this process's share of the host while they ran (module docstring)."""
+    wall_s = sum(p.wall_s for p in pilots)
+    ratio = wall_s / max(sum(p.cpu_s for p in pilots), 1e-9)
+    return ratio, f"{ratio:.2f} wall s per CPU s over the pilots' {wall_s:.2g} s"
 
 
 def check(budget: Budget, limits: Limits) -> None:
@@ -264,7 +287,7 @@ def check(budget: Budget, limits: Limits) -> None:
     memory = limits.memory_bytes if limits.memory_bytes is not None else half_of_ram_bytes()
     over = []
     if budget.wall_s > limits.wall_s:
-        over.append(f"over the {_duration(limits.wall_s)} limit")
+        over.append(f"over the {duration(limits.wall_s)} limit")
     if budget.memory_bytes is not None and budget.memory_bytes > memory:
         over.append(f"over the memory limit of {memory / 1e9:,.2f} GB (half of RAM)"
                     if limits.memory_bytes is None else
@@ -275,12 +298,13 @@ def check(budget: Budget, limits: Limits) -> None:
                          "or the workers", where="simulate")
 
 
-def per_run_s(trace: Trace, system: ResolvedSystem) -> float:
-    """Wall seconds of one simulation of the design: the pilots' estimate, or for a design
-    that runs unmetered (`is_small`) a timed run, which costs less than pilots (the second
-    of two: the first fills the per-trace caches, as the first of many runs does)."""
+def per_run_s(trace: Trace, system: ResolvedSystem, enough_s: float | None = None) -> float:
+    """Wall seconds of one simulation of the design: the pilots' estimate (``enough_s``:
+    as `estimate`'s), or for a design that runs unmetered (`is_small`) a timed run, which
+    costs less than pilots (the second of two: the first fills the per-trace caches, as
+    the first of many runs does)."""
     if not is_small(trace, system):
-        return estimate(trace, system, memory=False).wall_s
+        return estimate(trace, system, memory=False, enough_s=enough_s).wall_s
     dims = size(trace, system)
     _run(trace, system, *dims, memory=False)
     return _run(trace, system, *dims, memory=False).wall_s
@@ -292,9 +316,9 @@ def check_repeated(run_s: float, runs: int, limits: Limits, what: str) -> bool:
     returns whether a progress bar is due (the total is over ``limits.progress_after_s``)."""
     total_s = run_s * runs
     if total_s > limits.wall_s and not limits.allow_long:
-        raise RldseError(f"{what} would take about {_duration(total_s)} ({runs:,} simulations "
-                         f"of about {_duration(run_s)} each): over the "
-                         f"{_duration(limits.wall_s)} limit; give --allow-long to run them "
+        raise RldseError(f"{what} would take about {duration(total_s)} ({runs:,} simulations "
+                         f"of about {duration(run_s)} each): over the "
+                         f"{duration(limits.wall_s)} limit; give --allow-long to run them "
                          "anyway, or fewer of them, or lower workload.env_steps",
                          where="simulate")
     return total_s > limits.progress_after_s

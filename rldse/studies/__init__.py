@@ -3,7 +3,8 @@
 A study is a folder `studies/NAME/` (study.yaml with `module:` naming the module that runs
 it and then its parameters, README.md with the claim and its source, out/ for what a run
 writes) and that module, with `run(study_dir: Path, out: Path, progress: bool) -> Report`
-that writes its files into `out` (a fresh folder swapped in for out/ when the run ends);
+that writes its files into `out` (a fresh folder swapped in for out/ when the run ends),
+and optionally `plan(study_dir)`, the work `study run` prices first (rldse.studies.plan);
 studies are found from their folders (rldse.studies.discovery). Every number in a report is
 produced by the run that wrote it; `out/claims.csv` holds its claims as data, from which
 `python -m rldse.studies.claims` builds the claims table of docs/validation.md.

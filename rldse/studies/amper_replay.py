@@ -33,6 +33,7 @@ from rldse.models.tcam import SAMPLE_LABELS, TcamModel, TcamSpec
 from rldse.sim import simulate
 from rldse.sim.bands import UncertainParam, design, percentiles
 from rldse.studies.common import load_params, save_figure
+from rldse.studies.plan import Planned
 from rldse.studies.report import Claim, Report, markdown_table, pct
 from rldse.system import parse_spec
 from rldse.threads import single_blas_thread
@@ -364,7 +365,7 @@ def _end_to_end(p: Params, trace) -> pd.DataFrame:
     rows_per_array = load_part("tcam", e.am).rows
     arrays = math.ceil(info["replay_capacity"] / rows_per_array)
     out = []
-    for replay in ("cpu", "gpu", "tcam"):
+    for replay in END_TO_END_REPLAYS:
         spec = parse_spec({"name": f"amper-replay_{replay}", "cpu": {"preset": e.cpu},
                            "gpu": {"preset": e.gpu}, "tcam": {"preset": e.am, "arrays": arrays},
                            "placement": {"replay": replay, "learn": "gpu"},
@@ -440,6 +441,22 @@ def _fig_learning(curves: pd.DataFrame, out: Path) -> Path:
 
 
 # ---- the study -------------------------------------------------------------------------
+
+#: where the end-to-end part places replay (one simulation each)
+END_TO_END_REPLAYS = ("cpu", "gpu", "tcam")
+
+
+def plan(study_dir: Path) -> list[Planned]:
+    """The study's work, for its up-front estimate (rldse.studies.plan): real learning
+    runs and sampler measurements, and simulations of a trace the learning captures, so
+    none of it can be priced before it runs."""
+    p = load_params(study_dir, Params)
+    return [Planned(f"real DQN learning runs of {p.learning.steps:,} env steps",
+                    len(p.learning.seeds) * len(p.learning.replays)),
+            Planned("AMPER sampler measurements",
+                    len(p.latency.buffer_log2) * len(VARIANTS)),
+            Planned("simulations of the captured AMPER-k trace", len(END_TO_END_REPLAYS))]
+
 
 def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
     p = load_params(study_dir, Params)

@@ -58,6 +58,7 @@ from rldse.sim import simulate
 from rldse.sim.bands import bands, percentiles
 from rldse.sim.machine import Machine
 from rldse.studies.common import load_params, save_figure
+from rldse.studies.plan import Planned
 from rldse.studies.report import Claim, Report, Tolerance, markdown_table
 from rldse.system import parse_spec
 from rldse.trace import compute_mask
@@ -173,29 +174,55 @@ def provisioned(cores_needed: int, host: Host) -> tuple[int, int]:
 
 # ---- the study ------------------------------------------------------------------------------
 
-def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
+def _ratio_spec(p: Params, sf, host: Host, r: int):
+    """The sweep's design at ``r`` actors per GPU: a core per actor, one for the learner."""
+    where = f"{p.search}: ratio {r}"
+    base = sf.search_space.spec({"workload.actors": r, "workload.cores": r, "gpu.count": 1,
+                                 "workload.env_steps": p.env_steps}, where=where)
+    raw = base.model_dump(mode="json", exclude_none=True)
+    cores, sockets = provisioned(r + 1, host)
+    raw["cpu"].update(cores=cores, sockets=sockets)
+    return parse_spec(raw, where=where)
+
+
+def _setup(study_dir: Path) -> tuple[Params, object, list[int], Host]:
+    """The study's parameters, its search file, its ratios (sorted) and its host, checked."""
     p = load_params(study_dir, Params)
     if p.atari not in p.environments:
         raise RldseError(f"{study_dir / 'study.yaml'}: atari: '{p.atari}' is not one of "
                          f"environments ({', '.join(p.environments)})")
-    search_file = study_dir / p.search
-    sf = load_study_file(search_file)
+    sf = load_study_file(study_dir / p.search)
     ratios = sorted(set(p.ratios))
-
     host = _host(sf)
     if ratios[-1] + 1 > host.cores * host.sockets:
         raise RldseError(f"{study_dir / 'study.yaml'}: ratios: {ratios[-1]} actors and the "
                          f"learner's core need {ratios[-1] + 1} cores; the {host.preset} "
                          f"host has {host.sockets} × {host.cores}")
+    return p, sf, ratios, host
+
+
+def plan(study_dir: Path) -> list[Planned]:
+    """The study's simulations, for its up-front estimate (rldse.studies.plan): per
+    environment the sweep and its band draws (at most the widest window of ratios the
+    nominal optimum can pick), priced at the most actors; then the search, whole."""
+    p, sf, ratios, host = _setup(study_dir)
+    window = max(sum(r / p.band_window <= q <= r * p.band_window for q in ratios)
+                 for r in ratios)
+    spec = _ratio_spec(p, sf, host, ratios[-1])
+    out = []
+    for env, e in p.environments.items():
+        trace = sf.loaded_trace if e.trace is None else load_trace(study_dir / e.trace)
+        out.append(Planned(f"{env} sweep and band runs (at most)",
+                           len(ratios) + window * p.bands, trace, spec))
+    return [*out, Planned("search", 1, search=study_dir / p.search)]
+
+
+def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
+    p, sf, ratios, host = _setup(study_dir)
+    search_file = study_dir / p.search
 
     def spec(r: int):
-        base = sf.search_space.spec({"workload.actors": r, "workload.cores": r,
-                                     "gpu.count": 1, "workload.env_steps": p.env_steps},
-                                    where=f"{search_file.name}: ratio {r}")
-        raw = base.model_dump(mode="json", exclude_none=True)
-        cores, sockets = provisioned(r + 1, host)  # a core per actor, one for the learner
-        raw["cpu"].update(cores=cores, sockets=sockets)
-        return parse_spec(raw, where=f"{search_file.name}: ratio {r}")
+        return _ratio_spec(p, sf, host, r)
 
     rows, optima, knees, units, traces = [], {}, {}, {}, {}
     with tqdm(total=len(p.environments) * len(ratios), desc="cpu_gpu_ratio sweep",
@@ -231,7 +258,8 @@ def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
                             zip(sweep.environment, sweep.actors_per_gpu, strict=True)]
 
     # ---- the Optuna search (fresh each run, in the new out/: every number is this run's) ---
-    rep = run_study(search_file, progress=progress, out_dir=out / SEARCH_OUT)
+    # priced: with the study, before it ran (plan); not again after the sweep
+    rep = run_study(search_file, progress=progress, out_dir=out / SEARCH_OUT, priced=True)
     trials = pd.read_parquet(rep.files["trials.parquet"])
 
     out.mkdir(parents=True, exist_ok=True)

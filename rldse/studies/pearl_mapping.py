@@ -24,6 +24,7 @@ from rldse.models.table import load_link_table
 from rldse.sim import simulate
 from rldse.sim.bands import design, percentiles, sampled_spec, uncertain_params
 from rldse.studies.common import load_params, save_figure
+from rldse.studies.plan import Planned
 from rldse.studies.report import Claim, Report, markdown_table
 from rldse.system import parse_spec
 from rldse.workloads import open_trace as load_trace
@@ -76,17 +77,24 @@ def _devices(latency_csv: Path) -> list[str]:
     return [line.split(",")[0].strip() for line in lines]
 
 
-def _table_runs(p: PearlTables, base: Path, trace, steps: int, bar) -> pd.DataFrame:
+#: env steps of each RM/learner pair's simulation on PEARL's tables
+TABLE_STEPS = 5000
+
+
+def _table_spec(csv: Path, rm: str, learner: str):
+    return parse_spec({
+        "name": f"pearl-{rm}-{learner}",
+        "table": {"latency_csv": str(csv), "replay": rm, "learn": learner},
+        "placement": {"replay": "table", "learn": "table"},
+        "workload": {"env_steps": TABLE_STEPS, "learner": "async", "actors": 4}})
+
+
+def _table_runs(p: PearlTables, base: Path, trace, bar) -> pd.DataFrame:
     """Every RM/learner pair through the engine on PEARL's tables."""
     csv = base / p.latency_csv
     rows = []
     for rm, learner in itertools.product(_devices(csv), repeat=2):
-        spec = parse_spec({
-            "name": f"pearl-{rm}-{learner}",
-            "table": {"latency_csv": str(csv), "replay": rm, "learn": learner},
-            "placement": {"replay": "table", "learn": "table"},
-            "workload": {"env_steps": steps, "learner": "async", "actors": 4}})
-        r = simulate(trace, spec)
+        r = simulate(trace, _table_spec(csv, rm, learner))
         it = r.breakdown_s["iteration_s"]
         rows.append({"rm": rm, "learner": learner, "colocated": rm == learner,
                      "iteration_ms": it * 1e3,
@@ -170,15 +178,39 @@ def _one(s: FpgaPlatform, workload: str, trace, joint: list, bar, parts: tuple[s
             "bottleneck": r.bottleneck}
 
 
+def _runs_per_workload(s: FpgaPlatform) -> int:
+    """Simulations per workload on the FPGA platform: every mapping, the library's, and
+    both at each band draw."""
+    return len(s.replays) * len(s.learners) + 1 + 2 * s.bands
+
+
+def plan(study_dir: Path) -> list[Planned]:
+    """The study's simulations, for its up-front estimate (rldse.studies.plan): each group
+    priced at its largest design (PEARL's platform with the last replay and learner)."""
+    params = load_params(study_dir, Params)
+    p, s = params.pearl_tables, params.fpga_platform
+    csv = study_dir / p.latency_csv
+    devices = _devices(csv)
+    out = [Planned("RM/learner pairs on PEARL's tables", len(devices) ** 2,
+                   load_trace(study_dir / s.traces["dqn"]),
+                   _table_spec(csv, devices[-1], devices[-1]))]
+    for workload, rel in s.traces.items():
+        spec = parse_spec(_platform(s, workload, PEARL_PARTS, s.replays[-1], s.learners[-1]),
+                          where="pearl")
+        out.append(Planned(f"{workload} platform runs", _runs_per_workload(s),
+                           load_trace(study_dir / rel), spec))
+    return out
+
+
 def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
     params = load_params(study_dir, Params)
     p, s = params.pearl_tables, params.fpga_platform
     dqn = load_trace(study_dir / s.traces["dqn"])
     n_pairs = len(_devices(study_dir / p.latency_csv)) ** 2
-    n_fpga = (len(s.replays) * len(s.learners) + 1 + 2 * s.bands) * len(s.traces)
+    n_fpga = _runs_per_workload(s) * len(s.traces)
     with tqdm(total=n_pairs + n_fpga, desc="pearl_mapping", disable=not progress,
               unit="sim") as bar:
-        tables = _table_runs(p, study_dir, dqn, 5000, bar)
+        tables = _table_runs(p, study_dir, dqn, bar)
         fpga = _fpga_runs(s, study_dir, bar)
 
     best = tables.loc[tables["samples_per_s"].idxmax()]

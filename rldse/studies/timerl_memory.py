@@ -26,6 +26,7 @@ from tqdm import tqdm
 from rldse.sim.bands import design, percentiles, sampled_spec, uncertain_params
 from rldse.sim.machine import Machine
 from rldse.studies.common import load_params, save_figure
+from rldse.studies.plan import Planned
 from rldse.studies.report import Claim, Report, markdown_table, pct
 from rldse.studies.timerl_program import (
     JAX_JIT_DISPATCH_RANGE_S,
@@ -90,6 +91,12 @@ class Params(BaseModel):
 def _spec(p: Params) -> SystemSpec:
     return parse_spec({"name": "timerl", "cpu": {"preset": p.cpu}, "gpu": {"preset": p.gpu},
                        "placement": {"act": "gpu", "learn": "gpu"}}, where="timerl_memory")
+
+
+def plan(study_dir: Path) -> list[Planned]:
+    """No simulations (rldse.studies.plan): the study evaluates TimeRL's program in
+    closed form, at its presets and at its band draws."""
+    return []
 
 
 def run(study_dir: Path, out: Path, progress: bool = True) -> Report:

@@ -56,7 +56,7 @@ def test_events_are_estimated_from_the_designs_own_program(dqn):
     """More actors (64) than the DGX-1's 40 cores on a sync learner: one event per round
     of actors; the estimate is within 5 % of the count of the real run."""
     system = _system(dqn, actors=64, learner="sync", env_steps=60_000)
-    budget = estimate(dqn, system)
+    budget = estimate(dqn, system, memory=False)
     machine = Machine(dqn, system)
     meter = Meter(machine)
     machine.result(system.workload.program(machine))
@@ -64,9 +64,8 @@ def test_events_are_estimated_from_the_designs_own_program(dqn):
 
 
 def test_env_steps_1e10_is_over_the_limit(dqn):
-    budget = estimate(dqn, _system(dqn, env_steps=10**10))
     with pytest.raises(RldseError, match="this run would take about"):
-        check(budget, Limits())
+        estimate(dqn, _system(dqn, env_steps=10**10), Limits())
 
 
 def test_limits_leave_the_result_unchanged(dqn):
@@ -98,7 +97,7 @@ def test_the_longer_pilot_grows_until_its_slope_is_measurable(monkeypatch):
                                                                    False)]
     grown = budget._resolved_slope(None, None, timed, 10**10, None, 1)
     assert grown[1].cpu_s - grown[0].cpu_s >= budget.SLOPE_CPU_S
-    assert grown[1].steps == 32_000 * budget.SLOPE_GROWTH  # 0.128 M steps: 0.126 s more
+    assert grown[1].steps == 32_000 * budget.SLOPE_GROWTH ** 2  # 0.512 M steps: 0.51 s more
     assert _fit(grown, "cpu_s", 10**10, 1) == pytest.approx(0.1 + 1e-6 * 10**10)
     # never past the design's own steps
     assert budget._resolved_slope(None, None, timed, 100_000, None, 1)[1].steps == 100_000
@@ -129,3 +128,37 @@ def test_wall_time_is_the_cpu_cost_times_the_hosts_load_during_the_pilots(monkey
     with pytest.raises(RldseError, match="over the 10 min limit"):
         estimate(dqn, _system(dqn, env_steps=10**9), Limits())
     assert ran and not any(ran)  # no memory pilot
+
+
+@pytest.mark.parametrize("name", ["actor_learner_cartpole_2", "ddpg_pendulum"])
+def test_env_steps_1e10_is_refused_on_the_per_step_families(name):
+    """The refusal comes from the estimate (before any run), in one line."""
+    trace = load_trace(ROOT / "traces" / f"{name}.parquet")
+    with pytest.raises(RldseError, match="over the 10 min limit") as info:
+        estimate(trace, _system(trace, env_steps=10**10), Limits(), memory=False)
+    assert "\n" not in str(info.value)
+
+
+def test_tabular_online_events_scale_with_steps_and_its_estimate_follows():
+    """The online tabular loop merges ONLINE_CHUNK steps per event, so its events (and
+    cost) are proportional to env steps with a small slope: 1e10 steps are about 1e4
+    events, estimated as such and so not refused; the estimate is the run's count."""
+    from rldse.workloads.tabular.program import ONLINE_CHUNK
+
+    trace = load_trace(ROOT / "traces" / "tabular_frozenlake.parquet")
+
+    def events(steps):
+        system = resolve(load_spec(ROOT / "examples" / "cpu_only.yaml",
+                                   {"workload.env_steps": steps}), trace)
+        machine = Machine(trace, system)
+        meter = Meter(machine)
+        machine.result(system.workload.program(machine))
+        return system, meter.events
+
+    _, at_1e8 = events(10**8)
+    system, at_1e10 = events(10**10)
+    assert at_1e10 - at_1e8 == (10**10 - 10**8) // ONLINE_CHUNK
+    budget = estimate(trace, system, memory=False)
+    assert budget.events == pytest.approx(at_1e10, rel=0.05)
+    check(budget, Limits())  # not refused: its cost is 1e4 events
+

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from rldse.studies.report import Report
 from rldse.studies.swiftrl_pim import report
-from rldse.studies.swiftrl_pim.runs import collect, measure_cpu_baselines
+from rldse.studies.swiftrl_pim.runs import collect, measure_cpu_baselines, plan
 
-__all__ = ["measure_cpu_baselines", "run"]
+__all__ = ["measure_cpu_baselines", "plan", "run"]
 
 
 def run(study_dir: Path, out: Path, progress: bool = True) -> Report:

@@ -26,6 +26,7 @@ from rldse.sim.bands import UncertainParam, design, sampled_spec, uncertain_para
 from rldse.studies import ckernel
 from rldse.studies.ckernel import Measurement
 from rldse.studies.common import load_params
+from rldse.studies.plan import Planned
 from rldse.studies.swiftrl_pim.data import EnvModel, data_stats, dataset
 from rldse.studies.swiftrl_pim.params import (
     PAPER_ALGORITHM,
@@ -312,6 +313,23 @@ class Runs:
     measured: dict
 
 
+def _counts(p: Params) -> tuple[int, int]:
+    """(real learning runs, simulated points) the study makes."""
+    s, lr, ma = p.scaling, p.learning, p.multi_agent
+    n_learn = len(p.envs) * len(p.algorithms) * 2 * (1 + len(lr.dpus)) \
+        + len(p.algorithms) * 2 * len(ma.passes_per_round)
+    return n_learn, len(p.envs) * len(p.algorithms) * 2 * len(s.passes) * len(s.dpus)
+
+
+def plan(study_dir: Path) -> list[Planned]:
+    """The study's work, for its up-front estimate (rldse.studies.plan): real learning
+    runs, and simulations of the traces they write, so none of it can be priced before
+    it runs."""
+    n_learn, n_sim = _counts(load_params(study_dir, Params))
+    return [Planned("real tabular learning runs", n_learn),
+            Planned("simulated points of the traces they write", n_sim)]
+
+
 def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
     """Run every learned and simulated point; write results.csv and learning.csv in out."""
     p = load_params(study_dir, Params)
@@ -321,9 +339,7 @@ def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
         raise RldseError(f"{study_dir / 'study.yaml'}: scaling.dpus / multi_agent.agents: "
                          f"{max(s.dpus[-1], ma.agents)} DPUs, but {s.pim} has {pim_spec.dpus}")
     agents_list = [1, *lr.dpus]
-    n_learn = len(p.envs) * len(p.algorithms) * 2 * len(agents_list) \
-        + len(p.algorithms) * 2 * len(ma.passes_per_round)
-    n_sim = len(p.envs) * len(p.algorithms) * 2 * len(s.passes) * len(s.dpus)
+    n_learn, n_sim = _counts(p)
     learn_rows, time_rows, datasets, optimal, reasons, measured = [], [], [], {}, [], {}
     with tqdm(total=n_learn + n_sim, desc="swiftrl_pim", disable=not progress,
               unit="run") as bar:
