@@ -5,7 +5,7 @@ tempo-jax, enable_swap, 2 × 64 hidden, the trivial env) at tiny shapes on the C
 every schedule instruction's thunk, every ``jax.jit`` callable (calls with traced arguments,
 i.e. inlined into another jit, are not counted) and every runtime tensor's reads and writes,
 and prints, for each time loop of the schedule, the operations per trip by kind. The counts
-feed ``rldse.studies.timerl_program.TEMPO_STEP_CALLS``.
+feed ``rldse.workloads.timerl.program.TEMPO_STEP_CALLS``.
 
 swap_bytes_min and min_block_store_tensor_point_size are scaled by (this run's / the full
 run's) per-step bytes, so that Tempo's size-dependent storage decisions are those of the

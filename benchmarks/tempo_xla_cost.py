@@ -11,7 +11,7 @@ the loop trip the call runs in. Prints, per loop of the schedule, the per-trip s
 writes them as CSV and fits bytes and flops per time step (all loops of an iteration
 summed per trip) as a + b · envs · 3·side² by least squares, with residuals, and the
 extrapolation to the full 256 × 3×256×256 run. The fit feeds
-``rldse.studies.timerl_program.TEMPO_STEP_XLA``.
+``rldse.workloads.timerl.program.TEMPO_STEP_XLA``.
 
 XLA here is the CPU backend (jaxlib 0.6.2 has no GPU on this host): its fusion decisions
 are the CPU compiler's, which can differ from what XLA:GPU fuses on the A6000.

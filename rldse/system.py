@@ -92,11 +92,31 @@ class _SpecBase(UserModel):
         return yaml.safe_dump(self.model_dump(mode="json", exclude_none=True), sort_keys=False)
 
 
-SystemSpec = create_model(  # one optional section per part kind that a system holds
-    "SystemSpec", __base__=_SpecBase,
-    **{k.name: (k.ref | None, PartRef(preset="host") if k.name == HOST_KIND else None)
-       for k in PART_KINDS.values() if k.in_system})
-SystemSpec.__doc__ = "The machine and how the workload is laid on it, as the user wrote it."
+_SPEC_MODELS: dict[tuple, type[_SpecBase]] = {}
+
+
+def system_spec() -> type[_SpecBase]:
+    """The SystemSpec model for the part kinds registered now: one optional section per
+    kind a system holds. Built on first use and again whenever the kind registry changes,
+    so registering a kind (rldse.models.kinds.register) is all a new section needs."""
+    kinds = tuple((k.name, k.ref) for k in PART_KINDS.values() if k.in_system)
+    model = _SPEC_MODELS.get(kinds)
+    if model is None:
+        model = create_model(
+            "SystemSpec", __base__=_SpecBase,
+            **{name: (ref | None, PartRef(preset="host") if name == HOST_KIND else None)
+               for name, ref in kinds})
+        model.__doc__ = "The machine and how the workload is laid on it, as the user wrote it."
+        _SPEC_MODELS[kinds] = model
+    return model
+
+
+def __getattr__(name: str) -> Any:
+    """``rldse.system.SystemSpec``: the model of the kinds registered when it is read
+    (``system_spec``); a module that keeps it from import time sees the kinds of then."""
+    if name == "SystemSpec":
+        return system_spec()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # ---- reading -----------------------------------------------------------------------------
@@ -118,7 +138,7 @@ def set_path(raw: dict[str, Any], dotted: str, value: Any) -> None:
 def parse_spec(raw: dict[str, Any], where: str = "system") -> Any:
     """Validate a raw mapping into a SystemSpec; errors name the field's path."""
     try:
-        return SystemSpec.model_validate(renamed.spec(raw, where))
+        return system_spec().model_validate(renamed.spec(raw, where))
     except ValidationError as exc:
         raise validation_error(exc, where, _fields_at(exc)) from None
 
@@ -127,7 +147,7 @@ def _fields_at(exc: ValidationError) -> list[str]:
     """Names allowed where an unknown field was found (for 'did you mean')."""
     loc = [str(p) for p in exc.errors()[0]["loc"]]
     if len(loc) == 1:
-        return list(SystemSpec.model_fields)
+        return list(system_spec().model_fields)
     if loc[0] == "placement":
         return list(ROLES)
     return []

@@ -86,11 +86,17 @@ _OPTIONAL_COLUMNS = ("cpu_s",)
 
 #: Phases whose host time is waiting, not computing, so they are costed from wall time:
 #: the time is set by the other side (a pipe, a queue, the learner), not by this CPU.
-#: Per workload family; a family not listed has none ('sync' of an off-policy loop is a
-#: target-network copy in memory: compute).
-WAIT_PHASES: dict[str, frozenset[str]] = {
-    "actor_learner": frozenset({"rollout_add", "sync"}),  # pipes between processes
-}
+#: By workload, as each family's registration declares them (``Workload.wait_phases``,
+#: published here by ``rldse.workloads.register``, which sits above this module); a
+#: workload with none declared has none.
+_WAIT_PHASES: dict[str, frozenset[str]] = {}
+
+
+def set_wait_phases(workload: str, phases: frozenset[str]) -> None:
+    """Record ``workload``'s waiting phases for the host-cost rule (``compute_mask``)."""
+    _WAIT_PHASES[workload] = frozenset(phases)
+
+
 _META_KEY = b"rldse.meta"
 _TRANSITIONS_KEY = b"rldse.transitions"
 
@@ -247,11 +253,14 @@ def networks_on_gpu(meta: TraceMeta) -> bool:
 
 def compute_mask(ops: pd.DataFrame, meta: TraceMeta | None) -> np.ndarray:
     """Rows that compute on the host (costed from CPU time): not the workload's
-    WAIT_PHASES, and not the NETWORK_PHASES of a capture whose networks ran on a GPU (the
+    wait phases (``set_wait_phases``), and not the NETWORK_PHASES of a capture whose networks ran on a GPU (the
     host waits on the device there, so wall time)."""
     waits = frozenset()
     if meta is not None:
-        waits = WAIT_PHASES.get(meta.workload, frozenset()) \
+        if not _WAIT_PHASES:  # no family registered: the rule would miss their waits
+            raise RuntimeError("rldse.trace.compute_mask: no workload registered its wait "
+                               "phases; import rldse.workloads first")
+        waits = _WAIT_PHASES.get(meta.workload, frozenset()) \
             | (frozenset(NETWORK_PHASES) if networks_on_gpu(meta) else frozenset())
     return ~ops["phase"].isin(list(waits)).to_numpy()
 

@@ -9,6 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+import rldse.workloads  # noqa: F401  (families declare their wait phases)
 from rldse.errors import RldseError
 from rldse.trace import OPS_COLUMNS, SCHEMA_VERSION, Trace, load_trace
 

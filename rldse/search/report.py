@@ -34,7 +34,7 @@ from rldse.search.storage import StorageRef
 from rldse.search.study_file import StudyFile
 from rldse.search.trial import CACHE, INVALID, PRUNED, SIMULATED, trial_attrs
 from rldse.sim.result import CHECK_PREFIX
-from rldse.system import SystemSpec
+from rldse.system import system_spec
 
 #: Metrics a best point is shown with besides its objectives (when its program has them).
 SHOWN_METRICS = ("env_steps_per_s", "steps_per_joule", "avg_power_w", "cost_usd")
@@ -313,7 +313,7 @@ def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path) -> lis
     seen: set[str] = set()
     for t in sorted(study.best_trials, key=lambda t: t.number):  # feasible ones only
         attrs = trial_attrs(t)
-        spec = SystemSpec.model_validate(attrs["spec"])
+        spec = system_spec().model_validate(attrs["spec"])
         if spec.digest in seen:  # the same point proposed again (a cache hit)
             continue
         seen.add(spec.digest)

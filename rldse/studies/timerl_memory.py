@@ -2,7 +2,7 @@
 against GPU memory, in TimeRL's own program.
 
 TimeRL runs REINFORCE and PPO as one compiled program with the environment on the GPU
-(rldse.studies.timerl_program: observations are born in device memory). Part 1 (PPO,
+(rldse.workloads.timerl.program: observations are born in device memory). Part 1 (PPO,
 256 envs × 1,000 steps, fp32 observations of 3×64², 3×128², 3×256² on a 48 GiB RTX
 A6000): which sizes the baselines' buffers do not fit without swapping, and whether
 Tempo's swapping completes them within TimeRL's 384 GiB host. Part 2 (REINFORCE,
@@ -28,7 +28,9 @@ from rldse.sim.machine import Machine
 from rldse.studies.common import load_params, save_figure
 from rldse.studies.plan import Planned
 from rldse.studies.report import Claim, Report, markdown_table, pct
-from rldse.studies.timerl_program import (
+from rldse.system import SystemSpec, parse_spec
+from rldse.workloads import open_trace as load_trace
+from rldse.workloads.timerl.program import (
     JAX_JIT_DISPATCH_RANGE_S,
     JAX_JIT_DISPATCH_S,
     TEMPO_STEP_XLA,
@@ -39,10 +41,9 @@ from rldse.studies.timerl_program import (
     step_calls,
     step_costs,
     step_times,
+    stream,
     tempo_step,
 )
-from rldse.system import SystemSpec, parse_spec
-from rldse.workloads import open_trace as load_trace
 
 GB = 1e9
 
@@ -105,7 +106,7 @@ def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
     trace = load_trace(study_dir / p.trace)
     spec = _spec(p)
     m = Machine(trace, spec)
-    gpu, host_cap = m.model("gpu"), m.host_memory_capacity
+    gpu, host_cap = stream(m), m.host_memory_capacity
     cap = int(gpu.spec.mem_bytes)
 
     def shape(side: int, value_head: bool) -> TempoShape:
@@ -153,7 +154,7 @@ def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
     draws = []
     for row, d in tqdm(zip(points, dispatch_s, strict=True), total=len(points),
                        desc="timerl_memory bands", disable=not progress, unit="draw"):
-        g = Machine(trace, sampled_spec(spec, trace, params, row)).model("gpu")
+        g = stream(Machine(trace, sampled_spec(spec, trace, params, row)))
         times = {name: reinforce(g, rsh, n, True, cap, float(d)).iter_s
                  for name, n in objectives}
         draws.append(times)
@@ -172,7 +173,7 @@ def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
                "its reproduction scripts (github.com/lsds/Tempo, repro/sec7_3_rl_train and "
                "repro/sec7_4_algo_specific_sched)",
         summary="TimeRL's single-process program (environment on the GPU, observations born "
-                "in device memory; rldse.studies.timerl_program) on the rtx-a6000 and "
+                "in device memory; rldse.workloads.timerl.program) on the rtx-a6000 and "
                 "epyc-7402p presets: which observation sizes run out of GPU memory, whether "
                 "swapping to host memory completes them, and Monte-Carlo against n-step TD. "
                 f"Times come from the part models alone, with p5-p95 bands over {p.bands} "

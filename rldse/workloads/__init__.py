@@ -146,6 +146,10 @@ class Workload:
     worker_knob: str | None = None  # the knob counting its workers (actors, agents)
     host_knobs: tuple[str, ...] = ()  # workload_info entries `rldse validate` sets as knobs
     recording: Recordable | None = None
+    #: phases whose host time is waiting on the other side (a pipe, a queue), costed from
+    #: wall time, not CPU time (rldse.trace.compute_mask); none by default ('sync' of an
+    #: off-policy loop is a target-network copy in memory: compute)
+    wait_phases: frozenset[str] = frozenset()
 
     def places(self, role: str, kind: str) -> bool:
         """Whether this family's program can run ``role`` on a ``kind`` part: the kind
@@ -228,7 +232,11 @@ WORKLOADS: Registry[Workload] = Registry("workload")
 
 
 def register(workload: Workload) -> Workload:
-    return WORKLOADS.add(workload.name, workload)
+    from rldse.trace import set_wait_phases
+
+    added = WORKLOADS.add(workload.name, workload)
+    set_wait_phases(workload.name, workload.wait_phases)
+    return added
 
 
 def workload_of(trace: Trace) -> Workload:

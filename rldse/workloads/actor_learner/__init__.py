@@ -108,4 +108,5 @@ register(Workload(
     worker_knob="actors", host_knobs=("actors", "envs_per_actor", "rollout_len"),
     recording=Recordable(loop="on_policy", networks=("policy", "value"), one_network="policy",
                          required=("env_step", "act", "rollout_add", "learn", "sync"),
-                         learner_phases=frozenset({"learn", "sync"}), info=_recorded)))
+                         learner_phases=frozenset({"learn", "sync"}), info=_recorded),
+    wait_phases=frozenset({"rollout_add", "sync"})))  # pipes between processes

@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from rldse.sim.machine import Machine
-from rldse.studies.timerl_program import (
+from rldse.system import parse_spec
+from rldse.trace import load_trace
+from rldse.workloads.timerl.program import (
     F32,
     JAX_JIT_DISPATCH_S,
     TEMPO_ITERATION_JIT_CALLS,
@@ -20,12 +22,11 @@ from rldse.studies.timerl_program import (
     step_calls,
     step_costs,
     step_times,
+    stream,
     tempo_step,
 )
-from rldse.system import parse_spec
-from rldse.trace import load_trace
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +35,7 @@ def gpu():
     spec = parse_spec({"name": "t", "cpu": {"preset": "epyc-7402p"},
                        "gpu": {"preset": "rtx-a6000"},
                        "placement": {"act": "gpu", "learn": "gpu"}}, where="test")
-    return Machine(trace, spec).model("gpu")
+    return stream(Machine(trace, spec))
 
 
 def test_shapes_match_tempo_network():
@@ -132,3 +133,12 @@ def test_xla_count_agrees_with_the_hand_count_once_reductions_are_fused():
     assert unfused - xla == pytest.approx(TEMPO_STEP_XLA["td"].reduction_bytes.at(s))
     assert TEMPO_STEP_XLA["td"].reduction_bytes.per_element == pytest.approx(
         2 * 64 * F32 + 2 * 64 * F32 / 32, rel=0.01)  # written, read; and the 32-wide partials
+
+
+def test_a_placement_not_running_learn_as_kernels_is_refused():
+    from rldse.errors import RldseError
+
+    trace = load_trace(ROOT / "traces" / "actor_learner_cartpole_2.parquet")
+    spec = parse_spec({"name": "cpu", "cpu": {"preset": "epyc-7402p"}}, where="test")
+    with pytest.raises(RldseError):
+        stream(Machine(trace, spec))

@@ -67,8 +67,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rldse.errors import RldseError
 from rldse.models.gpu import GpuModel, GpuTimes
+from rldse.models.kinds import Runs
 from rldse.models.ops import OpColumns
+from rldse.sim.machine import Machine
 
 F32 = 4
 
@@ -244,6 +247,20 @@ class Iteration:
     @property
     def iter_s(self) -> float:
         return self.act_s + self.learn_s
+
+
+def stream(machine: Machine) -> GpuModel:
+    """The kernel part the Machine places for ``learn`` (and ``act``): its model costs the
+    program's one stream, the copy engine beside it and the host core's dispatch. Tempo's
+    program issues both roles as kernels on one part, so a placement that runs either
+    another way, or on two parts, is refused."""
+    act, learn = machine.runner("act"), machine.runner("learn")
+    if learn.runs is not Runs.KERNELS or act.kind != learn.kind:
+        raise RldseError(f"placement: act on {act.kind} ({act.runs.name.lower()}), learn on "
+                         f"{learn.kind} ({learn.runs.name.lower()}); TimeRL's program issues "
+                         "both as kernels on one part (expected one part that runs kernels)",
+                         where="timerl program")
+    return learn.model
 
 
 def _op(gpu: GpuModel, phase: str, shape: TempoShape, items: int, flops: float,
