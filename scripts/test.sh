@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/venv.sh
 ruff check rldse tests benchmarks
+# compiled once here, so the suite's subprocesses (search workers, killed study runs) do
+# not each recompile rldse where PYTHONDONTWRITEBYTECODE is set, as on CI's image
+python -m compileall -q rldse >/dev/null
 set +e
 python -m pytest -q "$@"
 rc=$?

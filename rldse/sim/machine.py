@@ -374,7 +374,10 @@ class Machine:
                     model.op_seconds(ops)
                 return np.array(costs, dtype=np.float64)
 
-            self._costs[key] = trace_cache.cached(
+            # a part that issues kernels fills its model's energy ledger while costing
+            # (GpuModel.dynamic_share), so its costs are made per machine: a cost shared
+            # from another machine's model would leave this one's ledger empty
+            self._costs[key] = make() if kernels else trace_cache.cached(
                 ("phase_cost", self.trace.digest, phase, kernels, layers,
                  trace_cache.model_key(model)), make)
         return self._costs[key]

@@ -33,3 +33,22 @@ def test_at_starts_elsewhere_and_advances_on_its_own():
     other = base.at(2)
     assert other.take(1).wall_s == 9.0 and base.take(1).wall_s == 3.0
     assert other.pos == 3 and base.pos == 1 and other.rows == 5
+
+
+def test_a_gpu_phase_cost_gives_the_same_energy_in_every_simulation_of_a_process(
+        tmp_path, host_fp, monkeypatch):
+    """phase_cost on a part that issues kernels fills that machine's GPU energy ledger;
+    a cost shared from an earlier machine once left the ledger empty, so the second
+    simulation of the same design drew full dynamic power (22.9 instead of 53.7 steps/J)."""
+    from rldse.sim import simulate
+    from rldse.system import parse_spec
+    from rldse.workloads import WORKLOADS
+    from tests.search import stand_in
+
+    monkeypatch.setitem(WORKLOADS, stand_in.NAME, stand_in.WORKLOAD)
+    trace = stand_in.make_trace(host_fp)
+    spec = parse_spec({"cpu": {"preset": "epyc-7742"}, "gpu": {"preset": "a100-40g"},
+                       "placement": {"learn": "gpu"},
+                       "workload": {"env_steps": 4096, "actors": 8, "cores": 8}})
+    first, second = (simulate(trace, spec, seed=0) for _ in range(2))
+    assert first.energy_j == second.energy_j and first.sim_time_s == second.sim_time_s
