@@ -193,10 +193,10 @@ def test_failing_actor_stops_the_run_fast(monkeypatch, where):
         raise ValueError("injected actor failure")
 
     monkeypatch.setattr(al, where, broken)  # forked actors inherit the patch
-    t0 = time.monotonic()
+    # The actor's own error, not the timeout's message: the learner stopped on the
+    # actor's report instead of waiting out timeout_s (no wall-clock bound needed).
     with pytest.raises(RuntimeError, match="injected actor failure"):
         _capture(2048, actors=2, **SMALL)
-    assert time.monotonic() - t0 < 30
     assert not [p for p in mp.active_children() if p.name.startswith("rldse-actor")]
 
 
@@ -205,10 +205,17 @@ def test_silent_actor_times_out_and_is_terminated(monkeypatch):
         time.sleep(60)
 
     monkeypatch.setattr(al, "_collect", stuck)
-    t0 = time.monotonic()
+    terminated = []
+    real_terminate = mp.process.BaseProcess.terminate
+
+    def spy(proc):
+        terminated.append(proc.name)
+        real_terminate(proc)
+
+    monkeypatch.setattr(mp.process.BaseProcess, "terminate", spy)
     with pytest.raises(RuntimeError, match=r"no 'rollout' from actors \[0, 1\] within 1.0 s"):
         _capture(2048, actors=2, timeout_s=1.0, **SMALL)
-    assert time.monotonic() - t0 < 30
+    assert sorted(terminated) == ["rldse-actor-0", "rldse-actor-1"]  # killed, not awaited
     assert not [p for p in mp.active_children() if p.name.startswith("rldse-actor")]
 
 
