@@ -4,6 +4,7 @@ determinism, merged events, and one-line errors."""
 
 from __future__ import annotations
 
+import tempfile
 from functools import cache
 from pathlib import Path
 
@@ -18,11 +19,27 @@ from rldse.trace import Trace
 from rldse.workloads.common.base import CaptureConfig
 from rldse.workloads.tabular import program as tabular
 from rldse.workloads.tabular import train
+from rldse.workloads.tabular.swiftrl_format import write_swiftrl
+from tests.workloads.tabular.test_train import random_dataset
 
-DATA = Path("/work/shared/data/swiftrl")
-FROZENLAKE_100K = DATA / "FrozenLake_trajectories_100k.txt"
-needs_data = pytest.mark.skipif(not FROZENLAKE_100K.is_file(),
-                                reason="SwiftRL datasets not present")
+# SwiftRL-format files of a uniformly random behaviour policy (how SwiftRL made its own),
+# written here so the tests never need the published datasets.
+SIZES = {"FrozenLake_trajectories_10k.txt": ("FrozenLake-v1", 10_000),
+         "Taxi_trajectories_10k.txt": ("Taxi-v4", 10_000),
+         "FrozenLake_trajectories_100k.txt": ("FrozenLake-v1", 100_000)}
+
+
+@cache
+def dataset(name: str) -> Path:
+    env_id, n = SIZES[name]
+    return write_swiftrl(random_dataset(env_id, n, seed=0), Path(_data_dir()) / name)
+
+
+@cache
+def _data_dir() -> str:
+    return tempfile.mkdtemp(prefix="rldse-swiftrl-")
+
+
 PIM_HOST = {"cpu": {"preset": "xeon-silver-4215", "sockets": 2}, "pim": {"preset": "upmem-p21"},
             "placement": {"q_update": "pim"}}
 
@@ -32,7 +49,7 @@ def offline_trace(name: str = "FrozenLake_trajectories_10k.txt", agents: int = 4
                   passes: int = 4, ppr: int = 2, workers: int = 1, dtype: str = "int32",
                   algorithm: str = "q_learning") -> Trace:
     return train.capture(CaptureConfig(
-        workload="tabular", env_id="auto", dataset=str(DATA / name), agents=agents,
+        workload="tabular", env_id="auto", dataset=str(dataset(name)), agents=agents,
         dtype=dtype, algorithm=algorithm,
         options={"passes": passes, "passes_per_round": ppr, "workers": workers}))
 
@@ -63,7 +80,6 @@ OWN_HOST = [
 ]
 
 
-@needs_data
 @pytest.mark.parametrize("trace", OWN_HOST)
 def test_validate_replays_every_recorded_phase_exactly(trace):
     """On its own host the twin uses the trace's measured costs, so what is tested is the
@@ -77,7 +93,6 @@ def test_validate_replays_every_recorded_phase_exactly(trace):
 
 
 @pytest.mark.slow
-@needs_data
 @pytest.mark.parametrize("trace", OWN_HOST)
 def test_validate_total_within_15_percent(trace):
     """The untimed glue (time before the first update, agent switches, per-round and
@@ -91,14 +106,13 @@ def test_validate_total_within_15_percent(trace):
 
 # ---- fidelity (b): predict two worker processes from a one-worker capture ---------------------
 
-@needs_data
 def test_two_workers_predicted_from_one_worker_capture():
     """Capture 1 worker (4 agents), predict 2 workers (cores 2 on the host preset): the
     same trace rows split over two workers, so a round waits for the slower half (less
     than one worker's time, at least half of it), and the host's average does not
     shrink. From the trace's own costs, so host load cannot move it; the comparison with
     a real 2-worker run (live timing) is benchmarks/fidelity_tabular.py."""
-    cfg = CaptureConfig(workload="tabular", env_id="auto", dataset=str(FROZENLAKE_100K),
+    cfg = CaptureConfig(workload="tabular", env_id="auto", dataset=str(dataset("FrozenLake_trajectories_100k.txt")),
                         agents=4, options={"passes": 3, "workers": 1})
     one = train.capture(cfg)
     host = {"cpu": {"preset": "host"}, "workload": {"agents": 4}}
@@ -112,7 +126,6 @@ def test_two_workers_predicted_from_one_worker_capture():
 
 # ---- SwiftRL's shape on UPMEM ------------------------------------------------------------------
 
-@needs_data
 def test_swiftrl_kernel_scales_transfers_do_not():
     """1M transitions on upmem-p21: the DPU kernel shrinks with the chunk per DPU (16x
     fewer transitions each from 125 to 2,000 DPUs: at least 12x faster), while the table
@@ -132,7 +145,6 @@ def test_swiftrl_kernel_scales_transfers_do_not():
     assert r[2000].env_steps == r[2000].updates == 1_000_000 * 4
 
 
-@needs_data
 def test_fp32_is_emulated_and_slower_than_int32():
     trace = offline_trace()
     fx = pim(trace, transitions=1_000_000, agents=2000, dtype="int32")
@@ -142,7 +154,6 @@ def test_fp32_is_emulated_and_slower_than_int32():
     assert fp.sim_time_s > fx.sim_time_s
 
 
-@needs_data
 def test_dpu_instruction_mix_and_energy():
     """Q-learning on FrozenLake (A = 4): the documented counts, 87 INT32 instructions
     per update at PrIM's costs and 776 in emulated FP32; the DPUs' instruction energy
@@ -173,7 +184,6 @@ def test_wram_layout():
         tabular.wram_layout(16384, 100, 24)
 
 
-@needs_data
 def test_q_table_in_mram_pays_dma_per_update():
     trace = offline_trace()
     big = trace.meta.model_copy(update={"workload_info": {
@@ -186,7 +196,6 @@ def test_q_table_in_mram_pays_dma_per_update():
 
 # ---- GPU and CPU placements ------------------------------------------------------------------------
 
-@needs_data
 def test_gpu_kernel_is_a_dependent_chain_per_agent():
     """With agents in parallel and transitions in order, the kernel is paced by the chunk:
     4x the agents (a quarter of the chunk) is about 4x faster; the dataset must fit."""
@@ -201,7 +210,6 @@ def test_gpu_kernel_is_a_dependent_chain_per_agent():
     assert not oom.checks["gpu_memory"] and oom.gpu_memory_peak_bytes > 40 * 2**30
 
 
-@needs_data
 def test_cpu_more_cores_faster_and_agents_rescale():
     """16 worker processes on 16 cores: updates up to 16x faster (a round waits for its
     slowest worker, whose cost per transition comes from the trace's rows, which vary),
@@ -230,7 +238,6 @@ def test_cpu_more_cores_faster_and_agents_rescale():
 
 # ---- engine properties ------------------------------------------------------------------------------
 
-@needs_data
 @pytest.mark.parametrize("raw", [
     {**PIM_HOST, "workload": {"transitions": 100_000, "agents": 500}},
     {"cpu": {"preset": "xeon-gold-6326"}, "workload": {"cores": 3, "agents": 7}},
@@ -248,7 +255,6 @@ def test_online_same_seed_same_json():
     assert a.to_json() == b.to_json() and a.env_steps == 55_555
 
 
-@needs_data
 def test_events_grow_with_rounds_not_transitions():
     trace = offline_trace()
 
@@ -268,7 +274,6 @@ def test_events_grow_with_rounds_not_transitions():
     assert events(transitions=10_000, passes=20) == events(transitions=10_000, passes=10) + 5
 
 
-@needs_data
 @pytest.mark.parametrize(("trace", "raw", "needle"), [
     (lambda: online_trace(), {**PIM_HOST}, "placement.q_update: 'pim' runs offline"),
     (lambda: online_trace(), {"gpu": {"preset": "a100-40g"}, "placement": {"q_update": "gpu"}},
