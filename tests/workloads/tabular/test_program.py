@@ -4,6 +4,8 @@ determinism, merged events, and one-line errors."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -37,7 +39,10 @@ def dataset(name: str) -> Path:
 
 @cache
 def _data_dir() -> str:
-    return tempfile.mkdtemp(prefix="rldse-swiftrl-")
+    """One folder per test process for the generated datasets, removed when it exits."""
+    folder = tempfile.mkdtemp(prefix="rldse-swiftrl-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
 
 
 PIM_HOST = {"cpu": {"preset": "xeon-silver-4215", "sockets": 2}, "pim": {"preset": "upmem-p21"},
