@@ -4,7 +4,7 @@ The peer is written the way a typical SimPy user would: one process per actor, a
 ``simpy.Resource`` for the CPU cores and one for the GPU, one ``timeout`` per operation
 (act, env step, send), a learner process that waits for every rollout, runs
 epochs × ⌈N·E·T / minibatch⌉ minibatch steps on the GPU and broadcasts. Its unit costs are
-rldse's own (``rldse.workloads.actor_learner.program.unit_costs``) on the same system, so
+rldse's own (``rldse.workloads.actor_learner.program.unit_costs.unit_costs``) on the same system, so
 where the two models agree (synchronous learner, local inference on the actors' cores)
 the simulated throughputs should agree within 10 %. Prints wall times, the speed ratio
 and both simulated throughputs for 8 and 512 actors at 1e6 env steps.
@@ -21,7 +21,7 @@ from peer_common import ROOT, parse_steps, race, shipped_trace
 
 from rldse.sim import Machine
 from rldse.system import load_spec, resolve
-from rldse.workloads.actor_learner.program import unit_costs
+from rldse.workloads.actor_learner.program.unit_costs import unit_costs
 
 SPEC = ROOT / "examples" / "dgx1_like.yaml"
 

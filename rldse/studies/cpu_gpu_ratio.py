@@ -14,7 +14,7 @@ captures' per-op CPU time (rldse.trace.host_cost_s). It records throughput, step
 joule and the engine's bottleneck, and the optimal ratio (most steps/J) with its band:
 every ranged preset number sampled by rldse.sim.bands' Latin hypercube, the same draws at
 every ratio, so each draw has its own optimum. Part 2 computes, from the same unit costs
-the simulation books (`rldse.workloads.actor_learner.program.unit_costs`), the actors'
+the simulation books (`rldse.workloads.actor_learner.program.unit_costs.unit_costs`), the actors'
 production rate and the learner's consumption rate, and the knee where they meet: a
 consistency check of the simulation against closed-form rates, not a published value.
 Part 3 runs the search file (an Optuna study, `rldse.search.run_study`) for the best
@@ -63,7 +63,7 @@ from rldse.studies.report import Claim, Report, Tolerance, markdown_table
 from rldse.system import parse_spec
 from rldse.trace import compute_mask
 from rldse.workloads import open_trace as load_trace
-from rldse.workloads.actor_learner.program import UnitCosts, unit_costs
+from rldse.workloads.actor_learner.program.unit_costs import UnitCosts, unit_costs
 
 #: the search's outputs, under the study's out/
 SEARCH_OUT = "search"

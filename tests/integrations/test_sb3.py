@@ -110,7 +110,7 @@ def test_counting_work_is_not_an_ipc_handoff(tmp_path):
     """The actor-learner program replays sync and rollout_add as the gaps on the trace's
     clock (trace_handoffs); the first act and learn count their work (FlopCounterMode,
     ms), which must not show up there (it once added 20-30 ms to an A2C replay)."""
-    from rldse.workloads.actor_learner.program import trace_handoffs
+    from rldse.workloads.actor_learner.program.handoffs import trace_handoffs
 
     path = tmp_path / "a2c.parquet"
     learn("A2C", "CartPole-v1", 100, path)

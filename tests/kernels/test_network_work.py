@@ -94,7 +94,8 @@ def test_pong_actors_what_if_rescales_with_the_cnn():
     from rldse.sim.machine import Machine
     from rldse.system import parse_spec, resolve
     from rldse.trace import load_trace
-    from rldse.workloads.actor_learner import program as al
+    from rldse.workloads.actor_learner.program.networks import act_work, networks
+    from rldse.workloads.actor_learner.program.unit_costs import unit_costs
 
     trace = load_trace(ROOT / "traces" / "pong_ppo.parquet")
     spec = parse_spec({"cpu": {"preset": "xeon-silver-4215", "sockets": 2},
@@ -102,11 +103,11 @@ def test_pong_actors_what_if_rescales_with_the_cnn():
                        "placement": {"act": "cpu", "learn": "gpu"},
                        "workload": {"actors": 4, "inference": "central"}})
     m = Machine(trace, resolve(spec, trace), seed=0)
-    t_nets, nets = al.networks(m, 7056)
+    t_nets, nets = networks(m, 7056)
     assert nets.all == (nature_cnn.network((6, 1)),) and t_nets == nets
     cnn = nature_cnn.forward_work(16, (6, 1))
-    assert al._act_work(nets, 16) == cnn  # 4 actors × 4 envs in one batch
-    assert al.unit_costs(m).act_s[4] > al.unit_costs(m).act_s[1] > 0
+    assert act_work(nets, 16) == cnn  # 4 actors × 4 envs in one batch
+    assert unit_costs(m).act_s[4] > unit_costs(m).act_s[1] > 0
     spec = parse_spec({"cpu": {"preset": "xeon-silver-4215"}, "workload": {"hidden": [64]}})
     with pytest.raises(RldseError, match="workload.hidden"):
-        al.networks(Machine(trace, resolve(spec, trace), seed=0), 7056)
+        networks(Machine(trace, resolve(spec, trace), seed=0), 7056)

@@ -143,7 +143,7 @@ def test_tabular_online_events_scale_with_steps_and_its_estimate_follows():
     """The online tabular loop merges ONLINE_CHUNK steps per event, so its events (and
     cost) are proportional to env steps with a small slope: 1e10 steps are about 1e4
     events, estimated as such and so not refused; the estimate is the run's count."""
-    from rldse.workloads.tabular.program import ONLINE_CHUNK
+    from rldse.workloads.tabular.program.online import ONLINE_CHUNK
 
     trace = load_trace(ROOT / "traces" / "tabular_frozenlake.parquet")
 

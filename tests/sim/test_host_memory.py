@@ -10,7 +10,8 @@ from rldse.sim import simulate
 from rldse.sim.machine import Machine
 from rldse.system import load_spec, parse_spec
 from rldse.trace import load_trace
-from rldse.workloads.actor_learner.program import _Sim, host_memory
+from rldse.workloads.actor_learner.program.memory import host_memory
+from rldse.workloads.actor_learner.program.state import prepare
 
 ROOT = Path(__file__).resolve().parents[2]
 DQN = ROOT / "traces" / "dqn_cartpole_uniform.parquet"
@@ -53,11 +54,11 @@ def test_actor_learner_host_memory_by_hand():
     buffers, whichever is larger, plus a host copy of the parameters."""
     trace = load_trace(PPO)
     side = 64
-    s = _Sim(Machine(trace, parse_spec(_ppo_spec(side, swap=False))))
+    s = prepare(Machine(trace, parse_spec(_ppo_spec(side, swap=False))))
     obs = 3 * side * side * F32
     actors = 16 * (16 * 1000 * (obs + 5 * F32) + 16 * obs)
     assert s.memory.swapped == 0
-    assert host_memory(s) == actors + actors + F32 * s.params
+    assert host_memory(s.shape, s.roles, s.memory) == actors + actors + F32 * s.shape.params
 
 
 def test_timerl_swap_beyond_384_gb_of_host_memory_is_infeasible():
@@ -66,14 +67,16 @@ def test_timerl_swap_beyond_384_gb_of_host_memory_is_infeasible():
     beyond the 384 GiB of TimeRL's host. 3×64×64 fits."""
     trace = load_trace(PPO)
     big = Machine(trace, parse_spec(_ppo_spec(256, swap=True)))
-    s = _Sim(big)
+    s = prepare(big)
     assert s.memory.swapped > 400e9
-    assert host_memory(s) > big.host_memory_capacity == 384 * 2**30
+    assert host_memory(s.shape, s.roles, s.memory) > big.host_memory_capacity == 384 * 2**30
     small = Machine(trace, parse_spec(_ppo_spec(64, swap=True)))
-    assert host_memory(_Sim(small)) < small.host_memory_capacity
+    s = prepare(small)
+    assert host_memory(s.shape, s.roles, s.memory) < small.host_memory_capacity
     # more host memory makes it feasible again
     roomy = Machine(trace, parse_spec(_ppo_spec(256, swap=True, mem_bytes=1024 * 2**30)))
-    assert host_memory(_Sim(roomy)) < roomy.host_memory_capacity
+    s = prepare(roomy)
+    assert host_memory(s.shape, s.roles, s.memory) < roomy.host_memory_capacity
 
 
 def _rollout_s(slowdown: float) -> float:

@@ -460,7 +460,7 @@ def _sections(p: Params, r: Runs, scal: pd.DataFrame, drawn: pd.DataFrame,
     out.append(("The paper's program against the what-if: kernel time", (
         f"{RELEASED}: {NO_FORMATS}; every one of the DPU's tasklets runs the whole loop over "
         "its chunk on the shared table and reads each transition's four uint8 fields with "
-        "one MRAM DMA each (`rldse/workloads/tabular/program.py`, `_released_program`). "
+        "one MRAM DMA each (`rldse/workloads/tabular/program/released.py`). "
         "The released source fixes its loop bounds (10,000 transitions, NUM_ITERATIONS "
         "1,000 passes); here its program runs each DPU's chunk for the study's passes. "
         f"Its kernel takes {ratio.min():.0f}-{ratio.max():.0f}x the split INT32 kernel's "
@@ -490,8 +490,8 @@ def _sections(p: Params, r: Runs, scal: pd.DataFrame, drawn: pd.DataFrame,
         "every round's updates on the busiest DPU; inter-DPU: between rounds every DPU's "
         "table to the host and the new start table back (UPMEM DPUs have no path to each "
         "other), plus the host's average after every round; DPU→CPU: the last round's "
-        "tables. The twin's formulas: `rldse/workloads/tabular/program.py`, "
-        "`_released_program` and `_pim_program`.")))
+        "tables. The twin's formulas: `rldse/workloads/tabular/program/pim.py`, "
+        "`dpu_kernel.py` and `released.py`.")))
     what_if = what_if_frame(scal)
     both = what_if[what_if.device == "pim"].pivot_table(
         index=["env", "algorithm", "dpus", "passes"], columns="dtype",

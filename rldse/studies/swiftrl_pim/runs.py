@@ -38,7 +38,7 @@ from rldse.studies.swiftrl_pim.params import (
 from rldse.system import parse_spec
 from rldse.trace import Trace
 from rldse.workloads.common.base import CaptureConfig
-from rldse.workloads.tabular.program import OFFLINE_TRANSITION_BYTES
+from rldse.workloads.tabular.sizes import OFFLINE_TRANSITION_BYTES
 from rldse.workloads.tabular.train import capture_dataset, greedy_policy
 
 # ---- learning (real runs; also the traces) ------------------------------------------------

@@ -1,6 +1,6 @@
 """Actor-learner family: synchronous multi-actor PPO (``ppo.py``: real actor processes and
-a learner) and its simulated twin (``program.py``) with local or central batched
-inference, an async learner, and GPU memory with swapping (``memory.py``)."""
+a learner) and its simulated twin (the ``program`` package) with local or central batched
+inference, an async learner, and GPU memory with swapping (``program/memory.py``)."""
 
 from __future__ import annotations
 

@@ -57,7 +57,7 @@ from rldse.kernels.mlp import (
 )
 from rldse.strict import UserModel
 from rldse.trace import Trace
-from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
+from rldse.workloads.actor_learner.ppo_work import ROLLOUT_FIELDS, ppo_loss_work
 from rldse.workloads.common import atari, base
 from rldse.workloads.common.base import CaptureConfig, Progress, build_trace, no_progress
 from rldse.workloads.common.recorder import Recorder, rows_to_frame
@@ -65,9 +65,6 @@ from rldse.workloads.common.recorder import Recorder, rows_to_frame
 if TYPE_CHECKING:  # `rldse capture actor_learner --help` reads PPOConfig without them
     import gymnasium as gym
     import pandas as pd
-
-#: Per transition: float32 obs, int32 action, float32 logp, reward, done and value.
-ROLLOUT_FIELDS = ("obs", "actions", "logp", "rewards", "dones", "values")
 
 
 class PPOConfig(UserModel):

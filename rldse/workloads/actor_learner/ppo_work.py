@@ -1,4 +1,6 @@
-"""Work of PPO's loss kernels (ppo.ppo_grads besides the networks), counted per sample.
+"""What the real PPO loop (ppo.py) and its simulated twin (program/) share: the fields of a
+rollout message, and the work of PPO's loss kernels (ppo.ppo_grads besides the networks),
+counted per sample.
 
 Per sample with A actions, bytes read + written as the numpy calls run them (float32,
 int64 row indices): log-softmax (max 4·A + 4, subtract 12·A, exp 8·A, sum 4·A + 4, log 8,
@@ -12,6 +14,10 @@ entropy (16·A + 12), its gradient (44·A), d values (20): 124·A + 234 bytes; a
 from __future__ import annotations
 
 from rldse.kernels.mlp import Work, elementwise
+
+#: Per transition: float32 obs, int32 action, float32 logp, reward, done and value (what an
+#: actor's rollout message holds; ppo.py sends them, the simulated twin costs them).
+ROLLOUT_FIELDS = ("obs", "actions", "logp", "rewards", "dones", "values")
 
 BYTES_PER_SAMPLE, BYTES_PER_LOGIT = 234, 124
 FLOPS_PER_SAMPLE, FLOPS_PER_LOGIT = 25, 20

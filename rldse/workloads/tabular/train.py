@@ -65,6 +65,7 @@ from rldse.workloads.common.base import (
     progress_chunk,
 )
 from rldse.workloads.common.recorder import NullRecorder, Recorder
+from rldse.workloads.tabular.sizes import OFFLINE_TRANSITION_BYTES, ONLINE_TRANSITION_BYTES, Q_BYTES
 from rldse.workloads.tabular.swiftrl_format import line_of_row, read_swiftrl
 
 if TYPE_CHECKING:  # on use: `rldse capture tabular --help` imports this module
@@ -72,9 +73,6 @@ if TYPE_CHECKING:  # on use: `rldse capture tabular --help` imports this module
     import pandas as pd
 
 ALGORITHMS = ("q_learning", "sarsa")
-Q_BYTES = 4  # one fp32 or int32 Q-value
-OFFLINE_TRANSITION_BYTES = 16  # state, action, reward, next_state: 4 bytes each
-ONLINE_TRANSITION_BYTES = 17  # the same plus the done byte
 MULTIPLIER_BITS = 24  # fractional bits of the fixed-point α and γ
 
 

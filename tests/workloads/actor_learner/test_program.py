@@ -22,6 +22,8 @@ from rldse.system import parse_spec
 from rldse.trace import Trace, TraceMeta, load_trace
 from rldse.workloads import capture
 from rldse.workloads.actor_learner import program as al
+from rldse.workloads.actor_learner.program.memory import gpu_memory
+from rldse.workloads.actor_learner.program.networks import Nets, learn_work
 from rldse.workloads.common.base import CaptureConfig
 
 ENV = "CartPole-v1"
@@ -67,7 +69,7 @@ def synthetic(host_fp) -> Trace:
     rows = []
     full = (forward_work(PI, 1) + forward_work(V, 1))
     boot = forward_work(V, 1)
-    learn = al._learn_work(al.Nets((network(PI), network(V)), network(V), PI[-1]), T)
+    learn = learn_work(Nets((network(PI), network(V)), network(V), PI[-1]), T)
     t = U
     for k in range(K):
         rows.append(("learner", "sync", k, t, 0.5e-3, 1, 0, 4 * (n_params(PI) + n_params(V))))
@@ -202,7 +204,7 @@ def _timerl(side: int, trace: Trace, **knobs):
 @pytest.mark.parametrize("side,fits", [(64, True), (128, False), (256, False)])
 def test_timerl_sizes_fit_as_published(one_actor, side, fits):
     """TimeRL: the baselines run out of GPU memory at 3x128x128 and 3x256x256 only."""
-    mem = al.gpu_memory(Machine(one_actor, _timerl(side, one_actor)))
+    mem = gpu_memory(Machine(one_actor, _timerl(side, one_actor)))
     obs = 256_000 * 3 * side * side * 4
     assert mem.buffers["rollout observations"] == obs
     assert mem.buffers["minibatch copy"] >= obs

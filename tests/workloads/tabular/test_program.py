@@ -21,6 +21,8 @@ from rldse.trace import Trace
 from rldse.workloads.common.base import CaptureConfig
 from rldse.workloads.tabular import program as tabular
 from rldse.workloads.tabular import train
+from rldse.workloads.tabular.program.dpu_kernel import dpu_mix, wram_layout
+from rldse.workloads.tabular.program.offline import Offline, offline_loop
 from rldse.workloads.tabular.swiftrl_format import write_swiftrl
 from tests.workloads.tabular.test_train import random_dataset
 
@@ -165,12 +167,12 @@ def test_dpu_instruction_mix_and_energy():
     is updates x instructions x energy per instruction."""
     trace = offline_trace()
     m = Machine(trace, parse_spec({**PIM_HOST, "workload": {"agents": 100}}))
-    sh = tabular._offline(m, 100)
-    mix = tabular.dpu_mix(sh)
+    sh = offline_loop(m, 100)
+    mix = dpu_mix(sh)
     assert (mix.add, mix.mul, mix.native) == (6, 2, 23)
     pm = m.model("pim")
     assert pm.instructions(mix, "int32") == pytest.approx(87)
-    fp = tabular.dpu_mix(tabular._Offline(**{**sh.__dict__, "dtype": "fp32"}))
+    fp = dpu_mix(Offline(**{**sh.__dict__, "dtype": "fp32"}))
     assert pm.instructions(fp, "fp32") == pytest.approx(6 * 66.4 + 2 * 179.2 + 19)
     result = m.result(tabular.program(m))
     dev = next(d for d in result.devices if d.name == "pim")
@@ -182,11 +184,11 @@ def test_dpu_instruction_mix_and_energy():
 def test_wram_layout():
     """Taxi's 12 KB table fits beside 16 tasklets' stacks and 2 KB buffers; a 40 KB one
     needs smaller buffers; a 64 KB one goes to MRAM."""
-    assert tabular.wram_layout(65536, 500 * 6 * 4, 16) == (True, 2048)
-    assert tabular.wram_layout(65536, 40_000, 16) == (True, 512)
-    assert tabular.wram_layout(65536, 65536, 16) == (False, 2048)
+    assert wram_layout(65536, 500 * 6 * 4, 16) == (True, 2048)
+    assert wram_layout(65536, 40_000, 16) == (True, 512)
+    assert wram_layout(65536, 65536, 16) == (False, 2048)
     with pytest.raises(RldseError, match="do not fit in WRAM"):
-        tabular.wram_layout(16384, 100, 24)
+        wram_layout(16384, 100, 24)
 
 
 def test_q_table_in_mram_pays_dma_per_update():

@@ -14,8 +14,9 @@ from rldse.sim import simulate
 from rldse.sim.machine import Machine
 from rldse.system import parse_spec
 from rldse.workloads.common.base import CaptureConfig
-from rldse.workloads.tabular import program as tabular
 from rldse.workloads.tabular import train
+from rldse.workloads.tabular.program.offline import offline_loop
+from rldse.workloads.tabular.program.released import released_mix
 
 PIM_HOST = {"cpu": {"preset": "xeon-silver-4215", "sockets": 2}, "pim": {"preset": "upmem-p21"},
             "placement": {"q_update": "pim"}}
@@ -49,10 +50,10 @@ def test_released_kernel_is_its_closed_form(trace):
     gather, one average."""
     sp = spec(pim_kernel="released", agents=8, transitions=4000, tasklets=16)
     m = Machine(trace, sp)
-    sh = tabular._offline(m, 8)
+    sh = offline_loop(m, 8)
     pm = m.model("pim")
     items = 4000 // 8 * 4
-    compute = items * 16 * pm.instructions(tabular.released_mix(sh), "fp64") / (
+    compute = items * 16 * pm.instructions(released_mix(sh), "fp64") / (
         pm.spec.clock_mhz * 1e6)
     dma = items * 16 * 4 * float(pm.mram_seconds(8, 8))
     result = simulate(trace, sp)

@@ -1,0 +1,78 @@
+"""The actors: per iteration they wait for parameters recent enough, then collect a
+rollout each, with their own policy (one merged event: package docstring, "Merged
+events") or through central inference servers (central_inference.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rldse.sim.sharing import shared_ends
+from rldse.workloads.actor_learner.program.central_inference import Central, central_wave
+from rldse.workloads.actor_learner.program.state import Handshake, Run
+
+
+def actors(run: Run, hs: Handshake):
+    """Every iteration's collection, once the parameters it may use are out (at most
+    ``lag`` versions old); signals ``hs.ready`` when its rollouts are done."""
+    m, s, tally = run.m, run.shape, run.tally
+    env = m.env
+    central = Central.of(run) if s.central else None
+    prev_end = 0.0
+    for j in range(s.iterations):
+        while hs.version < j - s.lag:
+            yield hs.published
+        hs.used.append(hs.version)
+        r = np.maximum(hs.release, prev_end)
+        tally.wait["wait:learner"] += float(np.sum(r - prev_end)) if j else 0.0
+        start = float(r.min())
+        if start > env.now:
+            yield env.timeout(start - env.now)
+        if central is not None:
+            end = yield env.process(central_wave(run, central, r))
+        else:
+            end = local_wave(run, r)
+            yield env.timeout(end - env.now)
+        tally.parts["rollout_s"] += end - start
+        prev_end = end
+        hs.ready[j].succeed()
+
+
+def local_wave(run: Run, r: np.ndarray) -> float:
+    """One iteration's collection with local inference, actor a released at r[a]: one
+    event (package docstring); returns when the last rollout is done."""
+    m, s, roles, costs, tally = run.m, run.shape, run.roles, run.costs, run.tally
+    T, N, C = s.T, s.N, roles.cores
+    env_s = np.array([c.take(T) for c in costs.env])
+    acts = [c.take(T + 1) for c in costs.act]
+    act_s = np.array([a.wall_s for a in acts])
+    reset = T * costs.reset_per_vstep
+    # on the actor's core: env steps, and the whole act (CPU) or its dispatch (GPU)
+    cpu_part = env_s + reset + np.array([a.host_s for a in acts])
+    if N > C:  # rollouts beyond the cores share them, event by event (rldse.sim.
+        # sharing): n runnable get CpuSpec.core_throughput(n, C) core-equivalents (an
+        # extra SMT thread adds smt_gain of a core; beyond the hardware threads the OS
+        # time-slices at the measured shared-core slowdown). The closed form's lower
+        # bound it replaces was 1.0-1.4 % short on unequal rollouts (issue 25).
+        spec = m.host.model.spec
+        end = float(np.max(shared_ends(r, cpu_part,
+                                       lambda n: spec.core_throughput(n, C))))
+    else:
+        end = float(np.max(r + cpu_part))
+    if roles.act.kernels:  # each actor's kernels, queued on the first part as one block
+        g = float(sum(a.device_s for a in acts))
+        end = max(end, float(np.max(r + env_s + reset + act_s)),
+                  m.book(roles.act.device, float(r.min()), g, "act", "actors",
+                         items=N * (T + 1)))
+    tally.busy["env_step"] += float(env_s.sum())
+    tally.busy["env_reset"] += reset * N
+    tally.busy["act"] += float(act_s.sum())
+    tally.act_dispatch += float(sum(a.host_s for a in acts)) if roles.act.kernels else 0.0
+    tally.act_count += N * (T + 1)
+    own = float(np.sum(env_s + reset + act_s))
+    tally.wait["wait:cores"] += max(0.0, float(np.sum(end - r)) - own)
+    if m.timeline is not None:  # the cores' merged load, for the Chrome trace
+        per = float(cpu_part.sum()) / min(N, C)
+        for lane in range(min(N, C)):
+            m.timeline.append((roles.cpu.name, lane, "rollout", float(r.min()), per,
+                               "actors", None))
+    return end
