@@ -4,22 +4,25 @@ whether nn.Linear's dimensions are multiples of 4 (m = B·M rows, k = in_feature
 out_features; any of them not: "misaligned") and by the reduction dimension k, with the
 achieved TFLOP/s and the median error of the shipped model's LOO prediction.
 
-It also prints the what-if of one candidate model the breakdown suggests: misaligned
-nn.Linear on Pascal (sm_6x, whose cuBLAS runs such shapes with Maxwell-era kernels)
-bound by DRAM at a shared intensity of I flop/byte. With one other Pascal board to fit I
-on, leave-one-GPU-out gives each Pascal board the other's I (P4 needs about 8, P100 at
-least 10), so the what-if shows both values' medians: it does not bring both within 15 %.
+With ``--refit`` it also refits, leave-one-GPU-out, each candidate term the breakdown
+suggests (``VARIANTS``: one extra shared coefficient on misaligned nn.Linear) and prints
+the median |error| by board and regime: none brings the P4 within 15 %. On Pascal
+(sm_6x) a coefficient only Pascal boards show is fitted, for a held-out Pascal board, on
+the other one alone.
 
-    python benchmarks/gpu_loo_breakdown.py      # about 1 min (six least-squares fits)
+    python benchmarks/gpu_loo_breakdown.py [--refit]   # ~1 min (six fits); --refit ~4 more
 """
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 import pandas as pd
+from scipy.optimize import least_squares
 
 from rldse.external import neusight
-from rldse.models import load_part
+from rldse.models.gpu_ops import call_s, gemm_device_s
 
 BIG = neusight.BIG_GEMM
 PASCAL = ("p4", "p100-pcie")  # compute capability 6.x (spec sheets)
@@ -57,20 +60,82 @@ def breakdown(big: pd.DataFrame) -> pd.DataFrame:
             .round(3))
 
 
-def pascal_dram_whatif(big: pd.DataFrame, intensity: float) -> dict[str, float]:
-    """Median |error| per Pascal board with misaligned linear priced at least flops /
-    (I × mem_bw × mem_bw_efficiency)."""
-    out = {}
-    for preset in PASCAL:
-        r = big[big["preset"] == preset]
-        spec = load_part("gpu", preset)
-        floor_s = r["flops"] / (intensity * spec.mem_bw_gbs * 1e9 * spec.mem_bw_efficiency)
-        pred = np.where(r["misaligned"], np.maximum(r["pred_s"], floor_s), r["pred_s"])
-        out[preset] = float(np.median(np.abs(err(pred, r["measured_s"]))))
+#: Candidate terms, each one extra shared coefficient refitted leave-one-GPU-out: name ->
+#: (start, lower, upper, scale, how GEMM work_s of misaligned nn.Linear changes).
+VARIANTS = {
+    "shared misalignment slowdown (all boards)":
+        (0.1, 0.0, 3.0, 0.1, lambda pascal, s, flops, work, e: work * (1 + e)),
+    "Pascal misalignment slowdown":
+        (0.1, 0.0, 5.0, 0.1, lambda pascal, s, flops, work, e: work * (1 + e * pascal)),
+    "Pascal misaligned DRAM-bound at I flop/B":
+        (20.0, 2.0, 200.0, 5.0, lambda pascal, s, flops, work, e: np.maximum(
+            work, pascal * flops / (e * s.mem_bw_gbs * 1e9 * s.mem_bw_efficiency))),
+}
+
+
+def _columns(rows: pd.DataFrame):
+    out = []
+    for device, idx in rows.groupby("device", sort=False).indices.items():
+        c = {k: rows[k].to_numpy()[idx] for k in ("gemm", "batch", "m", "n", "k", "ew_bytes",
+                                                  "op")}
+        c["misaligned"] = (c["op"] == "linear") & (
+            (c["m"] % 4 != 0) | (c["n"] % 4 != 0) | (c["k"] % 4 != 0))
+        out.append((device, idx, c))
     return out
 
 
-def main() -> None:
+def _predict(variant: str, columns, n_rows: int, x: np.ndarray) -> np.ndarray:
+    """neusight._predict with the variant's term on misaligned nn.Linear (x[-1])."""
+    change = VARIANTS[variant][4]
+    out = np.empty(n_rows)
+    for device, idx, c in columns:
+        gm = neusight._model(device, x[:-1])
+        s = gm.spec
+        work, *_ = gemm_device_s(s, gm.peak_flops("fp32"), c["batch"], c["m"], c["n"], c["k"])
+        flops = 2.0 * c["batch"] * c["m"] * c["n"] * c["k"]
+        pascal = float(neusight.PRESETS[device] in PASCAL)
+        work = np.where(c["misaligned"], change(pascal, s, flops, work, x[-1]), work)
+        ew = c["ew_bytes"] / (s.mem_bw_gbs * 1e9 * s.mem_bw_efficiency)
+        calls = np.ones(len(idx))
+        for op, weight in s.op_dispatch_calls.items():
+            calls[c["op"] == op] = weight
+        host = calls * gm.dispatch_s
+        out[idx] = call_s(host, s.launch_share * host,
+                          s.kernel_overhead_s + np.where(c["gemm"], work, ew))
+    return out
+
+
+def _fit(variant: str, rows: pd.DataFrame) -> np.ndarray:
+    """neusight.fit with the variant's coefficient appended."""
+    rng = np.random.default_rng(neusight.SEED)
+    sub = rows.iloc[rng.choice(len(rows), min(neusight.FIT_ROWS, len(rows)), replace=False)]
+    measured = sub["measured_s"].to_numpy()
+    spec = [f[1:] for f in neusight.FITTED] + [VARIANTS[variant][:4]]
+    start, lo, hi, scale = (np.array(c, float) for c in zip(*spec, strict=True))
+    columns = _columns(sub)
+    return least_squares(lambda x: np.log(_predict(variant, columns, len(sub), x) / measured),
+                         start, bounds=(lo, hi), x_scale=scale, loss="cauchy",
+                         f_scale=0.05).x
+
+
+def refit(variant: str) -> pd.DataFrame:
+    """Median |error| by board and regime with the variant refitted leave-one-GPU-out (the
+    H200 fitted on all five, as ``rldse validate external`` does), and its coefficient."""
+    d = neusight.measurements()
+    train = d[d["device"] != "NVIDIA H200"]
+    out = []
+    for device in neusight.PRESETS:
+        x = _fit(variant, train[train["device"] != device])
+        r = d[d["device"] == device]
+        e = np.abs(err(_predict(variant, _columns(r), len(r), x), r["measured_s"]))
+        row = {"preset": neusight.PRESETS[device], "coefficient": round(float(x[-1]), 3)}
+        row |= {regime: round(float(np.median(e[(r["regime"] == regime).to_numpy()])), 3)
+                for regime in (BIG, neusight.OTHER_GEMM, neusight.BIG_EW, neusight.SMALL)}
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def main(refit_variants: bool) -> None:
     rows = loo_rows()
     big = rows[rows["regime"] == BIG]
     print("median |error|, large linear/bmm, leave-one-GPU-out:")
@@ -79,11 +144,13 @@ def main() -> None:
               f"  ({len(r)} rows, {r['misaligned'].mean():.0%} misaligned linear)")
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(breakdown(big).to_string())
-    for intensity in (8.0, 10.0):
-        got = pascal_dram_whatif(big, intensity)
-        print(f"what-if: misaligned linear on Pascal DRAM-bound at {intensity:g} flop/B: "
-              + ", ".join(f"{p} {v:.1%}" for p, v in got.items()))
-
+    if refit_variants:
+        for variant in VARIANTS:
+            print(f"refitted leave-one-GPU-out with {variant}:")
+            print(refit(variant).to_string(index=False))
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--refit", action="store_true",
+                        help="also refit each candidate term leave-one-GPU-out (~4 min)")
+    main(parser.parse_args().refit)
