@@ -103,8 +103,10 @@ def test_hourly_price_without_a_target_is_refused(tmp_path):
 
 
 def test_a_design_estimated_over_the_limit_is_an_invalid_trial_not_a_run(tmp_path):
-    """env_steps 1e10 in the base: every trial is refused by rldse.sim.budget's estimate
-    (one line, in trials.csv's note) instead of running for hours."""
+    """env_steps 1e10 in the base: the whole search is refused before it starts, in one
+    line; and where the search was priced already (a study's plan: ``priced``), each
+    trial is refused by rldse.sim.budget's estimate (one line, in trials.csv's note)
+    instead of running for hours."""
     import pandas as pd
 
     study = {"trace": str(PPO), "base": {"name": "big", "cpu": {"preset": "epyc-7742"},
@@ -114,7 +116,10 @@ def test_a_design_estimated_over_the_limit_is_an_invalid_trial_not_a_run(tmp_pat
              "trials": 1}
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(study))
-    report = run_study(path, progress=False)
+    with pytest.raises(RldseError, match="over the 10 min limit"):
+        run_study(path, progress=False)
+    assert not (tmp_path / "out").exists()
+    report = run_study(path, progress=False, priced=True)
     frame = pd.read_csv(Path(report.out_dir) / "trials.csv")
     assert (frame["state"] == "COMPLETE").sum() == 0
     assert "over the 10 min limit; give --allow-long" in frame["note"].iloc[0]
