@@ -22,7 +22,6 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from rldse.external import neusight
-from rldse.models.gpu_ops import call_s, gemm_device_s
 
 BIG = neusight.BIG_GEMM
 PASCAL = ("p4", "p100-pcie")  # compute capability 6.x (spec sheets)
@@ -87,22 +86,13 @@ def _columns(rows: pd.DataFrame):
 def _predict(variant: str, columns, n_rows: int, x: np.ndarray) -> np.ndarray:
     """neusight._predict with the variant's term on misaligned nn.Linear (x[-1])."""
     change = VARIANTS[variant][4]
-    out = np.empty(n_rows)
-    for device, idx, c in columns:
-        gm = neusight._model(device, x[:-1])
-        s = gm.spec
-        work, *_ = gemm_device_s(s, gm.peak_flops("fp32"), c["batch"], c["m"], c["n"], c["k"])
+
+    def term(device, gm, c, work):
         flops = 2.0 * c["batch"] * c["m"] * c["n"] * c["k"]
         pascal = float(neusight.PRESETS[device] in PASCAL)
-        work = np.where(c["misaligned"], change(pascal, s, flops, work, x[-1]), work)
-        ew = c["ew_bytes"] / (s.mem_bw_gbs * 1e9 * s.mem_bw_efficiency)
-        calls = np.ones(len(idx))
-        for op, weight in s.op_dispatch_calls.items():
-            calls[c["op"] == op] = weight
-        host = calls * gm.dispatch_s
-        out[idx] = call_s(host, s.launch_share * host,
-                          s.kernel_overhead_s + np.where(c["gemm"], work, ew))
-    return out
+        return np.where(c["misaligned"], change(pascal, gm.spec, flops, work, x[-1]), work)
+
+    return neusight._predict(columns, n_rows, x[:-1], gemm_term=term)
 
 
 def _fit(variant: str, rows: pd.DataFrame) -> np.ndarray:

@@ -112,12 +112,16 @@ def predict_s(rows: pd.DataFrame, x: np.ndarray) -> np.ndarray:
     return _predict(_columns(rows), len(rows), x)
 
 
-def _predict(columns, n_rows: int, x: np.ndarray) -> np.ndarray:
+def _predict(columns, n_rows: int, x: np.ndarray, gemm_term=None) -> np.ndarray:
+    """``gemm_term(device, model, columns, work_s)``, where given, changes the GEMM device
+    time (benchmarks/gpu_loo_breakdown.py tries candidate terms through it)."""
     out = np.empty(n_rows)
     for device, idx, c in columns:
         gm = _model(device, x)
         s = gm.spec
         work, *_ = gemm_device_s(s, gm.peak_flops("fp32"), c["batch"], c["m"], c["n"], c["k"])
+        if gemm_term is not None:
+            work = gemm_term(device, gm, c, work)
         ew = c["ew_bytes"] / (s.mem_bw_gbs * 1e9 * s.mem_bw_efficiency)
         calls = np.ones(len(idx))
         for op, weight in s.op_dispatch_calls.items():
