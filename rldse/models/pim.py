@@ -40,7 +40,7 @@ from pydantic import ValidationInfo, field_validator
 from rldse.errors import RldseError
 from rldse.models.kinds import PartKind, Runs, register
 from rldse.models.ops import ArrayLike
-from rldse.models.power import IDLE_PLUS_ACTIONS, EnergyEstimate, action_joules
+from rldse.models.power import EnergyEstimate, IdlePlusActionsPower, action_joules
 from rldse.models.spec import PartSpec, allowed_range, quantity
 
 #: PrIM measured parallel transfers to the 64 DPUs of one rank.
@@ -145,7 +145,7 @@ class PimSpec(PartSpec):
         return (self.dpu_w - self.dpu_idle_w) / (self.clock_mhz * 1e6) * 1e12
 
 
-class PimModel:
+class PimModel(IdlePlusActionsPower):
     """All DPUs of a PIM system."""
 
     def __init__(self, spec: PimSpec) -> None:
@@ -297,8 +297,6 @@ class PimModel:
         return int(t)
 
     # ---- power (see rldse.models.power) -------------------------------------------------
-    method = IDLE_PLUS_ACTIONS
-
     @property
     def lanes(self) -> int:
         return self.spec.dpus
@@ -307,15 +305,6 @@ class PimModel:
     def idle_w(self) -> float:
         return self.spec.dpu_idle_w * self.spec.dpus
 
-    @property
-    def max_w(self) -> float:
-        """Equal to idle_w: the dynamic part is charged per instruction, not per busy time."""
-        return self.idle_w
-
-    @property
-    def claimed_accuracy(self) -> str:
-        return self.spec.energy_accuracy
-
     def instruction_joules(self, instructions: ArrayLike) -> np.ndarray:
         """Dynamic energy of executed instructions (summed over DPUs)."""
         return action_joules(instructions, self.spec.instr_pj)
@@ -323,9 +312,7 @@ class PimModel:
     def energy(self, instructions: ArrayLike, wall_s: ArrayLike) -> EnergyEstimate:
         """Idle power of every DPU over the run plus energy per executed instruction
         (``instructions`` summed over all DPUs)."""
-        joules = (self.idle_w * np.asarray(wall_s, dtype=np.float64)
-                  + self.instruction_joules(instructions))
-        return EnergyEstimate(joules, IDLE_PLUS_ACTIONS, self.spec.energy_accuracy)
+        return self.idle_plus(self.instruction_joules(instructions), wall_s)
 
 
 register(PartKind(

@@ -87,3 +87,29 @@ class UtilisationPower:
     def energy(self, busy_s: ArrayLike, wall_s: ArrayLike) -> EnergyEstimate:
         return EnergyEstimate(utilisation_joules(self.spec.idle_w, self.spec.max_w, busy_s,
                                                  wall_s), UTILISATION, self.spec.energy_accuracy)
+
+
+class IdlePlusActionsPower:
+    """The engine's power view of a part whose dynamic energy is charged per action (CAM
+    searches and writes, DPU instructions), not per busy second, so ``max_w`` equals
+    ``idle_w``. A model mixes this in, sets `spec` (with `energy_accuracy`) and gives
+    `idle_w`; ``idle_plus`` adds idle power over the run to its action joules."""
+
+    spec: Any
+    idle_w: float  # the model's own property
+    method = IDLE_PLUS_ACTIONS
+    lanes = 1
+
+    @property
+    def max_w(self) -> float:
+        """Equal to idle_w: the dynamic part is charged per action, not per busy time."""
+        return self.idle_w
+
+    @property
+    def claimed_accuracy(self) -> str:
+        return self.spec.energy_accuracy
+
+    def idle_plus(self, action_j: ArrayLike, wall_s: ArrayLike) -> EnergyEstimate:
+        """Action joules plus idle power × the run's wall time."""
+        joules = action_j + self.idle_w * np.asarray(wall_s, dtype=np.float64)
+        return EnergyEstimate(joules, IDLE_PLUS_ACTIONS, self.spec.energy_accuracy)

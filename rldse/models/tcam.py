@@ -45,7 +45,7 @@ import numpy as np
 
 from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, Runs, register
 from rldse.models.ops import ArrayLike
-from rldse.models.power import IDLE_PLUS_ACTIONS, EnergyEstimate, action_joules
+from rldse.models.power import EnergyEstimate, IdlePlusActionsPower, action_joules
 from rldse.models.spec import PartSpec, quantity
 
 #: Labels of a sample's per-action energy (replay_joules) and latency (sample_parts_s).
@@ -102,7 +102,7 @@ class TcamSpec(PartSpec):
         return self.array_price_usd * self.arrays
 
 
-class TcamModel:
+class TcamModel(IdlePlusActionsPower):
     """All arrays of one associative-memory part, with the H-tree that joins them."""
 
     def __init__(self, spec: TcamSpec) -> None:
@@ -225,8 +225,7 @@ class TcamModel:
         """One row per buffered priority."""
         return {"tcam_capacity": job.capacity <= self.spec.capacity_rows}
 
-    # ---- power (see rldse.models.power) -------------------------------------------------
-    method = IDLE_PLUS_ACTIONS
+    # ---- power (IdlePlusActionsPower, rldse.models.power) --------------------------------
     lanes = 1  # a search occupies every array at once
 
     @property
@@ -234,21 +233,11 @@ class TcamModel:
         """Leakage of all arrays."""
         return self.spec.leakage_w * self.spec.arrays
 
-    @property
-    def max_w(self) -> float:
-        """Equal to idle_w: searches and writes are charged per action."""
-        return self.idle_w
-
-    @property
-    def claimed_accuracy(self) -> str:
-        return self.spec.energy_accuracy
-
     def energy(self, n_searches: ArrayLike, rows_written: ArrayLike,
                wall_s: ArrayLike) -> EnergyEstimate:
         """Searches (with broadcast and merge) and writes per action, plus leakage."""
-        joules = (self.search_joules(n_searches) + self.write_joules(rows_written)
-                  + self.idle_w * np.asarray(wall_s, dtype=np.float64))
-        return EnergyEstimate(joules, IDLE_PLUS_ACTIONS, self.spec.energy_accuracy)
+        return self.idle_plus(self.search_joules(n_searches) + self.write_joules(rows_written),
+                              wall_s)
 
 
 register(PartKind(
