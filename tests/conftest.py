@@ -25,6 +25,16 @@ settings.register_profile("slow", max_examples=200, derandomize=False, deadline=
 settings.load_profile("default")  # `pytest --hypothesis-profile slow` overrides it
 
 
+@pytest.fixture(autouse=True, scope="session")
+def sb3_logs_in_scratch(tmp_path_factory):
+    """Stable-Baselines3 makes a log folder per ``learn()`` (``$SB3_LOGDIR``, else a new
+    ``SB3-<time>`` under the system temp folder, left behind); the suite's go to its own
+    scratch folder, subprocesses included."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SB3_LOGDIR", str(tmp_path_factory.mktemp("sb3")))
+        yield
+
+
 @pytest.fixture
 def host_fp() -> HostFingerprint:
     return HostFingerprint(cpu_model="Test CPU", cores=2, clock_mhz=2600.0, matmul_gflops=100.0,
