@@ -4,7 +4,7 @@ nothing delays an actor, so its chunks land at fixed times, and update u starts 
 max(end of update u-1, the landing that makes it due): a max-plus recurrence solved with
 numpy scans, per step as the event loop resolves it (a chunk is learn_every steps, so
 sampling interleaves with learning at the real granularity). Results match the event
-loop to 4e-13 relative on the shipped traces (tests/workloads/offpolicy/
+loop to 4e-13 relative on the shipped traces (tests/workloads/offpolicy/program/
 test_program_async.py)."""
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ def _dgx1(gpu: str = "v100-sxm2"):
     from pathlib import Path
 
     from rldse.system import load_spec
-    root = Path(__file__).resolve().parents[3]
+    root = Path(__file__).resolve().parents[4]
     return load_spec(root / "examples/dgx1_like.yaml",
                      {"workload.env_steps": 20000, "gpu.preset": gpu})
 
@@ -140,7 +140,7 @@ def uniform_trace():
     from pathlib import Path
 
     from rldse.trace import load_trace
-    return load_trace(Path(__file__).resolve().parents[3] / "traces/dqn_cartpole_uniform.parquet")
+    return load_trace(Path(__file__).resolve().parents[4] / "traces/dqn_cartpole_uniform.parquet")
 
 
 def test_launch_bound_learner_keeps_a_core_busy_not_the_gpu(uniform_trace):

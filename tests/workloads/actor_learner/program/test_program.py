@@ -282,7 +282,7 @@ def test_central_inference_dispatch_queues_with_the_learner_on_one_core():
     """Issue 25: a GPU inference server's dispatch is booked on the CPU's lanes, where the
     learner's dispatch and handoffs queue too; on a 1-core CPU, async, the two cannot
     overlap, so no CPU booking starts before the one before it on that lane ends."""
-    trace = load_trace(Path(__file__).resolve().parents[3]
+    trace = load_trace(Path(__file__).resolve().parents[4]
                        / "traces/actor_learner_cartpole_2.parquet")
     spec = parse_spec({"cpu": {"preset": "xeon-e5-2698-v4", "cores": 1},
                        "gpu": {"preset": "v100-sxm2"},
@@ -369,7 +369,7 @@ def _shipped_ppo() -> Trace:
 
     from rldse.trace import load_trace
 
-    return load_trace(Path(__file__).parents[3] / "traces" / "actor_learner_cartpole_2.parquet")
+    return load_trace(Path(__file__).parents[4] / "traces" / "actor_learner_cartpole_2.parquet")
 
 
 def test_sync_learner_reports_zero_staleness():

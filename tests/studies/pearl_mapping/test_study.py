@@ -11,7 +11,7 @@ import yaml
 
 from rldse.studies import run_study
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_pearl_study_reproduces_published_mapping(tmp_path):
