@@ -1,7 +1,7 @@
 """`rldse calibrate cpu`: this host as a CPU preset, from its measured fingerprint.
 
 The preset is the one ``host`` stands for in a trace captured here
-(``rldse.models.cpu.host_params`` of ``rldse.host.measure()``), so whatever the
+(``rldse.models.cpu.host_preset.host_params`` of ``rldse.host.measure()``), so whatever the
 fingerprint measures flows into it; numbers the fingerprint measures get a
 ``measured: rldse calibrate cpu, <cpu>, <date>, method measured`` source, assumptions
 keep theirs and their ranges. Two curves are printed (and kept in the file's
