@@ -24,7 +24,7 @@ from crossconfig import error_header, error_line
 
 import rldse
 from rldse.kernels.trace_network import from_info
-from rldse.models.cpu import with_works
+from rldse.models.cpu.roofline import with_works
 from rldse.sim.machine import Machine
 from rldse.sim.validate import host_spec_for
 from rldse.system import resolve

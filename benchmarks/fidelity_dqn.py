@@ -5,7 +5,7 @@ host, capture that batch size for real, and compare.
 The prediction replays the source trace on the ``host`` CPU preset (the trace's own
 fingerprint, so part scaling is 1) with ``workload.batch_size`` set to the target batch
 (benchmarks/crossconfig.py). The off-policy program rescales each ``learn`` row by
-rldse.models.cpu.with_works: the share of its measured time that the host's roofline of
+rldse.models.cpu.roofline.with_works: the share of its measured time that the host's roofline of
 dqn.learn_work explains (each GEMM on the fingerprint's measured GEMM curve, the
 element-wise, Adam and cold-state bytes at their measured rates) scales with that
 roofline at the new batch; the rest (interpreter and numpy-call overhead) stays. Nothing
@@ -47,7 +47,7 @@ from crossconfig import Config, dedicated_wall_s, error_header, error_line, load
 from crossconfig import best_captures as capture_configs
 from crossconfig import predict as replay_with
 
-from rldse.models.cpu import roofline_seconds, work_seconds
+from rldse.models.cpu.roofline import roofline_seconds, work_seconds
 from rldse.models.presets import cpu_from_host
 from rldse.threads import single_blas_thread
 from rldse.trace import Trace
@@ -138,9 +138,10 @@ def isolated_learn_s(batches: list[int], rounds: int = 15, calls: int = 100) -> 
 
 def model_delta_s(trace: Trace, source: int, target: int, flat: bool = False) -> float:
     """What the program adds to a learn op going from ``source`` to ``target`` batch: the
-    change of the host roofline of dqn.learn_work (rldse.models.cpu.work_seconds). ``flat``:
-    flops / F + bytes / B with the one 128³ matmul rate and the copy rate instead, the
-    rule before the GEMM curve (a diagnosis only)."""
+    change of the host roofline of dqn.learn_work
+    (rldse.models.cpu.roofline.work_seconds). ``flat``: flops / F + bytes / B with the one
+    128³ matmul rate and the copy rate instead, the rule before the GEMM curve (a
+    diagnosis only)."""
     info = trace.meta.workload_info
     host = cpu_from_host(trace.meta.host)
     w0, w1 = (learn_work(info["layer_sizes"], b, info["double"]) for b in (source, target))

@@ -213,8 +213,10 @@ def _best_s(fn, repeats: int, budget_s: float = 0.25) -> float:
     return best
 
 
-def _matmul_gflops() -> float:
-    n, inner = 128, 20
+def matmul_gflops(n: int = 128, inner: int = 20, repeats: int = 15) -> float:
+    """GFLOP/s of a float32 n × n numpy matmul, ``inner`` of them per timed run, best of
+    ``repeats`` runs; BLAS threads as the caller set them. The defaults are the
+    fingerprint's ``matmul_gflops``; ``rldse calibrate cpu`` times its curve over n here."""
     rng = np.random.default_rng(0)
     a = rng.standard_normal((n, n), dtype=np.float32)
     b = rng.standard_normal((n, n), dtype=np.float32)
@@ -224,13 +226,23 @@ def _matmul_gflops() -> float:
         for _ in range(inner):
             np.matmul(a, b, out=out)
 
-    return 2.0 * n**3 * inner / _best_s(run, 15) / 1e9
+    return 2.0 * n**3 * inner / _best_s(run, repeats) / 1e9
 
 
-def _copy_gbs() -> float:
-    src = np.ones(64 * 2**20 // 8)
+def copy_gbs(n_bytes: int = 64 * 2**20, repeats: int = 5) -> float:
+    """GB/s, read + write, of np.copyto of ``n_bytes`` (float64), repeated to at least
+    8 MiB per timed run, best of ``repeats`` runs. The default (DRAM-sized, one copy a run)
+    is the fingerprint's ``copy_gbs``; ``rldse calibrate cpu`` times its curve over sizes
+    here."""
+    src = np.ones(n_bytes // 8)
     dst = np.empty_like(src)
-    return 2.0 * src.nbytes / _best_s(lambda: np.copyto(dst, src), 5) / 1e9
+    inner = max(1, (8 << 20) // n_bytes)
+
+    def run():
+        for _ in range(inner):
+            np.copyto(dst, src)
+
+    return 2.0 * src.nbytes * inner / _best_s(run, repeats) / 1e9
 
 
 def _random_access_ns() -> float:
@@ -479,8 +491,8 @@ def _measure() -> HostFingerprint:
         cpu_model=model,
         cores=os.cpu_count() or 1,
         clock_mhz=mhz,
-        matmul_gflops=_matmul_gflops(),
-        copy_gbs=_copy_gbs(),
+        matmul_gflops=matmul_gflops(),
+        copy_gbs=copy_gbs(),
         random_access_ns=_random_access_ns(),
         py_call_ns=_py_call_ns(),
         numpy_call_ns=_numpy_call_ns(),

@@ -1,7 +1,7 @@
 """`rldse calibrate cpu`: this host as a CPU preset, from its measured fingerprint.
 
 The preset is the one ``host`` stands for in a trace captured here
-(``rldse.models.cpu.host_params`` of ``rldse.host.measure()``), so whatever the
+(``rldse.models.cpu.host_preset.host_params`` of ``rldse.host.measure()``), so whatever the
 fingerprint measures flows into it; numbers the fingerprint measures get a
 ``measured: rldse calibrate cpu, <cpu>, <date>, method measured`` source, assumptions
 keep theirs and their ranges. Two curves are printed (and kept in the file's
@@ -11,14 +11,11 @@ and GEMM rate against size.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-
-import numpy as np
 
 from rldse.calibrate import Calibration
 from rldse.calibrate.preset_file import check_name_free, preset_document, today
-from rldse.host import HostFingerprint, measure
+from rldse.host import HostFingerprint, copy_gbs, matmul_gflops, measure
 from rldse.models import presets
 from rldse.models.spec import Param
 from rldse.threads import single_blas_thread
@@ -29,47 +26,21 @@ COPY_BYTES = (4 << 10, 64 << 10, 1 << 20, 8 << 20, 64 << 20)
 GEMM_SIZES = (8, 16, 32, 64, 128, 256, 512)
 
 
-def _best_s(fn, reps: int) -> float:
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def copy_curve(sizes=COPY_BYTES, quick: bool = False) -> list[tuple[int, float]]:
-    """(bytes, GB/s counting read + write) of a numpy copy, best of a few."""
-    out = []
-    for n in sizes if not quick else sizes[:-1]:
-        src = np.ones(n // 8)
-        dst = np.empty_like(src)
-        inner = max(1, (8 << 20) // n)
-
-        def run(src=src, dst=dst, inner=inner):
-            for _ in range(inner):
-                np.copyto(dst, src)
-
-        out.append((n, 2.0 * n * inner / _best_s(run, 3 if quick else 5) / 1e9))
-    return out
+    """(bytes, GB/s counting read + write) of a numpy copy, best of a few (timed by
+    rldse.host.copy_gbs, the fingerprint's own copy timing)."""
+    return [(n, copy_gbs(n, repeats=3 if quick else 5))
+            for n in (sizes if not quick else sizes[:-1])]
 
 
 def gemm_curve(sizes=GEMM_SIZES, quick: bool = False) -> list[tuple[float, float]]:
-    """(flops per product 2n³, GFLOP/s) of float32 square numpy matmuls, one BLAS thread."""
-    rng = np.random.default_rng(0)
-    out = []
+    """(flops per product 2n³, GFLOP/s) of float32 square numpy matmuls, one BLAS thread
+    (timed by rldse.host.matmul_gflops, the fingerprint's own matmul timing), about
+    2·10⁷ flops per timed run."""
     with single_blas_thread():
-        for n in sizes if not quick else sizes[:-1]:
-            a = rng.standard_normal((n, n), dtype=np.float32)
-            out_ = np.empty_like(a)
-            inner = max(1, int(2e7 // (2 * n**3)))
-
-            def run(a=a, out_=out_, inner=inner):
-                for _ in range(inner):
-                    np.matmul(a, a, out=out_)
-
-            out.append((2.0 * n**3, 2.0 * n**3 * inner / _best_s(run, 3 if quick else 5) / 1e9))
-    return out
+        return [(2.0 * n**3, matmul_gflops(n, inner=max(1, int(2e7 // (2 * n**3))),
+                                           repeats=3 if quick else 5))
+                for n in (sizes if not quick else sizes[:-1])]
 
 
 def _is_measured(p: Param) -> bool:

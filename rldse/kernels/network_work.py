@@ -3,7 +3,7 @@ models price it) and ``NetworkWork`` (a network's layers, from which every progr
 forward and backward work to another batch).
 
 Why one description: a program rescales a trace's ``act`` and ``learn`` rows when a
-what-if changes the batch, the actors or the network (rldse.models.cpu.with_works), and it
+what-if changes the batch, the actors or the network (rldse.models.cpu.roofline.with_works), and it
 must do so with the captured network's own per-sample numbers, a CNN's convolutions
 included, not with MLP formulas. ``NetworkWork`` is built three ways, each checked in
 tests/kernels/test_network_work.py:

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any, cast
 from rldse.errors import RldseError
 from rldse.host import HostFingerprint, measure
 from rldse.models import renamed
-from rldse.models.cpu import CpuSpec, host_params
+from rldse.models.cpu import CpuSpec
+from rldse.models.cpu.host_preset import host_params
 from rldse.models.kinds import PART_KINDS, ModelContext
 from rldse.models.spec import Param, PartSpec, build, close_names, unit_of
 from rldse.yamlfile import load_yaml, read_mapping

@@ -19,7 +19,7 @@ import numpy as np
 import simpy
 
 from rldse.errors import RldseError
-from rldse.models import PART_KINDS, OpColumns, cpu_from_host, make_model
+from rldse.models import PART_KINDS, OpColumns, make_model
 from rldse.models.kinds import KernelModel, PartModel, PartTime, Runs
 from rldse.models.spec import PartSpec
 from rldse.sim import trace_cache
@@ -27,7 +27,7 @@ from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
 from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats, ramp_warnings
 from rldse.sim.timeline import NO_TAG, TimelineStream
-from rldse.system import HOST_KIND, ResolvedSystem, resolve
+from rldse.system import HOST_KIND, ResolvedSystem, capture_host_cpu, resolve
 from rldse.trace import NETWORK_PHASES, Trace, networks_on_gpu
 
 
@@ -251,7 +251,7 @@ class Machine:
         self.rng = np.random.default_rng(seed)
         self.clock = WorkerClock()
         self.timeline: TimelineStream | None = None
-        host = cpu_from_host(trace.meta.host)  # what CPU models scale from, built once
+        host = capture_host_cpu(trace)  # what CPU models scale from, built once
         self.parts: dict[str, PartSpec] = system.specs
         self.models: dict[str, PartModel] = {}
         self.devices: dict[str, Device] = {}

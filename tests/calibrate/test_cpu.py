@@ -47,3 +47,15 @@ def test_name_taken_by_a_packaged_preset_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "already a cpu preset" in err
     assert not list(tmp_path.iterdir())
+
+
+def test_curves_time_each_size_asked_for():
+    """The curves are timed by the fingerprint's own copy and matmul timings
+    (rldse.host.copy_gbs, matmul_gflops), one point per size."""
+    from rldse.calibrate.cpu import copy_curve, gemm_curve
+
+    copies = copy_curve((4 << 10, 64 << 10), quick=False)
+    gemms = gemm_curve((8, 16), quick=False)
+    assert [n for n, _ in copies] == [4 << 10, 64 << 10]
+    assert [f for f, _ in gemms] == [2.0 * 8**3, 2.0 * 16**3]
+    assert all(rate > 0 for _, rate in copies + gemms)

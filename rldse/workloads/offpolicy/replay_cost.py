@@ -19,7 +19,7 @@ its capacity C₀ and batch B₀. Their work per item, counted from replay.py's 
 
 The part of a row's measured time that this work explains (at most all of it) scales
 with the work at the new capacity and batch; the rest (calls, Python) stays: the rule of
-rldse.models.cpu.with_work. Assumed: uniform random access within each level (priorities
+rldse.models.cpu.roofline.with_work. Assumed: uniform random access within each level (priorities
 make the top levels hotter, which only helps the caches).
 """
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from rldse.kernels.mlp import F32
 from rldse.models import OpColumns
-from rldse.models.cpu import with_works
+from rldse.models.cpu.roofline import with_works
 from rldse.sim.machine import Cycle, Machine, SplitCycle
 from rldse.workloads.actor_learner.program.handoffs import Handoffs, handoff_costs
 from rldse.workloads.actor_learner.program.memory import GpuMemory
@@ -164,7 +164,7 @@ def _server_costs(m: Machine, s: Shape, roles: Roles, act_ops: OpColumns) -> Ser
 
 def _learn_cycle(m: Machine, s: Shape, roles: Roles) -> SplitCycle:
     """Minibatch steps from a seeded row: the trace's learn rows with their work at this
-    minibatch and these networks (GEMMs by the CPU's curve: rldse.models.cpu.with_works),
+    minibatch and these networks (GEMMs by the CPU's curve: rldse.models.cpu.roofline.with_works),
     on the learner's part (a GPU's dispatch on the learner's core)."""
     cpu_model = m.host.model
     learn_ops = m.trace_ops("learn")

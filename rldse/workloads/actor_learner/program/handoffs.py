@@ -10,7 +10,7 @@ import pandas as pd
 
 from rldse.kernels.mlp import F32
 from rldse.models import OpColumns
-from rldse.models.cpu import with_work
+from rldse.models.cpu.roofline import with_work
 from rldse.sim import trace_cache
 from rldse.sim.machine import Cycle, Machine
 from rldse.trace import Trace

@@ -13,7 +13,7 @@ import numpy as np
 from rldse.errors import RldseError
 from rldse.kernels.mlp import F32, Work
 from rldse.models import OpColumns
-from rldse.models.cpu import roofline_seconds, with_work, with_works
+from rldse.models.cpu.roofline import roofline_seconds, with_work, with_works
 from rldse.models.kinds import PartTime, ReplayJob, Runs
 from rldse.sim.device import Device
 from rldse.sim.machine import Machine, Runner, SplitCycle
@@ -60,7 +60,7 @@ class Costs:
 
     # -- trace rows of a phase, with batch-dependent work rescaled to this batch --------
     def _rescaled(self, phase: str, work: Work | None) -> OpColumns:
-        """Learn, act and sync rows by the formulas' work (rldse.models.cpu.with_works);
+        """Learn, act and sync rows by the formulas' work (rldse.models.cpu.roofline.with_works);
         replay rows on the CPU by capacity and batch (replay_cost)."""
         ops, sh = self.m.trace_ops(phase), self.shape
         host = self.m.host.model.host

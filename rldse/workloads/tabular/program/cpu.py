@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from rldse.errors import RldseError
-from rldse.models.cpu import with_work
+from rldse.models.cpu.roofline import with_work
 from rldse.models.spec import Param
 from rldse.sim.machine import Cycle, Machine, Outcome
 from rldse.sim.sharing import shared_ends

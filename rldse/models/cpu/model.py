@@ -1,0 +1,121 @@
+"""CpuModel: a target CPU's time for traced operations, scaled from the capture host's
+measured times (rldse.models.cpu), its power and DRAM energy; and the registered kind."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rldse.errors import RldseError
+from rldse.models.cpu.host_preset import NO_GEMM_CURVE
+from rldse.models.cpu.roofline import WorkColumns, rescaled, roofline_seconds
+from rldse.models.cpu.spec import CpuSpec
+from rldse.models.kinds import Check, ModelContext, PartKind, Runs, register
+from rldse.models.ops import ArrayLike, OpColumns
+from rldse.models.power import UTILISATION, EnergyEstimate, dram_joules, utilisation_joules
+
+
+class CpuModel:
+    """A target CPU, with the capture host it scales measured times from."""
+
+    def __init__(self, spec: CpuSpec, host: CpuSpec) -> None:
+        self.spec = spec
+        self.host = host
+        #: factor on interpreter time: host single-thread speed / target's
+        self.interp_scale = host.interp_speed() / spec.interp_speed()
+        #: factor on the host's GEMM time: its core_gflops / the target's (the host curve's
+        #: shape carries over; small call-bound GEMMs may scale nearer interp_scale)
+        self.gemm_scale = host.core_gflops / spec.core_gflops
+
+    def single_thread_scale(self, busy_cores: int) -> float:
+        """interp_scale with ``busy_cores`` of the target's cores busy (turbo), against the
+        host's measured clock."""
+        return self.host.interp_speed() / self.spec.interp_speed(busy_cores)
+
+    def subprocess_batch_seconds(self, step_s: float, workers: int, round_trip_s: float,
+                                 per_worker_s: float) -> float:
+        """One batch step of a subprocess vector env with ``workers`` worker processes on
+        the target, from the host's CPU seconds of one env step, wall seconds of one
+        worker's round trip with no env work, and the main process's serial seconds per
+        further worker (rldse.models.cpu, "Clock under load, and vector envs")."""
+        n = max(int(workers), 1)
+        scale = self.single_thread_scale(n)
+        runnable = n + 1  # the workers and the main process
+        stretch = runnable / self.spec.core_throughput(runnable)  # 1 while cores suffice
+        return scale * (step_s * stretch + round_trip_s + (n - 1) * per_worker_s)
+
+    def op_seconds(self, ops: OpColumns) -> np.ndarray:
+        """Seconds each traced operation takes on one core of the target (rldse.models.cpu)."""
+        dur = ops.host_dur_s
+        if isinstance(ops, WorkColumns):  # each kernel class at its own rate
+            r_host, r_target = (
+                gemm + ops.other_flops / (s.core_gflops * 1e9)
+                + ops.elementwise_bytes / (s.elementwise_gbs * 1e9)
+                + ops.vector_bytes / (s.vector_gbs * 1e9) + ops.cold_bytes / (s.core_bw_gbs * 1e9)
+                + ops.touches * s.random_access_ns * 1e-9
+                for s, gemm in ((self.host, ops.gemm_host_s),
+                                (self.spec, ops.gemm_host_s * self.gemm_scale)))
+        else:
+            r_host = roofline_seconds(self.host, ops.flops, ops.bytes, ops.touches)
+            r_target = roofline_seconds(self.spec, ops.flops, ops.bytes, ops.touches)
+        work = np.minimum(dur, r_host)
+        return self.interp_scale * (dur - work) + rescaled(work, r_host, r_target)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What the Result should say about this model's inputs."""
+        return [f"cpu: {NO_GEMM_CURVE}"] if not self.host.gemm_curve else []
+
+    def roofline_seconds(self, flops: ArrayLike, bytes_: ArrayLike,
+                         touches: ArrayLike = 0) -> np.ndarray:
+        """Seconds for work nobody measured (e.g. a reduction the engine adds), one core."""
+        return roofline_seconds(self.spec, flops, bytes_, touches)
+
+    # ---- power (see rldse.models.power) -------------------------------------------------
+    method = UTILISATION
+
+    @property
+    def lanes(self) -> int:
+        return self.spec.lanes
+
+    @property
+    def idle_w(self) -> float:
+        return self.spec.idle_w * self.spec.sockets
+
+    @property
+    def max_w(self) -> float:
+        return self.spec.max_w * self.spec.sockets
+
+    @property
+    def claimed_accuracy(self) -> str:
+        return self.spec.energy_accuracy
+
+    def energy(self, busy_core_s: ArrayLike, wall_s: ArrayLike) -> EnergyEstimate:
+        """Utilisation model over all sockets; u = busy core-seconds / (cores × wall): the
+        per-core form uncore + cores × (idle + u × (active − idle)) is linear in u, so it
+        is this with idle_w and max_w of the provisioned cores."""
+        busy = np.asarray(busy_core_s, dtype=np.float64) / self.spec.lanes
+        return EnergyEstimate(utilisation_joules(self.idle_w, self.max_w, busy, wall_s),
+                              UTILISATION, self.spec.energy_accuracy)
+
+    def dram_energy(self, bytes_: ArrayLike) -> EnergyEstimate:
+        """Energy of DRAM traffic; DIMMs are outside the processor's TDP, so this adds."""
+        return EnergyEstimate(dram_joules(bytes_, self.spec.dram_pj_per_bit),
+                              "energy per DRAM bit (Accelergy CACTI table)",
+                              self.spec.energy_accuracy)
+
+
+def _capture_host(spec: CpuSpec, ctx: ModelContext) -> CpuSpec:
+    """A CPU model scales measured times from the capture host: it cannot be built alone."""
+    if ctx.host is None:
+        raise RldseError(f"cpu '{spec.name}': its model scales measured times from the "
+                         "capture host: pass host=trace.meta.host")
+    return ctx.host
+
+
+register(PartKind(
+    name="cpu", spec=CpuSpec, model=lambda spec, ctx: CpuModel(spec, _capture_host(spec, ctx)),
+    description="CPU sockets: cores run env steps and any placed phase",
+    serves={"act": Runs.CORES, "learn": Runs.CORES, "replay": Runs.CORES,
+            "q_update": Runs.CORES},
+    checks=(Check("host_memory", "what the program keeps in host memory fits the CPU's "
+                  "DRAM (mem_bytes × sockets)"),)))
