@@ -21,7 +21,7 @@ The package: ``shape`` (Tempo's shapes and the bytes they hold), ``xla`` (XLA's 
 work and Tempo-JAX's counted calls per step), ``costs`` (one iteration's operations and
 buffers, ``Work``, on the GPU model), ``schedule`` (the fast path: the Work in closed
 form) and ``events`` (the Work booked operation by operation on a Machine: busy time,
-energy, timeline); tests/workloads/timerl/test_events.py holds the two paths together.
+energy, timeline); tests/workloads/timerl/program/test_events.py holds the two paths together.
 
 The host side of Tempo's REINFORCE is not the preset's PyTorch-eager dispatch: Tempo-JAX's
 executor issues a time step as a few jitted calls (its dataflow groups, and the env step's

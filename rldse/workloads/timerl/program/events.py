@@ -4,7 +4,7 @@ stream, and each swap on the GPU's copy engine, each booking when its inputs are
 so the Machine's busy time, energy ledger and timeline (``Machine(timeline=...)``) come
 from the bookings. GPU memory is a ledger of allocations and frees at the booked times;
 its peak is what the program holds at its worst instant. ``schedule.closed_form`` is the
-same Work in closed form (tests/workloads/timerl/test_events.py)."""
+same Work in closed form (tests/workloads/timerl/program/test_events.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The program's schedule in closed form (the fast path): one iteration's ``Work`` with
 every stage time constant, so the acting loop, the swap pipelines and the iteration's
 tail reduce to a few maxima. ``events.run`` books the same Work operation by operation
-on a Machine; tests/workloads/timerl/test_events.py holds the two to 1e-9.
+on a Machine; tests/workloads/timerl/program/test_events.py holds the two to 1e-9.
 
 Swapping is a two-stage pipeline with two step buffers (a step in flight each way):
 
