@@ -12,7 +12,7 @@ import yaml
 
 from rldse.studies import run_study
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _copy(tmp_path: Path, draws: int) -> Path:
