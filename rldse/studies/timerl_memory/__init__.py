@@ -12,7 +12,8 @@ time is the part models' (GPU roofline, dispatch and kernel counts, host-link co
 with a band over every ranged preset number (rldse.sim.bands' Latin hypercube); no
 published time is an input.
 
-Parameters (``params``), the runs in closed form and at the band draws (``runs``), the
+Parameters (``params``), the runs in closed form and at the band draws, and each
+configuration booked once on a Machine for its busy time and energy (``runs``), the
 claims (``claims``), the figures (``figures``) and the report (``report``).
 """
 
@@ -28,6 +29,6 @@ __all__ = ["plan", "run"]
 
 
 def run(study_dir: Path, out: Path, progress: bool = True) -> Report:
-    """Run the study into ``out``: every run (results.csv), then the report and its
-    figures."""
+    """Run the study into ``out``: every run (results.csv, events.csv), then the report
+    and its figures."""
     return report.build(collect(study_dir, out, progress), out)

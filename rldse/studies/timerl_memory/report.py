@@ -75,6 +75,21 @@ def _sections(report: Report, c: Collected) -> None:
                             markdown_table(pd.DataFrame(
                                 [(col, *q[col]) for col in band.columns],
                                 columns=["objective", "p5", "p50", "p95"]), 4)))
+    report.sections.append(("One iteration booked on the Machine (nominal presets, swapping "
+                            "enabled)", _events_text(c)))
+
+
+def _events_text(c: Collected) -> str:
+    """The event runs (runs._event_rows): each configuration's iteration as booked against
+    the closed form, and what the Machine accounts."""
+    return ("Each configuration TimeRL runs, booked operation by operation on the Machine "
+            "(rldse.workloads.timerl.program.events: each step's dispatch on a host core, its "
+            "kernels on the GPU's stream, its swaps on the GPU's copy engine): the iteration "
+            "as booked against the closed form every other table uses, the GPU's busy "
+            "seconds (stream and copy engine together) and the energy the Machine accounts "
+            "(each device's idle power over the iteration plus the dynamic share of each "
+            "booking). TimeRL publishes no energy, so nothing here is compared.\n\n"
+            + markdown_table(c.events.drop(columns=["closed_form_iter_s"]), 4))
 
 
 def _td_step_table(c: Collected) -> pd.DataFrame:

@@ -2,7 +2,10 @@
 the presets' values, PPO at each observation size and REINFORCE for each objective, with
 and without swapping; and REINFORCE's iteration time at every band draw (a Latin
 hypercube over every ranged preset number, rldse.sim.bands, with JAX's per-call dispatch
-drawn over its sourced range). No simulation is planned: each is a few maxima."""
+drawn over its sourced range). No simulation is planned: each is a few maxima. Beside
+them, each configuration TimeRL runs (swapping enabled) is booked operation by operation
+on a Machine once (``events``): the event run's iteration time against the closed form's,
+and the Machine's busy time and energy, which the closed form does not give."""
 
 from __future__ import annotations
 
@@ -25,9 +28,14 @@ from rldse.workloads import open_trace as load_trace
 from rldse.workloads.timerl.program import (
     JAX_JIT_DISPATCH_RANGE_S,
     TempoShape,
+    Work,
+    closed_form,
     ppo,
     ppo_baseline_need,
+    ppo_work,
     reinforce,
+    reinforce_work,
+    run,
     stream,
 )
 
@@ -44,6 +52,7 @@ class Collected:
     reinforce: pd.DataFrame
     band: pd.DataFrame  # REINFORCE iteration time (s) per band draw, a column per objective
     uncertain: int  # ranged preset numbers the bands draw over
+    events: pd.DataFrame  # one iteration of each configuration booked on a Machine
 
     @property
     def shape(self) -> TempoShape:
@@ -57,8 +66,9 @@ class Collected:
 
 
 def plan(study_dir: Path) -> list[Planned]:
-    """No simulations (rldse.studies.plan): the study evaluates TimeRL's program in
-    closed form, at its presets and at its band draws."""
+    """No simulations to price (rldse.studies.plan): the study evaluates TimeRL's program
+    in closed form, at its presets and at its band draws, and books one iteration of each
+    configuration on a Machine (seven, well under a second in all)."""
     return []
 
 
@@ -82,10 +92,12 @@ def collect(study_dir: Path, out: Path, progress: bool = True) -> Collected:
     rl = _reinforce_rows(p, gpu)
     params = uncertain_params(spec, trace)
     band = _bands(p, trace, spec, params, int(gpu.spec.mem_bytes), progress)
+    events = _event_rows(p, trace, spec)
     out.mkdir(parents=True, exist_ok=True)
     pd.concat([ppo_df.assign(part="ppo"), rl.assign(part="reinforce", side=p.reinforce.side)]) \
         .to_csv(out / "results.csv", index=False)
-    return Collected(p, gpu, host_cap, ppo_df, rl, band, len(params))
+    events.to_csv(out / "events.csv", index=False)
+    return Collected(p, gpu, host_cap, ppo_df, rl, band, len(params), events)
 
 
 def _ppo_rows(p: Params, gpu: GpuModel, host_cap: int) -> pd.DataFrame:
@@ -141,3 +153,44 @@ def _bands(p: Params, trace: Trace, spec: SystemSpec, params: list[UncertainPara
         draws.append({name: reinforce(g, rsh, n, True, cap, float(d)).iter_s
                       for name, n in objectives(p)})
     return pd.DataFrame(draws)
+
+
+def _event_rows(p: Params, trace: Trace, spec: SystemSpec) -> pd.DataFrame:
+    """One iteration of PPO at each size and of REINFORCE for each objective, swapping
+    enabled (as TimeRL runs them), each on a fresh Machine (its own energy ledger) at the
+    presets' values: the iteration as booked, the closed form's, and what the Machine
+    accounts."""
+    rows = []
+    for side in p.ppo.sides:
+        m, g, cap = _machine(trace, spec)
+        w = ppo_work(g, tempo_shape(p, side, value_head=True), True, cap)
+        rows.append({"part": "ppo", "side": side, "objective": "", **_booked(m, w)})
+    rsh = tempo_shape(p, p.reinforce.side, value_head=False)
+    for name, n in objectives(p):
+        m, g, cap = _machine(trace, spec)
+        w = reinforce_work(g, rsh, n, True, cap)
+        rows.append({"part": "reinforce", "side": rsh.side, "objective": name,
+                     **_booked(m, w)})
+    return pd.DataFrame(rows)
+
+
+def _machine(trace: Trace, spec: SystemSpec) -> tuple[Machine, GpuModel, int]:
+    """A fresh Machine, its GPU model and the GPU's capacity in bytes."""
+    m = Machine(trace, spec)
+    g = stream(m)
+    return m, g, int(g.spec.mem_bytes)
+
+
+def _booked(m: Machine, w: Work) -> dict[str, float | bool]:
+    """``w`` run once on ``m``: its time against the closed form's, the GPU's busy time
+    (stream and copy engine) and the run's energy by device."""
+    r = m.result(run(m, w))
+    closed_s = closed_form(w).iter_s
+    energy = {d.kind: d.energy_j for d in r.devices}
+    gpu = next(d for d in r.devices if d.kind == "gpu")
+    return {"swap": w.swap, "iter_s": r.sim_time_s, "closed_form_iter_s": closed_s,
+            "relative_difference": r.sim_time_s / closed_s - 1,
+            "gpu_busy_s": gpu.busy_s, "gpu_j": energy["gpu"], "cpu_j": energy["cpu"],
+            "energy_j": r.energy_j, "avg_power_w": r.avg_power_w,
+            "gpu_peak_gb": r.gpu_memory_peak_bytes / GB,
+            "fits": r.checks.get("gpu_memory", True)}
