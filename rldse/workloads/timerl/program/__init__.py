@@ -21,7 +21,8 @@ The package: ``shape`` (Tempo's shapes and the bytes they hold), ``xla`` (XLA's 
 work and Tempo-JAX's counted calls per step), ``costs`` (one iteration's operations and
 buffers, ``Work``, on the GPU model), ``schedule`` (the fast path: the Work in closed
 form) and ``events`` (the Work booked operation by operation on a Machine: busy time,
-energy, timeline); tests/workloads/timerl/program/test_events.py holds the two paths together.
+energy, timeline); tests/workloads/timerl/program/test_events.py holds the two paths
+together.
 
 The host side of Tempo's REINFORCE is not the preset's PyTorch-eager dispatch: Tempo-JAX's
 executor issues a time step as a few jitted calls (its dataflow groups, and the env step's
@@ -51,7 +52,8 @@ Per time step t of an iteration (B envs, T steps, an observation of o bytes):
   B·o and the state); the policy's forward reads them (``act``);
 - n-step TD: the loss at t is known at t + n − 1, so step t's backward (``learn`` on B
   samples: XLA's count of the TD step less the acting step) runs then and its observation
-  is freed: n + 1 steps stay resident;
+  is freed: n + 1 steps stay resident (in a steady iteration its first steps run the
+  backwards of the iteration before's last steps);
 - Monte-Carlo: the return at t needs every reward to T, so all T·B·o bytes are kept to
   the end. With swapping each step's observations leave for host memory as they are
   produced (Tempo's Fig. 15 timeline: GPU memory stays low through Monte-Carlo's
@@ -62,7 +64,8 @@ Per time step t of an iteration (B envs, T steps, an observation of o bytes):
 
 PPO (1 epoch, the whole rollout as one minibatch, as the repro sets it): acting as above,
 then one forward and backward over the T·B stored samples; with swapping, stored steps go
-out while acting and come back once for learning. The baselines' memory (cleanRL, the
+out while acting and come back once for learning, the epoch's work streaming behind them
+in T equal parts. The baselines' memory (cleanRL, the
 programs TimeRL reports out of memory) adds the minibatch their ``b_obs[mb_inds]``
 gathers: with the whole rollout as the minibatch, a second copy of it.
 """

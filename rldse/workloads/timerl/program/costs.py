@@ -97,6 +97,9 @@ def adam_times(gpu: GpuModel, shape: TempoShape) -> GpuTimes:
     """One foreach Adam step: parameters, gradients and both moments read, three written."""
     return gpu.kernel_times(2, 0, 7 * F32 * shape.weights)
 
+#: step buffers a swapping program holds at once (one step in flight each way)
+SWAP_BUFFERS = 2
+
 
 @dataclass(frozen=True)
 class Work:

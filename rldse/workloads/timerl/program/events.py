@@ -17,8 +17,7 @@ from rldse.errors import RldseError
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Machine, Outcome
-from rldse.workloads.timerl.program.costs import Work, stream
-from rldse.workloads.timerl.program.schedule import SWAP_BUFFERS
+from rldse.workloads.timerl.program.costs import SWAP_BUFFERS, Work, stream
 
 WORKER = "program"  # Tempo's one process: what the worker clock and timeline name
 SWAP_PHASE = "swap"  # copy-engine bookings (GpuModel.copy_times: no SM, static power)

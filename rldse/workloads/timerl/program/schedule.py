@@ -19,12 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rldse.models.gpu import GpuModel
-from rldse.workloads.timerl.program.costs import Work, ppo_work, reinforce_work
+from rldse.workloads.timerl.program.costs import SWAP_BUFFERS, Work, ppo_work, reinforce_work
 from rldse.workloads.timerl.program.shape import TempoShape
 from rldse.workloads.timerl.program.xla import JAX_JIT_DISPATCH_S
-
-#: step buffers a swapping program holds at once (one step in flight each way)
-SWAP_BUFFERS = 2
 
 
 @dataclass(frozen=True)
