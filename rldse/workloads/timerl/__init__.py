@@ -6,6 +6,7 @@ knobs, a ``program(machine)`` that replays the trace's rows), and Tempo runs und
 which rldse does not capture. There is nothing for ``rldse capture`` to run or a trace to
 name, so no name is listed there (``rldse capture timerl`` is refused as an unknown
 workload, naming those there are). Its program is costed from XLA's counted work on the
-part a Machine places for ``learn`` (``program.stream``), and the timerl_memory study
-drives it.
+part a Machine places for ``learn`` (``program.stream``), scheduled in closed form
+(``program.schedule``) or booked operation by operation on the Machine
+(``program.events``); the timerl_memory study drives it.
 """

@@ -1,6 +1,7 @@
 """The TimeRL study, run on a copy with fewer band draws: the published out-of-memory
-pattern, swapping that completes within TimeRL's 384 GiB host, and Monte-Carlo against
-TD from the part models alone (no published time enters), bit-identical for one seed."""
+pattern, swapping that completes within TimeRL's 384 GiB host, Monte-Carlo against TD
+from the part models alone (no published time enters), each configuration's event run
+agreeing with the closed form, bit-identical for one seed."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import yaml
 
 from rldse.studies import run_study
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def _copy(tmp_path: Path, draws: int) -> Path:
@@ -55,6 +56,10 @@ def test_timerl_study_oom_pattern_swap_and_td_vs_mc(tmp_path):
     assert not rl.loc["Monte-Carlo", "ok"] and rl.drop("Monte-Carlo").ok.all()
     assert rl.loc["TD 1-step", "need_gb"] < rl.loc["TD 8-step", "need_gb"] \
         < rl.loc["TD 64-step", "need_gb"] < rl.loc["Monte-Carlo", "need_gb"]
+    events = pd.read_csv(out / "events.csv")  # each configuration booked on a Machine
+    assert len(events) == 3 + 4 and (events.relative_difference.abs() < 1e-9).all()
+    assert list(events.swap) == [False, False, True, True, False, False, False]
+    assert (events.energy_j > events.gpu_j).all() and (events.gpu_j > 0).all()
     md = report.read_text()
     assert "one TD time step" in md and "| step (rldse: 15 jitted calls" in md
     for name in ("memory_need.png", "td_vs_mc.png"):

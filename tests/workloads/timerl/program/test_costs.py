@@ -1,24 +1,18 @@
-"""TimeRL's single-process program against closed forms of its schedule."""
+"""One time step's costs: Tempo's network shapes, Tempo-JAX's counted calls on the host,
+XLA's counted bytes and flops on the GPU roofline, and the placement the program needs."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
+from rldse.errors import RldseError
 from rldse.sim.machine import Machine
 from rldse.system import parse_spec
-from rldse.trace import load_trace
 from rldse.workloads.timerl.program import (
     F32,
-    JAX_JIT_DISPATCH_S,
-    TEMPO_ITERATION_JIT_CALLS,
     TEMPO_STEP_CALLS,
     TEMPO_STEP_XLA,
     TempoShape,
-    ppo,
-    ppo_baseline_need,
-    reinforce,
     step_calls,
     step_costs,
     step_times,
@@ -26,46 +20,12 @@ from rldse.workloads.timerl.program import (
     tempo_step,
 )
 
-ROOT = Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture(scope="module")
-def gpu():
-    trace = load_trace(ROOT / "traces" / "actor_learner_cartpole_2.parquet")
-    spec = parse_spec({"name": "t", "cpu": {"preset": "epyc-7402p"},
-                       "gpu": {"preset": "rtx-a6000"},
-                       "placement": {"act": "gpu", "learn": "gpu"}}, where="test")
-    return stream(Machine(trace, spec))
-
 
 def test_shapes_match_tempo_network():
     s = TempoShape(256, 1000, 256)
     f = 3 * 256 * 256
     assert s.weights == f * 64 + 64 + 2 * (64 * 64 + 64) + 64 + 1
     assert s.rollout_bytes == 256 * 1000 * f * 4
-
-
-def test_td_keeps_n_plus_one_steps_and_monte_carlo_swaps_the_rollout(gpu):
-    s, cap = TempoShape(256, 1000, 256), int(gpu.spec.mem_bytes)
-    fixed = 16 * s.weights
-    for n in (1, 8, 64):
-        it = reinforce(gpu, s, n, True, cap)
-        assert it.gpu_need_bytes == (n + 1) * (s.step_bytes + 4 * 256 * s.width) + fixed
-        assert it.swapped_bytes == 0 and it.copies_s == 0
-    mc = reinforce(gpu, s, None, True, cap)
-    copy_s = gpu.spec.copy_fixed_s + s.step_bytes / gpu.copy_bps
-    assert mc.copies_s == pytest.approx(2 * 1000 * copy_s)
-    assert mc.iter_s >= mc.copies_s  # the copies bound both phases here
-    assert mc.swapped_bytes == s.rollout_bytes and mc.resident_bytes <= cap
-    assert not reinforce(gpu, s, None, False, cap).resident_bytes <= cap
-
-
-def test_ppo_baselines_hold_a_second_copy_of_the_rollout(gpu):
-    s = TempoShape(256, 1000, 64, value_head=True)
-    need = ppo_baseline_need(s)
-    assert need > 2 * s.rollout_bytes
-    it = ppo(gpu, s, False, int(gpu.spec.mem_bytes))
-    assert it.resident_bytes == need - s.rollout_bytes and it.swapped_bytes == 0
 
 
 def test_td_step_host_time_is_counted_jit_calls_times_jax_dispatch(gpu):
@@ -83,24 +43,10 @@ def test_td_step_host_time_is_counted_jit_calls_times_jax_dispatch(gpu):
         pytest.approx(TEMPO_STEP_CALLS["mc"].jit * 1e-3)
 
 
-def test_td_iteration_is_its_steps_and_the_iteration_tail_whatever_n(gpu):
-    s, cap = TempoShape(256, 1000, 256), int(gpu.spec.mem_bytes)
-    env, act, learn = step_times(gpu, s)
-    adam_s = float(gpu.kernel_times(2, 0, 7 * 4 * s.weights).device_s)
-    tail_s = max(TEMPO_ITERATION_JIT_CALLS * JAX_JIT_DISPATCH_S, adam_s)
-    for n in (1, 8, 64):
-        host_s = step_calls(n).jit * JAX_JIT_DISPATCH_S
-        step_s = max(host_s, float(env.device_s + act.device_s + learn.device_s))
-        assert reinforce(gpu, s, n, True, cap).iter_s == pytest.approx(1000 * step_s + tail_s)
-    # a dispatch long enough to exceed the GPU work makes the step host-bound
-    slow = reinforce(gpu, s, 1, True, cap, 1e-3)
-    assert slow.act_s == pytest.approx(1000 * TEMPO_STEP_CALLS["td"].jit * 1e-3)
 def test_step_calls_are_tempos_counts_by_objective():
     assert step_calls(None) == TEMPO_STEP_CALLS["mc"]
     assert step_calls(1) == TEMPO_STEP_CALLS["td"] and step_calls(1).jit == 15
     assert step_calls(8) == step_calls(64) == TEMPO_STEP_CALLS["td_n"]
-
-
 def test_backward_is_the_roofline_of_xlas_counted_bytes_and_flops(gpu):
     """One step's backward: XLA's counted TD step less its acting step (per-sample gradient
     products fused into their reductions), on the GPU roofline with the preset's kernels."""
@@ -135,10 +81,7 @@ def test_xla_count_agrees_with_the_hand_count_once_reductions_are_fused():
         2 * 64 * F32 + 2 * 64 * F32 / 32, rel=0.01)  # written, read; and the 32-wide partials
 
 
-def test_a_placement_not_running_learn_as_kernels_is_refused():
-    from rldse.errors import RldseError
-
-    trace = load_trace(ROOT / "traces" / "actor_learner_cartpole_2.parquet")
+def test_a_placement_not_running_learn_as_kernels_is_refused(trace):
     spec = parse_spec({"name": "cpu", "cpu": {"preset": "epyc-7402p"}}, where="test")
     with pytest.raises(RldseError):
         stream(Machine(trace, spec))
