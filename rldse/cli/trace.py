@@ -49,6 +49,8 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
     if trace.ops["cpu_s"].isna().all():
         print("  CPU time: unknown (a trace from before it); the simulator costs every op "
               "from its wall time, contention included")
+    for note in _workload_notes(trace):
+        print(f"  {note}")
     reason = contention(h.load, h.cores)
     if reason:
         print(f"  warning: captured on a contended host ({reason}); wall times include "
@@ -62,6 +64,17 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
 
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(trace.phase_summary().to_string(float_format=lambda x: f"{x:.4g}"))
+
+
+def _workload_notes(trace) -> list[str]:
+    """The trace's family's notes on what it lacks (``Info.notes``), or why its
+    workload_info cannot be read."""
+    from rldse.workloads import workload_of
+
+    try:
+        return workload_of(trace).read_info(trace).notes()
+    except RldseError as exc:
+        return [f"workload info unreadable: {exc}"]
 
 
 #: Options of one import format only: (format, default).
