@@ -59,11 +59,20 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
         print(f"  transitions: {len(trace.transitions)} rows "
               f"({', '.join(trace.transitions.columns)})")
     print(f"  hyperparameters: {json.dumps(meta.hyperparameters, sort_keys=True)}")
-    print(f"  workload info: {json.dumps(meta.workload_info, sort_keys=True)}")
+    shown = _without_cpu_info(trace).meta.workload_info  # the notes above summarise those
+    print(f"  workload info: {json.dumps(shown, sort_keys=True)}")
     import pandas as pd
 
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(trace.phase_summary().to_string(float_format=lambda x: f"{x:.4g}"))
+
+
+def _without_cpu_info(trace):
+    """``trace`` without its family's per-span CPU entries (``Workload.cpu_info``)."""
+    from rldse.workloads import WORKLOADS
+
+    workload = WORKLOADS.get(trace.meta.workload)
+    return trace if workload is None else workload.without_cpu_time(trace, rows=False)
 
 
 def _workload_notes(trace) -> list[str]:

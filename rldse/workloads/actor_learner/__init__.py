@@ -26,7 +26,7 @@ from rldse.workloads.actor_learner.processes import (
     CPU_FIELDS,
     Receives,
     StartUp,
-    wall_rule_note,
+    notes,
 )
 
 
@@ -78,8 +78,7 @@ class ActorLearnerInfo(Info):
     receive_cpu: Receives | None = None
 
     def notes(self) -> list[str]:
-        note = wall_rule_note(self.startup, self.receive_cpu)
-        return [note] if note else []
+        return notes(self.startup, self.receive_cpu)
 
 
 def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:

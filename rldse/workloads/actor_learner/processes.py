@@ -66,12 +66,30 @@ class Receives(UserModel):
 CPU_FIELDS = ("startup", "receive_cpu")
 
 
-def wall_rule_note(startup: StartUp | None, receive_cpu: Receives | None) -> str | None:
-    """What a trace without these fields gets instead, in one line; None when it has both."""
+def notes(startup: StartUp | None, receive_cpu: Receives | None) -> list[str]:
+    """One line on each: its CPU time, or, where the trace lacks it, what it gets instead."""
+    out = []
+    if startup is not None:
+        actors = startup.actors
+        own = Span(wall_s=_mean([a.wall_s for a in actors]), cpu_s=_mean([a.cpu_s for a in actors]))
+        out.append(f"start-up CPU (wall) ms: learner {_ms(startup.learner)}, starting each "
+                   f"actor {_ms(startup.spawn, len(actors))}, an actor's own {_ms(own)}")
+    if receive_cpu is not None:
+        out.append(f"receives, mean CPU ms per iteration: an actor's parameters "
+                   f"{1e3 * _mean(receive_cpu.params_cpu_s):.3g}, the learner's rollouts "
+                   f"{1e3 * _mean(receive_cpu.rollouts_cpu_s):.3g}")
     missing = [name for name, v in (("start-up", startup), ("hand-offs", receive_cpu))
                if v is None]
-    if not missing:
-        return None
-    return (f"{' and '.join(missing)}: no CPU time recorded (a trace from before it, or a "
-            "one-process recording); costed from the shared clock's wall time, "
-            "contention included")
+    if missing:
+        out.append(f"{' and '.join(missing)}: no CPU time recorded (a trace from before it, "
+                   "or a one-process recording); costed from the shared clock's wall time, "
+                   "contention included")
+    return out
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def _ms(span: Span, per: int = 1) -> str:
+    return f"{1e3 * span.cpu_s / per:.3g} ({1e3 * span.wall_s / per:.3g})"

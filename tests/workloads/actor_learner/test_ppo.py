@@ -90,7 +90,7 @@ def test_processes_record_their_start_up_and_receives_in_cpu_time(two_actors):
     the family's info: one span per actor, one receive per iteration, and a thread's CPU
     time never above the wall time of the same span (clock granularity aside)."""
     info = workload_of(two_actors).read_info(two_actors)
-    assert info.notes() == []
+    assert not any("no CPU time recorded" in note for note in info.notes())
     spans = [info.startup.learner, info.startup.spawn, *info.startup.actors]
     assert len(info.startup.actors) == 2
     for span in spans:

@@ -176,9 +176,11 @@ def test_a_trace_without_process_cpu_reads_start_up_and_handoffs_from_wall_time(
         synthetic, with_cpu):
     """A trace from before the processes' CPU time (the synthetic one, as test_replay_on_
     its_host_is_the_critical_path reads it): start-up and handoffs from the shared clock,
-    and its typed info says so; with it, no note."""
+    and its typed info says so; with it, its notes give the CPU times instead."""
     workload = workload_of(synthetic)
-    assert workload.read_info(with_cpu).notes() == []
+    start, receives = workload.read_info(with_cpu).notes()
+    assert start.startswith("start-up CPU (wall) ms: learner 3 (9), starting each actor 1 (3)")
+    assert receives.endswith("parameters 0.05, the learner's rollouts 0.03")
     (note,) = workload.read_info(synthetic).notes()
     assert note.startswith("start-up and hand-offs: no CPU time recorded")
     r = simulate(synthetic, _host_spec(synthetic, actors=1, envs_per_actor=1, rollout_len=T))
