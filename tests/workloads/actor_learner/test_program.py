@@ -242,8 +242,8 @@ def test_validate_on_own_host(one_actor):
 
 def test_two_actors_predicted_from_one(one_actor):
     """Fidelity check (a) of issue 4, its structure: 2 actors on 2 cores predicted from the
-    1-actor capture step in parallel (the rollouts in less time, at most half, and less
-    than two actors sharing one core), each start up, and run less than twice as fast as
+    1-actor capture step in parallel (the rollouts in less time, no faster than their
+    work on two cores, and less than two actors sharing one core), each start up, and run less than twice as fast as
     one actor (whether faster at all depends on start-up and per-iteration costs, which a
     busy capture host inflates; a second actor adds the learner's side of starting it,
     on the host preset its recorded CPU time). Identities on one trace's costs, whatever its host's load;
@@ -255,7 +255,13 @@ def test_two_actors_predicted_from_one(one_actor):
     b1, b2 = one.breakdown_s, two.breakdown_s
     spawn_cpu_s = one_actor.meta.workload_info["startup"]["spawn"]["cpu_s"]
     assert b2["startup_s"] - b1["startup_s"] == pytest.approx(spawn_cpu_s, rel=1e-6)
-    assert b1["rollout_s"] / 2 * (1 - 1e-9) <= b2["rollout_s"] < b1["rollout_s"]
+    # at most two cores' worth of the actors' work at once: a bound on the run's own draws
+    # (b1 / 2 is not one: each actor draws its rows from a seeded start, and a capture
+    # whose load swung reads cheaper in some rows than in others)
+    phases = two.phases_frame()
+    work = phases.loc[(phases["worker"] == "actor") & ~phases["phase"].str.startswith("wait:"),
+                      "time_s"].sum()
+    assert work / 2 * (1 - 1e-9) <= b2["rollout_s"] < b1["rollout_s"]
     assert b2["rollout_s"] < shared.breakdown_s["rollout_s"]
     assert shared.env_steps_per_s < two.env_steps_per_s < 2 * one.env_steps_per_s
 
