@@ -49,6 +49,8 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
     if trace.ops["cpu_s"].isna().all():
         print("  CPU time: unknown (a trace from before it); the simulator costs every op "
               "from its wall time, contention included")
+    for note in _workload_notes(trace):
+        print(f"  {note}")
     reason = contention(h.load, h.cores)
     if reason:
         print(f"  warning: captured on a contended host ({reason}); wall times include "
@@ -57,11 +59,31 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
         print(f"  transitions: {len(trace.transitions)} rows "
               f"({', '.join(trace.transitions.columns)})")
     print(f"  hyperparameters: {json.dumps(meta.hyperparameters, sort_keys=True)}")
-    print(f"  workload info: {json.dumps(meta.workload_info, sort_keys=True)}")
+    shown = _without_cpu_info(trace).meta.workload_info  # the notes above summarise those
+    print(f"  workload info: {json.dumps(shown, sort_keys=True)}")
     import pandas as pd
 
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(trace.phase_summary().to_string(float_format=lambda x: f"{x:.4g}"))
+
+
+def _without_cpu_info(trace):
+    """``trace`` without its family's per-span CPU entries (``Workload.cpu_info``)."""
+    from rldse.workloads import WORKLOADS
+
+    workload = WORKLOADS.get(trace.meta.workload)
+    return trace if workload is None else workload.without_cpu_time(trace, rows=False)
+
+
+def _workload_notes(trace) -> list[str]:
+    """The trace's family's notes on what it lacks (``Info.notes``), or why its
+    workload_info cannot be read."""
+    from rldse.workloads import workload_of
+
+    try:
+        return workload_of(trace).read_info(trace).notes()
+    except RldseError as exc:
+        return [f"workload info unreadable: {exc}"]
 
 
 #: Options of one import format only: (format, default).

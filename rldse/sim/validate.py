@@ -16,7 +16,6 @@ so on a GPU capture the check is of the device side and the bookkeeping, not dis
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from rldse.sim import simulate
@@ -42,12 +41,12 @@ def host_spec_for(trace: Trace, gpu: str | None = None):
 
 
 def wall_costed(trace: Trace) -> Trace:
-    """``trace`` with every op costed at its wall time (CPU time unknown): replay
-    consistency compares like with like, the ops as the wall clock saw them against the
-    run's wall time, so contention cancels instead of being estimated. Clean unit costs
-    from a busy host are checked by benchmarks/contended_capture.py, not here."""
-    return Trace(ops=trace.ops.assign(cpu_s=np.nan), meta=trace.meta,
-                 transitions=trace.transitions, source=trace.source)
+    """``trace`` with every op and span costed at its wall time (CPU time unknown: its
+    family's ``Workload.without_cpu_time``): replay consistency compares like with like,
+    the ops as the wall clock saw them against the run's wall time, so contention cancels
+    instead of being estimated. Clean unit costs from a busy host are checked by
+    benchmarks/contended_capture.py, not here."""
+    return workload_of(trace).without_cpu_time(trace)
 
 
 def validate(trace: Trace, seed: int = 0,

@@ -93,6 +93,11 @@ class Info(UserModel):
 
     model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
 
+    def notes(self) -> list[str]:
+        """How the simulator reads this trace where it lacks something newer captures
+        record, one line each (``rldse trace info`` prints them)."""
+        return []
+
 
 #: Side of the loop a phase runs on, and where: a placement role, or "cpu" (env steps).
 Side = tuple[Literal["actor", "learner"], str]
@@ -150,6 +155,20 @@ class Workload:
     #: wall time, not CPU time (rldse.trace.compute_mask); none by default ('sync' of an
     #: off-policy loop is a target-network copy in memory: compute)
     wait_phases: frozenset[str] = frozenset()
+    #: workload_info keys holding CPU time of spans that are no op (process start-up,
+    #: receives): dropped where a trace is read at wall time (``without_cpu_time``)
+    cpu_info: tuple[str, ...] = ()
+
+    def without_cpu_time(self, trace: Trace, rows: bool = True) -> Trace:
+        """``trace`` as one from before CPU time was recorded: its ``cpu_info`` entries
+        dropped and, with ``rows``, its ops' CPU time unknown (rldse.trace.host_cost_s
+        then takes their wall time)."""
+        from rldse.trace import Trace
+
+        meta = trace.meta.model_copy(update={"workload_info": {
+            k: v for k, v in trace.meta.workload_info.items() if k not in self.cpu_info}})
+        ops = trace.ops.assign(cpu_s=float("nan")) if rows else trace.ops
+        return Trace(ops=ops, meta=meta, transitions=trace.transitions, source=trace.source)
 
     def places(self, role: str, kind: str) -> bool:
         """Whether this family's program can run ``role`` on a ``kind`` part: the kind

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from rldse.cli import main
+
+ROOT = Path(__file__).parents[2]
 
 
 def _run(argv, capsys):
@@ -24,6 +27,19 @@ def test_trace_info_prints_phases_and_digest(small_trace, tmp_path, capsys):
     for phase in ("env_step", "learn", "replay_sample"):
         assert phase in out
     assert "Test CPU" in out
+
+
+def test_trace_info_says_which_spans_an_older_trace_costs_from_wall_time(tmp_path, capsys):
+    """An actor-learner trace without the processes' CPU time (made one here, whatever
+    the shipped trace has) loads, and `trace info` says how it is read."""
+    from rldse.trace import load_trace
+    from rldse.workloads import workload_of
+
+    shipped = load_trace(ROOT / "traces" / "actor_learner_cartpole_2.parquet")
+    old = workload_of(shipped).without_cpu_time(shipped, rows=False)
+    code, out, _ = _run(["trace", "info", str(old.save(tmp_path / "old.parquet"))], capsys)
+    assert code == 0
+    assert "start-up and hand-offs: no CPU time recorded" in out
 
 
 @pytest.mark.parametrize("content", [b"", b"PAR1 not really", b"some text\n"])

@@ -22,6 +22,12 @@ from rldse.workloads import (
     learning_knob,
     register,
 )
+from rldse.workloads.actor_learner.processes import (
+    CPU_FIELDS,
+    Receives,
+    StartUp,
+    notes,
+)
 
 
 class ActorLearnerKnobs(Knobs):
@@ -66,6 +72,13 @@ class ActorLearnerInfo(Info):
     batch_size: Count = Field(validation_alias=AliasChoices("batch_size", "minibatch_size"))
     epochs: Count
     transition_bytes: Count
+    # CPU time of starting the processes and of each receive (processes.py); None in
+    # traces from before them and in one-process recordings: wall time then
+    startup: StartUp | None = None
+    receive_cpu: Receives | None = None
+
+    def notes(self) -> list[str]:
+        return notes(self.startup, self.receive_cpu)
 
 
 def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
@@ -109,4 +122,5 @@ register(Workload(
     recording=Recordable(loop="on_policy", networks=("policy", "value"), one_network="policy",
                          required=("env_step", "act", "rollout_add", "learn", "sync"),
                          learner_phases=frozenset({"learn", "sync"}), info=_recorded),
-    wait_phases=frozenset({"rollout_add", "sync"})))  # pipes between processes
+    wait_phases=frozenset({"rollout_add", "sync"}),  # pipes between processes
+    cpu_info=CPU_FIELDS))

@@ -285,21 +285,25 @@ def _actor_main(actor_id: int, conn: Connection, cfg: PPOConfig, seed: np.random
 
 def _actor_loop(actor_id: int, conn: Connection, cfg: PPOConfig, seed: np.random.SeedSequence,
                 origin_ns: int, overhead_ns: float) -> None:
-    """Per iteration: wait for parameters, collect a rollout, send it. Then send the rows."""
+    """Per iteration: wait for parameters, collect a rollout, send it. Then send the rows,
+    with when the actor was ready and the CPU time of each receive (processes.py)."""
     rec = Recorder(f"actor/{actor_id}", origin_ns=origin_ns, overhead_ns=overhead_ns)
     env_seq, act_seq = seed.spawn(2)
     rng = np.random.default_rng(act_seq)
     envs = [make_env(cfg.env_id) for _ in range(cfg.envs_per_actor)]
     policy = make_policy(cfg, envs[0], np.random.default_rng(0))  # weights: the learner's
+    ready = rec.stamp()  # this thread's CPU clock began with the process: its start-up
+    receives_ns: list[int] = []
     t0 = rec.now()
     obs = np.stack([env.reset(seed=int(s))[0] for env, s in
                     zip(envs, env_seq.generate_state(len(envs)), strict=True)])
     rec.add("env_reset", t0, 0, items=len(envs), dtype="fp64")
     ep_returns = np.zeros(len(envs))
     for iteration in range(cfg.iterations):
+        cpu0 = rec.stamp()[1]
         msg = conn.recv()  # idle until the learner broadcasts: not an op
-        rec.sample_cpu()  # the idle wait gets a CPU window of its own
         policy.set_flat(msg)
+        receives_ns.append(rec.stamp()[1] - cpu0)  # a window of its own: the wait's CPU is 0
         rollout, finished, obs = _collect(envs, policy, obs, ep_returns, rng, rec,
                                           iteration * cfg.rollout_len, cfg.rollout_len)
         payload = sum(a.nbytes for a in rollout.values())
@@ -310,7 +314,7 @@ def _actor_loop(actor_id: int, conn: Connection, cfg: PPOConfig, seed: np.random
                 dtype="none")
     for env in envs:
         env.close()
-    conn.send(("rows", actor_id, rec.rows, rec.cpu_fractions()))
+    conn.send(("rows", actor_id, rec.rows, rec.cpu_fractions(), ready, receives_ns))
 
 
 def _collect(envs: list[gym.Env], policy: Policy | CNNPolicy, obs: np.ndarray,
@@ -423,6 +427,9 @@ class _Learner:
         self.seeds = seeds[1:]
         self.conns: list[Connection] = []
         self.procs: list[mp.process.BaseProcess] = []
+        self.started_ns: list[int] = []  # when each actor process was started (shared clock)
+        self.sent_cpu_ns = 0  # the learner's CPU clock when its last broadcast was sent
+        self.receives_ns: list[int] = []  # per iteration: CPU of receiving the rollouts
 
     def start(self) -> None:
         """One process per actor, each with its end of a duplex pipe."""
@@ -433,6 +440,7 @@ class _Learner:
             proc = ctx.Process(target=_actor_main, name=f"rldse-actor-{i}", daemon=True,
                                args=(i, child_end, cfg, self.seeds[i], rec.origin_ns,
                                      rec.overhead_ns))
+            self.started_ns.append(rec.now())
             proc.start()
             child_end.close()
             self.conns.append(parent_end)
@@ -450,7 +458,7 @@ class _Learner:
                 raise
         self.rec.add("sync", t0, iteration, items=len(self.conns),
                      bytes=flat.nbytes * len(self.conns), dtype="none")
-        self.rec.sample_cpu()
+        self.sent_cpu_ns = self.rec.stamp()[1]
 
     def gather(self, kind: str) -> list[tuple]:
         """One message of ``kind`` from every actor, ordered by actor id."""
@@ -494,6 +502,8 @@ class _Learner:
         logp = np.concatenate([r["logp"].ravel() for r in rollouts])
         adv = np.concatenate([a.ravel() for a, _ in parts])
         returns = np.concatenate([ret.ravel() for _, ret in parts])
+        # since the broadcast: the rollouts' receipt and this preparation (the wait: 0 CPU)
+        self.receives_ns.append(rec.stamp()[1] - self.sent_cpu_ns)
         step = step0
         works: dict[int, Work] = {}  # per minibatch size: counting work is not the loop's
         for _ in range(cfg.epochs):
@@ -520,18 +530,21 @@ class _Learner:
                 proc.join()
 
 
-def train(cfg: PPOConfig, rec: Recorder,
-          progress: Progress = no_progress
-          ) -> tuple[list[float], list[pd.DataFrame], Policy | CNNPolicy]:
+def train(cfg: PPOConfig, rec: Recorder, progress: Progress = no_progress
+          ) -> tuple[list[float], list[pd.DataFrame], Policy | CNNPolicy, dict[str, Any]]:
     """Run the actor-learner loop. Returns episode returns (per iteration, in actor order),
-    each actor's ops frame, and the trained policy."""
+    each actor's ops frame, the trained policy, and the processes' start-up and receives
+    (``processes`` in workload_info: processes.py)."""
+    set_up = rec.stamp()
     probe = make_env(cfg.env_id)
     learner = _Learner(cfg, probe, rec)
     probe.close()
     returns: list[float] = []
     steps_per_iter = cfg.actors * cfg.envs_per_actor * cfg.rollout_len
     try:
+        spawn = rec.stamp()
         learner.start()
+        started = rec.stamp()
         step = 0
         for iteration in range(cfg.iterations):
             learner.broadcast(iteration)
@@ -543,8 +556,19 @@ def train(cfg: PPOConfig, rec: Recorder,
         rows = learner.gather("rows")
     finally:
         learner.close()
-    frames = [rows_to_frame(r, rec.origin_ns, rec.overhead_ns, f) for r, f in rows]
-    return returns, frames, learner.policy
+    frames = [rows_to_frame(r, rec.origin_ns, rec.overhead_ns, f) for r, f, *_ in rows]
+    startup = {"learner": _span(set_up, spawn), "spawn": _span(spawn, started),
+               "actors": [_span((t, 0), ready)
+                          for t, (*_, ready, _) in zip(learner.started_ns, rows, strict=True)]}
+    params = np.mean([receives for *_, receives in rows], axis=0) / 1e9
+    receive_cpu = {"params_cpu_s": params.tolist(),
+                   "rollouts_cpu_s": (np.asarray(learner.receives_ns) / 1e9).tolist()}
+    return returns, frames, learner.policy, {"startup": startup, "receive_cpu": receive_cpu}
+
+
+def _span(start: tuple[int, int], end: tuple[int, int]) -> dict[str, float]:
+    """Wall and CPU seconds between two (wall ns, CPU ns) stamps (``Recorder.stamp``)."""
+    return {"wall_s": (end[0] - start[0]) / 1e9, "cpu_s": max(end[1] - start[1], 0) / 1e9}
 
 
 def transition_bytes(obs_dim: int) -> int:
@@ -580,7 +604,7 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
     pcfg = config_for(cfg)
     rec = Recorder(worker="learner")
     t0 = time.perf_counter()
-    returns, actor_frames, policy = train(pcfg, rec, progress)
+    returns, actor_frames, policy, processes = train(pcfg, rec, progress)
     wall_s = time.perf_counter() - t0
     hyper = pcfg.model_dump(exclude={"env_id", "seed", "timeout_s"})
     if atari.is_atari(pcfg.env_id):
@@ -589,7 +613,7 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
         hyper["hidden"] = list(pcfg.hidden)
     return build_trace(
         workload="actor_learner", algorithm="ppo", env_id=pcfg.env_id, seed=pcfg.seed,
-        hyperparameters=hyper, workload_info=workload_info(pcfg, policy),
+        hyperparameters=hyper, workload_info={**workload_info(pcfg, policy), **processes},
         episode_returns=returns, wall_time_s=wall_s,
         frames=[rec.frame(), *actor_frames], overhead_ns=rec.overhead_ns,
         load_start=rec.load_start,  # the learner's recorder began with the capture

@@ -73,6 +73,12 @@ class Recorder:
         a send that may block), so no window mixes waiting with computing."""
         self.cpu.sample()
 
+    def stamp(self) -> tuple[int, int]:
+        """(wall ns, this thread's CPU ns) now, as a CPU clock sample (``sample_cpu``):
+        for spans that are no operation, such as a process's start-up or a receive."""
+        wall = self.cpu.sample()
+        return wall, self.cpu.cpu_ns[-1]
+
     def cpu_fractions(self) -> np.ndarray:
         """Each row's CPU time / wall time from this thread's CPU clock: call it in the
         thread that recorded the rows."""

@@ -12,6 +12,7 @@ import pytest
 from rldse.errors import RldseError
 from rldse.kernels.mlp import adam_work, backward_work, cold, forward_work, n_params
 from rldse.trace import load_trace
+from rldse.workloads import workload_of
 from rldse.workloads.actor_learner import ppo as al
 from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
 from rldse.workloads.common.base import CaptureConfig, no_progress
@@ -82,6 +83,20 @@ def test_fingerprint_records_the_host_load(two_actors):
     load = two_actors.meta.host.load
     assert load is not None and load.compute_wall_per_cpu is not None
     assert load.compute_wall_per_cpu == two_actors.compute_wall_per_cpu
+
+
+def test_processes_record_their_start_up_and_receives_in_cpu_time(two_actors):
+    """Each process's start-up span and each receive's CPU time (processes.py), typed by
+    the family's info: one span per actor, one receive per iteration, and a thread's CPU
+    time never above the wall time of the same span (clock granularity aside)."""
+    info = workload_of(two_actors).read_info(two_actors)
+    assert not any("no CPU time recorded" in note for note in info.notes())
+    spans = [info.startup.learner, info.startup.spawn, *info.startup.actors]
+    assert len(info.startup.actors) == 2
+    for span in spans:
+        assert 0 < span.cpu_s <= span.wall_s + 1e-4
+    assert len(info.receive_cpu.params_cpu_s) == len(info.receive_cpu.rollouts_cpu_s) == 8
+    assert all(x > 0 for x in info.receive_cpu.rollouts_cpu_s)  # GAE and batching at least
 
 
 def test_progress_reports_each_iteration(two_actors, ticks):

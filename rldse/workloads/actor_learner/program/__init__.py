@@ -33,11 +33,15 @@ the device each iteration and its parameters back to the host before the broadca
 IPC handoffs. The trace's ``sync`` and ``rollout_add`` rows are the *sender's* wall
 time, which on a busy host includes the sender being descheduled after it woke the
 receiver (measured: 4.9 ms per 36 kB send in the loop vs 0.1 ms alone). What is on
-the critical path is the time the receiver saw, and the trace's shared clock has it:
-per iteration, broadcast start → last actor's first act (per send: / actors), and the
-last actor's send → the learner's first learn (per rollout: / actors; it includes
-unpickling, GAE and batching on the learner). Those are what the program books, on the
-learner's core, scaled to the target CPU like any operation.
+the critical path is per iteration the broadcast to the last actor's first act (per
+send: / actors), and the last actor's send to the learner's first learn (per rollout:
+/ actors; it includes unpickling, GAE and batching on the learner). A trace that
+recorded the processes' CPU time (ppo.py; ../processes.py) gives each as the CPU time of
+its work: the sender's row plus the receiver's receive, without the wait for the
+partner, whose own work is costed where it is recorded, and without the time a busy
+host gave other processes. An older trace gives the time the receiver saw on the
+shared clock, contention included. Either is booked on the learner's core, scaled to
+the target CPU like any operation (handoffs.py).
 
 ``learner: sync`` is the real loop: actors wait for the broadcast, the learner waits
 for all rollouts. ``learner: async``: actors run ahead with parameters up to
@@ -79,7 +83,9 @@ rollout is produced in host memory by the actors either way, so W changes what m
 fit on the GPU, not how many bytes cross the link in a one-epoch learner.
 
 ``breakdown_s`` (totals over the run): ``startup_s`` (starting the actor processes:
-the capture's time before its first operation, per actor), ``rollout_s`` (collection,
+with the processes' CPU time, the learner's set-up, its side of starting each actor,
+and the actors' own start-ups side by side on the cores; from an older trace, the
+capture's wall time before its first operation, per actor), ``rollout_s`` (collection,
 from the first actor's release to the last rollout), ``sync_s`` (until the last
 recipient has the parameters), ``handoff_s``, ``learn_s`` (copies and swapping
 included), ``copy_s`` / ``swap_s`` (rollout to the GPU), ``inference_s`` (server

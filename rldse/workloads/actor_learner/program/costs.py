@@ -73,7 +73,7 @@ def costs_of(m: Machine, s: Shape, roles: Roles, memory: GpuMemory) -> Costs:
         act = _local_act(m, s, roles, act_ops)
     return Costs(env_per_vstep=env_per_vstep, reset_per_vstep=reset, env=env, act=act,
                  server=server, learn=_learn_cycle(m, s, roles),
-                 handoffs=handoff_costs(m, s), copies=_copies(s, roles, memory))
+                 handoffs=handoff_costs(m, s, roles.cores), copies=_copies(s, roles, memory))
 
 
 def _env_costs(m: Machine, s: Shape) -> tuple[np.ndarray, float]:

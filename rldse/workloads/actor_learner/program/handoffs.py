@@ -1,5 +1,7 @@
-"""IPC between the learner and the actors (package docstring, "IPC handoffs"): what the
-receiver saw, read from a trace's shared clock, and its cost on the target CPU."""
+"""IPC between the learner and the actors (package docstring, "IPC handoffs") and starting
+the actor processes: from the processes' CPU time where the trace recorded it
+(processes.py), else what the receiver saw on the trace's shared clock (wall time,
+contention included); costed on the target CPU."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from rldse.models.cpu.roofline import with_work
 from rldse.sim import trace_cache
 from rldse.sim.machine import Cycle, Machine
 from rldse.trace import Trace
+from rldse.workloads.actor_learner.processes import Receives, StartUp
 from rldse.workloads.actor_learner.program.shape import Shape
 
 
@@ -48,6 +51,31 @@ def trace_handoffs(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
             np.clip(handoff[np.isfinite(handoff)], 0.0, None))
 
 
+def recorded_handoffs(trace: Trace) -> tuple[np.ndarray, np.ndarray] | None:
+    """``trace_handoffs``'s two spans per iteration from the processes' CPU time (the
+    hand-off's work, without waiting for the partner: processes.py): the broadcast's sends
+    plus an actor's receive, and the last rollout's send (the actors' mean) plus the
+    learner's receiving every rollout. None where the trace did not record receives."""
+    raw = trace.meta.workload_info.get("receive_cpu")
+    if raw is None:
+        return None
+    receives = Receives.model_validate(raw)
+    n = len(receives.rollouts_cpu_s)
+    ops = trace.ops
+    cpu = ops["cpu_s"].fillna(ops["dur_s"]).to_numpy()  # a row without CPU time: its wall
+    phase = ops["phase"].astype(str).to_numpy()
+    it = ops["iter"].to_numpy()
+
+    def per_iteration(name: str, how: str) -> np.ndarray:
+        rows = phase == name
+        by = pd.Series(cpu[rows]).groupby(it[rows]).agg(how)
+        return by.reindex(np.arange(n), fill_value=0.0).to_numpy()
+
+    deliver = per_iteration("sync", "sum") + np.resize(receives.params_cpu_s, n)
+    handoff = per_iteration("rollout_add", "mean") + np.asarray(receives.rollouts_cpu_s)
+    return deliver, handoff
+
+
 @dataclass(frozen=True)
 class Handoffs:
     """The IPC the learner's core does, costed on the target CPU: a parameter send to one
@@ -59,14 +87,16 @@ class Handoffs:
     startup_s: float
 
 
-def handoff_costs(m: Machine, s: Shape) -> Handoffs:
-    """Per send and per rollout, the receiver-side handoffs of the trace's clock (per
-    actor), their bytes rescaled to this system's parameters and rollout; start-up is the
-    capture's time before its first operation, per actor (the learner starts them one
-    after another). Draws a seeded start row for ``send``, then for ``recv``."""
+def handoff_costs(m: Machine, s: Shape, cores: int) -> Handoffs:
+    """Per send and per rollout, the hand-offs of the trace (per actor: its CPU time,
+    ``recorded_handoffs``, else the receiver's wait on its clock, ``trace_handoffs``),
+    their bytes rescaled to this system's parameters and rollout; start-up on ``cores``
+    cores for the actors (``startup_seconds``). Draws a seeded start row for ``send``,
+    then for ``recv``."""
     cpu_model = m.host.model
     deliver, handoff = trace_cache.cached(  # once per trace in a process
-        ("trace_handoffs", m.trace.digest), lambda: trace_handoffs(m.trace))
+        ("handoffs", m.trace.digest),
+        lambda: recorded_handoffs(m.trace) or trace_handoffs(m.trace))
     if not len(deliver):
         deliver = np.asarray(m.trace_ops("sync").host_dur_s)
     if not len(handoff):
@@ -80,9 +110,28 @@ def handoff_costs(m: Machine, s: Shape) -> Handoffs:
                         host_dur_s=handoff / s.t_actors * (s.T / s.t_T))
     recv = _rescale(m, recv, np.zeros(len(recv)), np.full(len(recv), s.payload))
     recv_c = Cycle(np.asarray(cpu_model.op_seconds(recv)), int(m.rng.integers(len(recv))))
-    first = float(m.trace.ops["start_s"].min()) if len(m.trace.ops) else 0.0
-    spawn = OpColumns.of("sync", host_dur_s=max(first, 0.0) / s.t_actors, dtype="none")
-    return Handoffs(send_c, recv_c, float(cpu_model.op_seconds(spawn)[0]) * s.N)
+    return Handoffs(send_c, recv_c, startup_seconds(m, s, cores))
+
+
+def startup_seconds(m: Machine, s: Shape, cores: int) -> float:
+    """Seconds from the run's start until its N actors are ready, on the target CPU. With
+    the processes' CPU time (processes.py): the learner's set-up, its side of starting
+    each actor, then the actors' own start-ups, side by side on ``cores`` cores as their
+    rollouts are (``CpuSpec.core_throughput``). Without it: the capture's wall time before
+    its first operation, per actor (the learner starts them one after another)."""
+    cpu_model = m.host.model
+    raw = m.trace.meta.workload_info.get("startup")
+    if raw is None:
+        first = float(m.trace.ops["start_s"].min()) if len(m.trace.ops) else 0.0
+        spawn = OpColumns.of("sync", host_dur_s=max(first, 0.0) / s.t_actors, dtype="none")
+        return float(cpu_model.op_seconds(spawn)[0]) * s.N
+    st = StartUp.model_validate(raw)
+    actor_cpu_s = float(np.mean([a.cpu_s for a in st.actors]))
+    spans = OpColumns.of("sync", dtype="none", host_dur_s=np.array(
+        [st.learner.cpu_s, st.spawn.cpu_s / len(st.actors), actor_cpu_s]))
+    learner_s, spawn_s, actor_s = (float(x) for x in cpu_model.op_seconds(spans))
+    side_by_side = s.N / cpu_model.spec.core_throughput(s.N, cores) if cores < s.N else 1.0
+    return learner_s + s.N * spawn_s + actor_s * side_by_side
 
 
 def _rescale(m: Machine, ops: OpColumns, flops: np.ndarray, bytes_: np.ndarray) -> OpColumns:
