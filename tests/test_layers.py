@@ -43,7 +43,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                    "rldse.recording.**")),
     ("real training loops", ("rldse.workloads.*.*",)),
     ("shared real-loop pieces", ("rldse.workloads.common", "rldse.workloads.common.**")),
-    ("workload registry", ("rldse.workloads", "rldse.workloads.*")),
+    ("workload registry", ("rldse.workloads", "rldse.workloads.*",
+                           "rldse.workloads.*.info")),  # a family's typed workload_info
     ("part models", ("rldse.models", "rldse.models.**")),
     ("trace", ("rldse.trace",)),
     ("host", ("rldse.host",)),

@@ -22,7 +22,7 @@ from rldse.workloads import (
     learning_knob,
     register,
 )
-from rldse.workloads.actor_learner.processes import (
+from rldse.workloads.actor_learner.info import (
     CPU_FIELDS,
     Receives,
     StartUp,
@@ -72,7 +72,7 @@ class ActorLearnerInfo(Info):
     batch_size: Count = Field(validation_alias=AliasChoices("batch_size", "minibatch_size"))
     epochs: Count
     transition_bytes: Count
-    # CPU time of starting the processes and of each receive (processes.py); None in
+    # CPU time of starting the processes and of each receive (info.py); None in
     # traces from before them and in one-process recordings: wall time then
     startup: StartUp | None = None
     receive_cpu: Receives | None = None

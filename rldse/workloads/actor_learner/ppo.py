@@ -286,7 +286,7 @@ def _actor_main(actor_id: int, conn: Connection, cfg: PPOConfig, seed: np.random
 def _actor_loop(actor_id: int, conn: Connection, cfg: PPOConfig, seed: np.random.SeedSequence,
                 origin_ns: int, overhead_ns: float) -> None:
     """Per iteration: wait for parameters, collect a rollout, send it. Then send the rows,
-    with when the actor was ready and the CPU time of each receive (processes.py)."""
+    with when the actor was ready and the CPU time of each receive (info.py)."""
     rec = Recorder(f"actor/{actor_id}", origin_ns=origin_ns, overhead_ns=overhead_ns)
     env_seq, act_seq = seed.spawn(2)
     rng = np.random.default_rng(act_seq)
@@ -534,7 +534,7 @@ def train(cfg: PPOConfig, rec: Recorder, progress: Progress = no_progress
           ) -> tuple[list[float], list[pd.DataFrame], Policy | CNNPolicy, dict[str, Any]]:
     """Run the actor-learner loop. Returns episode returns (per iteration, in actor order),
     each actor's ops frame, the trained policy, and the processes' start-up and receives
-    (``processes`` in workload_info: processes.py)."""
+    (``processes`` in workload_info: info.py)."""
     set_up = rec.stamp()
     probe = make_env(cfg.env_id)
     learner = _Learner(cfg, probe, rec)

@@ -86,7 +86,7 @@ def test_fingerprint_records_the_host_load(two_actors):
 
 
 def test_processes_record_their_start_up_and_receives_in_cpu_time(two_actors):
-    """Each process's start-up span and each receive's CPU time (processes.py), typed by
+    """Each process's start-up span and each receive's CPU time (info.py), typed by
     the family's info: one span per actor, one receive per iteration, and a thread's CPU
     time never above the wall time of the same span (clock granularity aside)."""
     info = workload_of(two_actors).read_info(two_actors)

@@ -36,7 +36,7 @@ receiver (measured: 4.9 ms per 36 kB send in the loop vs 0.1 ms alone). What is 
 the critical path is per iteration the broadcast to the last actor's first act (per
 send: / actors), and the last actor's send to the learner's first learn (per rollout:
 / actors; it includes unpickling, GAE and batching on the learner). A trace that
-recorded the processes' CPU time (ppo.py; ../processes.py) gives each as the CPU time of
+recorded the processes' CPU time (ppo.py; ../info.py) gives each as the CPU time of
 its work: the sender's row plus the receiver's receive, without the wait for the
 partner, whose own work is costed where it is recorded, and without the time a busy
 host gave other processes. An older trace gives the time the receiver saw on the

@@ -1,6 +1,6 @@
 """IPC between the learner and the actors (package docstring, "IPC handoffs") and starting
 the actor processes: from the processes' CPU time where the trace recorded it
-(processes.py), else what the receiver saw on the trace's shared clock (wall time,
+(info.py), else what the receiver saw on the trace's shared clock (wall time,
 contention included); costed on the target CPU."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from rldse.models.cpu.roofline import with_work
 from rldse.sim import trace_cache
 from rldse.sim.machine import Cycle, Machine
 from rldse.trace import Trace
-from rldse.workloads.actor_learner.processes import Receives, StartUp
+from rldse.workloads.actor_learner.info import Receives, StartUp
 from rldse.workloads.actor_learner.program.shape import Shape
 
 
@@ -53,7 +53,7 @@ def trace_handoffs(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
 
 def recorded_handoffs(trace: Trace) -> tuple[np.ndarray, np.ndarray] | None:
     """``trace_handoffs``'s two spans per iteration from the processes' CPU time (the
-    hand-off's work, without waiting for the partner: processes.py): the broadcast's sends
+    hand-off's work, without waiting for the partner: info.py): the broadcast's sends
     plus an actor's receive, and the last rollout's send (the actors' mean) plus the
     learner's receiving every rollout. None where the trace did not record receives."""
     raw = trace.meta.workload_info.get("receive_cpu")
@@ -115,7 +115,7 @@ def handoff_costs(m: Machine, s: Shape, cores: int) -> Handoffs:
 
 def startup_seconds(m: Machine, s: Shape, cores: int) -> float:
     """Seconds from the run's start until its N actors are ready, on the target CPU. With
-    the processes' CPU time (processes.py): the learner's set-up, its side of starting
+    the processes' CPU time (info.py): the learner's set-up, its side of starting
     each actor, then the actors' own start-ups, side by side on ``cores`` cores as their
     rollouts are (``CpuSpec.core_throughput``). Without it: the capture's wall time before
     its first operation, per actor (the learner starts them one after another)."""

@@ -135,7 +135,7 @@ def test_more_actors_share_cores(synthetic, actors, cores):
 
 
 #: A capture whose every op took 3x its CPU time in wall time (a contended host), with the
-#: processes' start-up spans and per-iteration receives (actor_learner/processes.py).
+#: processes' start-up spans and per-iteration receives (actor_learner/info.py).
 SLOW = 3.0
 START = {"learner": {"wall_s": 9e-3, "cpu_s": 3e-3}, "spawn": {"wall_s": 3e-3, "cpu_s": 1e-3},
          "actors": [{"wall_s": 6e-3, "cpu_s": 2e-3}]}
