@@ -31,7 +31,7 @@ REDUCED = {
 }
 #: page command (its start) → the test file that runs it, and why not here
 ELSEWHERE = {
-    "bash scripts/main.sh": ("tests/studies/test_cpu_gpu_ratio.py", "the main job: minutes"),
+    "bash scripts/main.sh": ("tests/studies/cpu_gpu_ratio", "the main job: minutes"),
     "bash scripts/test.sh": ("tests", "the suite itself"),
     "rldse capture actor_learner --env ALE/Pong-v5": ("tests/workloads/common/test_atari.py",
                                                        "Atari frames: minutes"),

@@ -1,0 +1,33 @@
+"""One small run of the AMPER study, shared by this folder's tests: its parameters cut to
+two buffers, two batches, one seed and three band draws."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from rldse.studies import common, run_study
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(scope="package")
+def amper_out(tmp_path_factory) -> Path:
+    """The small run's out/ folder (report.md, claims.csv, the CSVs and figures)."""
+    studies = tmp_path_factory.mktemp("amper") / "studies"
+    dst = studies / "amper_replay"
+    shutil.copytree(ROOT / "studies" / "amper_replay", dst,
+                    ignore=shutil.ignore_patterns("out"))
+    params = yaml.safe_load((dst / "study.yaml").read_text())
+    params["learning"].update(steps=1500, seeds=[0])
+    params["latency"].update(buffer_log2=[14, 20], batches=[32, 256], batches_per_point=1,
+                             figure_batch=32, bands=3)
+    params["end_to_end"]["env_steps"] = 1500
+    (dst / "study.yaml").write_text(yaml.safe_dump(params))
+    common.ILLEGIBLE.clear()  # run before the per-test check (tests/studies/conftest.py)
+    report = run_study("amper_replay", root=studies, progress=False)
+    assert not common.ILLEGIBLE, f"illegible figures: {common.ILLEGIBLE}"
+    return report.parent
