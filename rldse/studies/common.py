@@ -62,7 +62,7 @@ ILLEGIBLE: list[tuple[str, str]] = []
 def legibility_problems(fig: plt.Figure) -> list[str]:
     """Texts of ``fig`` (titles, labels, tick labels, legends, annotations) that leave the
     figure or overlap another text by more than a tenth of the smaller one, as drawn."""
-    fig.canvas.draw()
+    fig.draw_without_rendering()  # lays out and measures texts; no pixels
     renderer = fig.canvas.get_renderer()
     edge = fig.bbox
     boxes = [(t.get_text().strip(), t.get_window_extent(renderer))
