@@ -80,6 +80,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from time import perf_counter_ns, thread_time_ns
 
@@ -96,6 +97,7 @@ from rldse.cpu_clock import (
     switch_penalty_ns,
     warm_unit_cost_ns,
 )
+from rldse.sched_slice import longer_slice
 from rldse.workloads.common.recorder import Recorder
 from rldse.workloads.offpolicy.dqn import DQNConfig, train
 
@@ -202,12 +204,15 @@ def switched_capture(cfg: DQNConfig, cpu: int, window_s: tuple[float, float],
                      seed: int, recorder=Recorder,
                      loops_cpu: int | None = None,
                      switcher_cpus: set[int] | None = None,
-                     policy: str = "normal") -> tuple[np.ndarray, np.ndarray, object]:
+                     policy: str = "normal", slice_ns: int = 0,
+                     batch: bool = False) -> tuple[np.ndarray, np.ndarray, object]:
     """One capture while the busy loops switch: (switch times ns, state after each, ops
     with absolute start/end ns columns; with ExactRecorder also the columns ``cpu_exact_s``
     and ``cpu_rule_s``). ``loops_cpu``: where the busy loops run (default ``cpu``); ``switcher_cpus``: where
     the switcher may run (default: where this process may), the capture's CPU left out
-    when there is another."""
+    when there is another. ``slice_ns``: the capture thread asks for that scheduler slice
+    (rldse.sched_slice, as the capture commands do; 0: the kernel's default), after the
+    busy loops started, so they keep theirs; ``batch``: the capture runs as SCHED_BATCH."""
     procs = busy_loops(cpu if loops_cpu is None else loops_cpu, policy)
     others = sorted((switcher_cpus or os.sched_getaffinity(0)) - {cpu}) or [cpu]
     with tempfile.TemporaryDirectory() as tmp:
@@ -218,10 +223,16 @@ def switched_capture(cfg: DQNConfig, cpu: int, window_s: tuple[float, float],
              *(str(p.pid) for p in procs)])
         try:
             time.sleep(0.2)  # the switcher has written its first line
-            rec = recorder()
-            train(cfg, rec)
+            if batch:
+                os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+            with longer_slice(slice_ns) if slice_ns else nullcontext() as got:
+                rec = recorder()
+                train(cfg, rec)
+            if batch:
+                os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
             ops = rec.frame()
             ops.attrs["cpu_samples"] = (np.array(rec.cpu.wall_ns), np.array(rec.cpu.cpu_ns))
+            ops.attrs["slice"] = got
             if isinstance(rec, ExactRecorder):
                 exact, rule = rec.fractions()
                 ops["cpu_exact_s"] = ops["dur_s"] * exact
@@ -452,7 +463,13 @@ def warm_report(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np.nd
           f"capture, {worst_alone:.1%} with each class alone (the target's form: a capture on a "
           f"busy host has only its own ops; target <= {TARGET:.0%}) "
           f"{'PASS' if worst_alone <= TARGET else 'FAIL'}")
-    return worst_alone
+    per_switch = {c: cost[cls == c].sum() / max((sw_cls == c).sum(), 1) / 1e6
+                  for c in (QUIET, BUSY)}
+    print(f"switch-ins: quiet {(sw_cls == QUIET).sum()}, one per {per_switch[QUIET]:.2f} ms of "
+          f"op CPU; busy {(sw_cls == BUSY).sum()}, one per {per_switch[BUSY]:.2f} ms")
+    return {"pooled": worst, "alone": worst_alone, "sw_quiet": int((sw_cls == QUIET).sum()),
+            "sw_busy": int((sw_cls == BUSY).sum()), "ms_per_sw_quiet": per_switch[QUIET],
+            "ms_per_sw_busy": per_switch[BUSY]}
 
 
 def report(ops, switch_ns: np.ndarray, state: np.ndarray, guard_ms: float, cpu_col: str,
@@ -507,6 +524,10 @@ def main() -> None:
     ap.add_argument("--loops-cpu", type=int, default=None,
                     help="pin the busy loops to this CPU instead of the capture's (another "
                          "vCPU: no sharing of the capture's CPU, only of what lies beneath)")
+    ap.add_argument("--slice-ms", type=float, default=0.0,
+                    help="the capture thread asks for this scheduler slice (rldse.sched_slice; "
+                         "0: the kernel's default)")
+    ap.add_argument("--batch", action="store_true", help="the capture runs as SCHED_BATCH")
     args = ap.parse_args()
     if not hasattr(os, "sched_setaffinity"):
         sys.exit("contended_capture: needs os.sched_setaffinity (Linux)")
@@ -526,10 +547,16 @@ def main() -> None:
     if not args.skip_stock:
         switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed,
                                                  loops_cpu=loops_cpu, switcher_cpus=allowed,
-                                                 policy=args.loops_policy)
-        report(ops, switch_ns, state, args.guard_ms, "cpu_s", args.seed)
+                                                 policy=args.loops_policy,
+                                                 slice_ns=int(args.slice_ms * 1e6),
+                                                 batch=args.batch)
+        print(f"capture's scheduler slice: {ops.attrs['slice']}")
+        raw = report(ops, switch_ns, state, args.guard_ms, "cpu_s", args.seed)
         whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6))
-        warm_report(ops, "cpu_s", ops.attrs["cpu_samples"], switch_ns, state, guard_ns)
+        w = warm_report(ops, "cpu_s", ops.attrs["cpu_samples"], switch_ns, state, guard_ns)
+        print(f"SUMMARY slice_ms={args.slice_ms} batch={args.batch} raw={raw:.4f} "
+              + " ".join(f"{k}={v:.4g}" for k, v in w.items())
+              + f" load={os.getloadavg()[0]:.2f}")
     if args.diagnose:
         print("diagnosis: a second capture, the CPU clock read at every op's start and end")
         switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed + 1,
