@@ -90,6 +90,7 @@ from rldse.cpu_clock import (
     OFF_EDGES_NS,
     SAMPLE_EVERY_NS,
     WARM_AFTER_NS,
+    CpuClock,
     cpu_fraction,
     off_class,
     switch_classes,
@@ -179,6 +180,27 @@ class ExactRecorder(Recorder):
         return exact, cpu_fraction(wall, np.repeat(e[k, 1], 2), starts, ends)
 
 
+class RunQueueClockRecorder(Recorder):
+    """The Recorder with its CPU clock read as wall time less the thread's time waiting
+    on a run queue (/proc/thread-self/schedstat's run_delay, brought up to date at each
+    switch-in): the thread's CPU time while it never sleeps (the DQN loop does not), read
+    without the CPU clock's system call, which brings the scheduler's accounting up to
+    date and so ends the thread's turn once its protected slice is over (``--clock``)."""
+
+    def __init__(self) -> None:
+        super().__init__(worker="host")
+        self.exec_ns: list[tuple[int, int]] = []
+        self.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        self.cpu = CpuClock(self.run_ns)
+        self.cpu.sample()
+
+    def run_ns(self) -> int:
+        exec_ns, delay_ns, _ = os.pread(self.fd, 64, 0).split()
+        t = perf_counter_ns()
+        self.exec_ns.append((t, int(exec_ns)))  # the kernel's CPU sum, up to a tick stale
+        return t - int(delay_ns)
+
+
 #: How the busy loops are scheduled (``--loops-policy``): the default is the busy host a
 #: user has; nice 19 and SCHED_IDLE loops (no root needed) change how the CPU is shared,
 #: which tells the mechanism, not a fix (a user's busy host is not ours to renice).
@@ -233,6 +255,8 @@ def switched_capture(cfg: DQNConfig, cpu: int, window_s: tuple[float, float],
             ops = rec.frame()
             ops.attrs["cpu_samples"] = (np.array(rec.cpu.wall_ns), np.array(rec.cpu.cpu_ns))
             ops.attrs["slice"] = got
+            if isinstance(rec, RunQueueClockRecorder):
+                ops.attrs["exec_samples"] = np.array(rec.exec_ns, np.int64).T
             if isinstance(rec, ExactRecorder):
                 exact, rule = rec.fractions()
                 ops["cpu_exact_s"] = ops["dur_s"] * exact
@@ -290,13 +314,13 @@ def ratio_interval(col: np.ndarray, win: np.ndarray, a: np.ndarray, b: np.ndarra
 
 
 def whole_window_cost(ops, switch_ns: np.ndarray, state: np.ndarray,
-                      guard_ns: int) -> None:
+                      guard_ns: int, samples: str = "cpu_samples") -> None:
     """Print the thread's CPU time per env step over whole windows, apportioning-free:
     the CPU clock's rise from the first to the last sample inside each window (guard
     bands left out) over the env steps completed between those samples. If this moves
     between busy and quiet windows, the thread really used more CPU per step there (a
     colder cache after each switch, a slower sibling), which no CPU clock removes."""
-    wall, cpu = ops.attrs["cpu_samples"]
+    wall, cpu = ops.attrs[samples]
     steps = ops.loc[ops["phase"] == "env_step", "t1_ns"].to_numpy()
     per_class: dict[int, list[tuple[float, int]]] = {QUIET: [], BUSY: []}
     for k in range(len(switch_ns) - 1):
@@ -528,6 +552,9 @@ def main() -> None:
                     help="the capture thread asks for this scheduler slice (rldse.sched_slice; "
                          "0: the kernel's default)")
     ap.add_argument("--batch", action="store_true", help="the capture runs as SCHED_BATCH")
+    ap.add_argument("--clock", choices=("thread", "runqueue"), default="thread",
+                    help="the recorder's CPU clock: the thread's CPU clock (the product's) "
+                         "or wall less run-queue wait (RunQueueClockRecorder)")
     args = ap.parse_args()
     if not hasattr(os, "sched_setaffinity"):
         sys.exit("contended_capture: needs os.sched_setaffinity (Linux)")
@@ -545,7 +572,8 @@ def main() -> None:
     print("unit cost = mean per op, us; diff = busy/quiet - 1 with its 90 % interval "
           "(bootstrap over windows); control = quiet b / quiet a - 1 (and busy b / busy a)")
     if not args.skip_stock:
-        switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed,
+        stock = RunQueueClockRecorder if args.clock == "runqueue" else Recorder
+        switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed, stock,
                                                  loops_cpu=loops_cpu, switcher_cpus=allowed,
                                                  policy=args.loops_policy,
                                                  slice_ns=int(args.slice_ms * 1e6),
@@ -553,8 +581,13 @@ def main() -> None:
         print(f"capture's scheduler slice: {ops.attrs['slice']}")
         raw = report(ops, switch_ns, state, args.guard_ms, "cpu_s", args.seed)
         whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6))
+        if "exec_samples" in ops.attrs:
+            print("  the same from the kernel's CPU sum (schedstat sum_exec_runtime, up to a "
+                  "tick stale at each end):")
+            whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6), "exec_samples")
         w = warm_report(ops, "cpu_s", ops.attrs["cpu_samples"], switch_ns, state, guard_ns)
-        print(f"SUMMARY slice_ms={args.slice_ms} batch={args.batch} raw={raw:.4f} "
+        print(f"SUMMARY slice_ms={args.slice_ms} batch={args.batch} clock={args.clock} "
+              f"raw={raw:.4f} "
               + " ".join(f"{k}={v:.4g}" for k, v in w.items())
               + f" load={os.getloadavg()[0]:.2f}")
     if args.diagnose:

@@ -39,6 +39,8 @@ _SYSCALLS = {"x86_64": (314, 315), "aarch64": (274, 275), "arm64": (274, 275)}
 _ATTR = struct.Struct("IIQiIQQQ")
 #: Policies whose slice sched_runtime sets (SCHED_OTHER, SCHED_BATCH).
 _FAIR_POLICIES = {0: "SCHED_OTHER", 3: "SCHED_BATCH"}
+#: sched_flags bit: threads and processes started by this one get the default slice.
+_RESET_ON_FORK = 0x01
 
 
 class SchedSlice(BaseModel):
@@ -103,7 +105,7 @@ def request_slice(slice_ns: int) -> tuple[SchedSlice, tuple[int, ...] | None]:
         if policy not in _FAIR_POLICIES:
             return SchedSlice(asked_ns=slice_ns, note=f"scheduling policy {policy} has no "
                               "slice"), None
-        _syscalls.set((_ATTR.size, policy, 0, before[3], 0, slice_ns, 0, 0))
+        _syscalls.set((_ATTR.size, policy, _RESET_ON_FORK, before[3], 0, slice_ns, 0, 0))
         got = _syscalls.get()[5]
     except OSError as exc:
         return SchedSlice(asked_ns=slice_ns, note=f"sched_setattr: {exc.strerror}"), None
@@ -121,7 +123,8 @@ def restore_slice(before: tuple[int, ...] | None) -> None:
     if before is None:
         return
     with suppress(OSError):  # the capture is done; a slice left longer harms nothing
-        _syscalls.set((_ATTR.size, before[1], 0, before[3], 0, 0, 0, 0))
+        _syscalls.set((_ATTR.size, before[1], before[2] & _RESET_ON_FORK, before[3], 0, 0, 0,
+                       0))
 
 
 _active = threading.local()  # .grant: the SchedSlice of this thread's outermost request
