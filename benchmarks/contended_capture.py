@@ -65,22 +65,53 @@ alone (``alone``: what a capture wholly on a busy host would have), over five 20
 stably to 5 %: the penalty per switch-in varies up to 1.6x between captures, and
 busy-window ops 2.5 ms after a switch-in still cost 1-17 % more than quiet ones (not fully
 warm after longer absences), which a busy capture's few warm ops carry into its baseline.
+Over 13 more captures (20,000 steps, load average 4-11 from other work on the host) the
+worst phase with the penalty taken out was +28 % [4..48] alone and +28 % [5..45] pooled
+(median [range]): not stable, so the recorder keeps raw CPU time.
+
+Longer scheduler slices (``--slice-ms``, ``--batch``, ``--turns``; Linux 6.18, EEVDF,
+HZ 250). A thread may ask for its own slice, 0.1-100 ms, without privilege
+(``scheduler_slice``: sched_setattr's sched_runtime). It buys little. A spinning thread
+beside the two loops keeps its CPU 3.9 ms per turn (one tick) with the kernel's slice
+(1.4 ms here) and with 100 ms alike (``--turns``): a running task is protected only for
+the shortest slice among those queued (RUN_TO_PARITY: set_protect_slice in
+kernel/sched/fair.c takes cfs_rq_min_slice), the neighbours' 1.4 ms, and then gives the
+CPU up at the next tick or the next update of its accounting; its own longer slice only
+moves its virtual deadline later. Reading the thread's CPU clock (the recorder's, once per
+ms) is such an update: the turn ends at the first read after the protection, 2.0 ms per
+turn instead of 3.9. In DQN captures (20,000 steps, load average 4-12; median [range],
+n captures), the busy windows had one switch-in per 1.90 [1.83-2.16] ms of op CPU with the
+kernel's slice (n=13) and 2.15 [2.04-2.39] with 100 ms (n=10; paired runs, same seed back
+to back: +10..+22 %); busy/quiet worst phase +49 % [18..77] against +41 % [24..57],
+thread CPU per env step over whole windows +29 % [15..51] against +27 % [15..33]; 10 ms,
+30 ms and SCHED_BATCH (n=3 each) fall in between. So the slice shortens the excess by a
+few points, inside the spread; one earlier run at 30 ms that halved the switch-ins was not
+reproduced. ``--clock runqueue`` reads CPU time as wall time less the run-queue wait in
+/proc/thread-self/schedstat (no update, exact while the thread never sleeps): its gap
+read smaller on the loaded host (+17 % [5..36] raw, +18 % [8..35] whole windows, n=5), but
+its quiet windows were switched in more often (one per 2.4 ms of op CPU against 3.4), a
+dirtier baseline, and at load 4.5 both clocks read +35 % over whole windows; its busy
+turns stayed 1.7 ms, so something else in the loop ends them. Not understood yet.
 
     python benchmarks/contended_capture.py [--steps 40000] [--window 0.2,0.5]
         [--guard-ms 10] [--seed 0] [--diagnose] [--skip-stock] [--loops-cpu N]
-        [--loops-policy normal|nice19|idle]
+        [--loops-policy normal|nice19|idle] [--slice-ms MS] [--batch]
+        [--clock thread|runqueue] [--turns]
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
+import platform
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import time
-from contextlib import nullcontext
+from contextlib import contextmanager
 from pathlib import Path
 from time import perf_counter_ns, thread_time_ns
 
@@ -98,7 +129,6 @@ from rldse.cpu_clock import (
     switch_penalty_ns,
     warm_unit_cost_ns,
 )
-from rldse.sched_slice import longer_slice
 from rldse.workloads.common.recorder import Recorder
 from rldse.workloads.offpolicy.dqn import DQNConfig, train
 
@@ -201,6 +231,43 @@ class RunQueueClockRecorder(Recorder):
         return t - int(delay_ns)
 
 
+#: struct sched_attr up to sched_period (48 bytes): size, policy, flags, nice, priority,
+#: runtime, deadline, period; sched_setattr and sched_getattr on x86_64.
+SCHED_ATTR = struct.Struct("IIQiIQQQ")
+SCHED_SETATTR, SCHED_GETATTR = 314, 315
+
+
+@contextmanager
+def scheduler_slice(slice_ns: int):
+    """The calling thread runs with a custom EEVDF slice of ``slice_ns`` inside (Linux
+    6.12+: sched_attr.sched_runtime of a SCHED_OTHER/SCHED_BATCH thread, clamped to
+    0.1-100 ms, no privilege needed), its policy and nice kept; yields the slice read back
+    (None: not asked for, or not available here). Not a product feature: the benchmark's
+    lever for ``--slice-ms`` (the module docstring says what it bought)."""
+    if not slice_ns or platform.machine() != "x86_64" or sys.platform != "linux":
+        yield None
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def get() -> tuple:
+        buf = ctypes.create_string_buffer(SCHED_ATTR.size)
+        if libc.syscall(SCHED_GETATTR, 0, buf, SCHED_ATTR.size, 0) != 0:
+            raise OSError(ctypes.get_errno(), "sched_getattr")
+        return SCHED_ATTR.unpack(buf.raw)
+
+    def set_slice(ns: int) -> None:  # 0: the kernel's default
+        attr = (SCHED_ATTR.size, before[1], 0, before[3], 0, ns, 0, 0)
+        if libc.syscall(SCHED_SETATTR, 0, ctypes.c_char_p(SCHED_ATTR.pack(*attr)), 0) != 0:
+            raise OSError(ctypes.get_errno(), "sched_setattr")
+
+    before = get()
+    set_slice(slice_ns)
+    try:
+        yield get()[5]
+    finally:
+        set_slice(0)
+
+
 #: How the busy loops are scheduled (``--loops-policy``): the default is the busy host a
 #: user has; nice 19 and SCHED_IDLE loops (no root needed) change how the CPU is shared,
 #: which tells the mechanism, not a fix (a user's busy host is not ours to renice).
@@ -233,8 +300,8 @@ def switched_capture(cfg: DQNConfig, cpu: int, window_s: tuple[float, float],
     and ``cpu_rule_s``). ``loops_cpu``: where the busy loops run (default ``cpu``); ``switcher_cpus``: where
     the switcher may run (default: where this process may), the capture's CPU left out
     when there is another. ``slice_ns``: the capture thread asks for that scheduler slice
-    (rldse.sched_slice, as the capture commands do; 0: the kernel's default), after the
-    busy loops started, so they keep theirs; ``batch``: the capture runs as SCHED_BATCH."""
+    (``scheduler_slice``; 0: the kernel's default), after the busy loops started, so they
+    keep theirs; ``batch``: the capture runs as SCHED_BATCH."""
     procs = busy_loops(cpu if loops_cpu is None else loops_cpu, policy)
     others = sorted((switcher_cpus or os.sched_getaffinity(0)) - {cpu}) or [cpu]
     with tempfile.TemporaryDirectory() as tmp:
@@ -247,7 +314,7 @@ def switched_capture(cfg: DQNConfig, cpu: int, window_s: tuple[float, float],
             time.sleep(0.2)  # the switcher has written its first line
             if batch:
                 os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
-            with longer_slice(slice_ns) if slice_ns else nullcontext() as got:
+            with scheduler_slice(slice_ns) as got:
                 rec = recorder()
                 train(cfg, rec)
             if batch:
@@ -532,6 +599,48 @@ def report(ops, switch_ns: np.ndarray, state: np.ndarray, guard_ms: float, cpu_c
     return worst
 
 
+def turn_lengths(cpu: int, slice_ms: float, dur_s: float = 3.0) -> None:
+    """Print how long a plain spinning thread keeps its CPU per turn beside the two busy
+    loops (``--turns``): a turn ends at a gap of over 100 µs in its wall clock. Read every
+    1 ms: nothing, the thread's CPU clock (the recorder's, a system call that brings the
+    scheduler's accounting up to date) or /proc/thread-self/schedstat (which does not);
+    with the kernel's slice and with ``slice_ms``."""
+    procs = busy_loops(cpu)
+    for p in procs:
+        os.kill(p.pid, signal.SIGCONT)
+    fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+    reads = {"none": None, "thread clock": thread_time_ns,
+             "schedstat": lambda: os.pread(fd, 64, 0)}
+    try:
+        for ms in (0.0, slice_ms):
+            for name, read in reads.items():
+                with scheduler_slice(int(ms * 1e6)):
+                    turns = spin_turns(read, dur_s)
+                print(f"slice {ms:5.1f} ms (0: default), reads: {name:<13} {len(turns):5d} turns, "
+                      f"CPU per turn median {np.median(turns) / 1e6:.2f} ms, mean "
+                      f"{turns.mean() / 1e6:.2f} ms", flush=True)
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def spin_turns(read, dur_s: float) -> np.ndarray:
+    """The lengths of a spinning thread's turns on its CPU, ns (``turn_lengths``)."""
+    turns, start = [], perf_counter_ns()
+    last, nxt, end = start, start, start + int(dur_s * 1e9)
+    while last < end:
+        t = perf_counter_ns()
+        if read is not None and t >= nxt:
+            read()
+            nxt = t + SAMPLE_EVERY_NS
+        if t - last > 100_000:  # off the CPU in between
+            turns.append(last - start)
+            start = t
+        last = t
+    return np.array(turns[1:], np.float64)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=40_000)
@@ -549,9 +658,12 @@ def main() -> None:
                     help="pin the busy loops to this CPU instead of the capture's (another "
                          "vCPU: no sharing of the capture's CPU, only of what lies beneath)")
     ap.add_argument("--slice-ms", type=float, default=0.0,
-                    help="the capture thread asks for this scheduler slice (rldse.sched_slice; "
+                    help="the capture thread asks for this scheduler slice (Linux 6.12+; "
                          "0: the kernel's default)")
     ap.add_argument("--batch", action="store_true", help="the capture runs as SCHED_BATCH")
+    ap.add_argument("--turns", action="store_true",
+                    help="only print a spinning thread's turn lengths beside the busy loops, "
+                         "by slice (default and --slice-ms, 100 if 0) and CPU clock reads")
     ap.add_argument("--clock", choices=("thread", "runqueue"), default="thread",
                     help="the recorder's CPU clock: the thread's CPU clock (the product's) "
                          "or wall less run-queue wait (RunQueueClockRecorder)")
@@ -564,6 +676,10 @@ def main() -> None:
     cpu = min(allowed)
     loops_cpu = cpu if args.loops_cpu is None else args.loops_cpu
     os.sched_setaffinity(0, {cpu})
+    if args.turns:
+        print(f"{BUSY_LOOPS} busy loops on CPU {cpu}; load average {os.getloadavg()[0]:.2f}")
+        turn_lengths(cpu, args.slice_ms or 100.0)
+        return
     cfg = DQNConfig(env_id="CartPole-v1", steps=args.steps, seed=args.seed)
     train(DQNConfig(env_id="CartPole-v1", steps=2000, seed=args.seed), Recorder())  # warm-up
     print(f"DQN CartPole-v1, {args.steps} steps, seed {args.seed}, pinned to CPU {cpu}; "
@@ -578,7 +694,7 @@ def main() -> None:
                                                  policy=args.loops_policy,
                                                  slice_ns=int(args.slice_ms * 1e6),
                                                  batch=args.batch)
-        print(f"capture's scheduler slice: {ops.attrs['slice']}")
+        print(f"capture's scheduler slice, ns: {ops.attrs['slice']}")
         raw = report(ops, switch_ns, state, args.guard_ms, "cpu_s", args.seed)
         whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6))
         if "exec_samples" in ops.attrs:

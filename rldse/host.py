@@ -19,7 +19,6 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
-from rldse.sched_slice import SchedSlice
 from rldse.threads import single_blas_thread
 
 
@@ -46,18 +45,14 @@ class CaptureLoad(BaseModel):
         default=None, description="who chose torch_threads: 'rldse' (captures pin one "
         "thread unless told otherwise), 'user' (the count the capture was given), 'script' "
         "(left to, or changed by, the training script)")
-    sched_slice: SchedSlice | None = Field(
-        default=None, description="the scheduler slice the capturing thread asked for and "
-        "got (rldse.sched_slice: fewer switch-ins beside other processes); None: a trace "
-        "from before it, or a capture that asked for none")
 
     @model_serializer(mode="wrap")
     def _drop_unrecorded(self, handler):
-        """Fields added later and left at None are left out, so a trace captured before
-        they existed keeps its digest."""
+        """Thread fields left at None are left out, so a trace captured before they
+        existed keeps its digest."""
         data = handler(self)
         if isinstance(data, dict):
-            for key in ("torch_threads", "torch_threads_set_by", "sched_slice"):
+            for key in ("torch_threads", "torch_threads_set_by"):
                 if data.get(key, 0) is None:
                     del data[key]
         return data

@@ -46,9 +46,6 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
               + ("" if h.load.torch_threads is None else
                  f", torch threads {h.load.torch_threads} (set by "
                  f"{h.load.torch_threads_set_by})"))
-        print("  scheduler slice: " + ("unknown (a trace from before it)"
-                                       if h.load.sched_slice is None
-                                       else h.load.sched_slice.describe()))
     if trace.ops["cpu_s"].isna().all():
         print("  CPU time: unknown (a trace from before it); the simulator costs every op "
               "from its wall time, contention included")

@@ -68,7 +68,6 @@ from rldse.errors import RldseError
 from rldse.host import load_sample
 from rldse.recording import replay_storage
 from rldse.recording.replay_storage import ADD_METHODS, REPLAY_CLASSES, parse_replay
-from rldse.sched_slice import SchedSlice, SliceRequest
 from rldse.threads import CAPTURE_TORCH_THREADS, TorchThreads
 from rldse.trace import Trace
 
@@ -112,7 +111,6 @@ class _Hooks:
     list_replay: bool = False  # random.sample from a list or deque was seen
     n_envs: int = 1  # the last vector step's envs
     torch_threads: tuple[int, str] | None = None  # rldse.threads.TorchThreads.stop
-    sched_slice: SchedSlice | None = None  # the scheduler slice asked for and got
     script_wall_s: float = 0.0  # the whole script, its set-up included
 
     # ---- timed wrappers -------------------------------------------------------------
@@ -378,7 +376,6 @@ def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = ()
     hooks = _Hooks(folder=path.resolve().parent, named=parse_replay(replay))
     bias = _calibrate(hooks)
     threads = TorchThreads(torch_threads, where="--torch-threads")
-    slice_request = SliceRequest()
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [str(path), *args]
     sys.path.insert(0, str(path.resolve().parent))
@@ -388,7 +385,6 @@ def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = ()
         except (ImportError, AttributeError) as exc:
             raise RldseError(f"--replay: {exc}") from None
         threads.start()
-        hooks.sched_slice = slice_request.start()
         hooks.load_start = load_sample()
         hooks.cpu.sample()
         t0 = perf_counter()
@@ -410,7 +406,6 @@ def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = ()
             wall_s = (end_ns - hooks.events[0].t0) / 1e9 if hooks.events else 0.0
             hooks.cpu.sample()
             hooks.torch_threads = threads.stop()
-            slice_request.stop()
     finally:
         hooks.remove()
         sys.argv, sys.path[:] = saved_argv, saved_path
@@ -622,7 +617,6 @@ def _save_raw(out: Path, events: list[_Event], hooks: _Hooks, bias: float, wall_
                "replay_capacity": hooks.replay_capacity, "bias_ns": bias, "wall_s": wall_s,
                "script_wall_s": hooks.script_wall_s,
                "load_start": hooks.load_start, "torch_threads": hooks.torch_threads,
-               "sched_slice": hooks.sched_slice and hooks.sched_slice.model_dump(),
                "modules": described}
     raw = out.with_name(out.name.removesuffix(".parquet") + RAW_SUFFIX)
 
@@ -701,7 +695,7 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
                        seed=seed, hyperparameters=hp, workload_info=info,
                        episode_returns=[], wall_time_s=wall_s, frames=[frame],
                        overhead_ns=bias, load_start=hooks.load_start,
-                       torch_threads=hooks.torch_threads, sched_slice=hooks.sched_slice)
+                       torch_threads=hooks.torch_threads)
 
 
 _HOOKED = ("gymnasium vector envs and gymnasium.make, module forwards, backward, optimizer "

@@ -44,7 +44,6 @@ from rldse.recording.cuts import Cuts, Rows, closed_before, rows
 from rldse.recording.info import workload_info
 from rldse.recording.loops import loop_kind, loops
 from rldse.recording.network import Network, is_module
-from rldse.sched_slice import SliceRequest
 from rldse.threads import current_torch_threads
 from rldse.trace import PHASES, Trace, plain
 from rldse.workloads import WORKLOADS
@@ -152,8 +151,6 @@ class Recording:
         self.cut_cost_ns = self._calibrate_cut()
         self._phase_cost_ns: float | None = None
         self._load_start = load_sample()
-        self._slice = SliceRequest()  # put back by stop
-        self.sched_slice = self._slice.start()
         self._t0 = perf_counter_ns()
         self.cuts.cpu.sample(self._t0)
         self._end_ns: int | None = None
@@ -261,7 +258,6 @@ class Recording:
         if self._end_ns is None:
             self._end_ns = perf_counter_ns()
             self.cuts.cpu.sample(self._end_ns)
-            self._slice.stop()
             self._recorded_wall_s = (self._end_ns - self._t0) / 1e9
             self._log = self.cuts.arrays()
             self._own = before, after, _ = self._costs(self._log[1])
@@ -354,8 +350,7 @@ class Recording:
                            episode_returns=self.returns, wall_time_s=self._wall_s,
                            frames=[ops], overhead_ns=self.cut_cost_ns,
                            load_start=self._load_start,
-                           torch_threads=self.torch_threads or current_torch_threads(),
-                           sched_slice=self.sched_slice)
+                           torch_threads=self.torch_threads or current_torch_threads())
 
     def _check_episodes(self, r: Rows) -> None:
         """Returns are placed on env steps by the env_reset rows that end their episodes

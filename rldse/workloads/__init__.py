@@ -172,13 +172,10 @@ class Workload:
 
     def capture(self, cfg: BaseModel, progress: Callable[[int], None] | None = None) -> Trace:
         """Run the real loop ``cfg`` (a CaptureConfig, rldse.workloads.common.base) asks
-        for; ``progress`` is called with the env steps done since its last call. It runs
-        on one BLAS thread (rldse.threads) with the capture's scheduler slice
-        (rldse.sched_slice), both inherited by the worker processes it starts."""
-        from rldse.sched_slice import longer_slice
+        for; ``progress`` is called with the env steps done since its last call."""
         from rldse.threads import single_blas_thread
 
-        with single_blas_thread(), longer_slice():
+        with single_blas_thread():
             return import_module(self.capture_module).capture(cfg, progress or _no_progress)
 
     def program(self, machine: Any) -> Any:

@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # the CLI builds its capture flags from CaptureConfig: keep i
     import pandas as pd
 
     from rldse.host import HostFingerprint
-    from rldse.sched_slice import SchedSlice
     from rldse.trace import Trace
     from rldse.workloads.common.recorder import Recorder
 
@@ -200,17 +199,13 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
                 host: HostFingerprint | None = None,
                 transitions: pd.DataFrame | None = None,
                 load_start: tuple[float, int] | None = None,
-                torch_threads: tuple[int, str] | None = None,
-                sched_slice: SchedSlice | None = None) -> Trace:
+                torch_threads: tuple[int, str] | None = None) -> Trace:
     """Assemble a Trace from in-process recorders and/or frames sent back by workers.
     ``load_start`` (rldse.host.load_sample as the capture began; the first recorder's by
     default) puts the host's load around the capture in the fingerprint, with
     ``torch_threads`` where given (rldse.threads.TorchThreads.stop: the count and who
-    chose it; the built-in captures pin their own and leave it out) and the scheduler
-    slice the capture ran with (``sched_slice``; by default this thread's request,
-    rldse.sched_slice.active_slice)."""
+    chose it; the built-in captures pin their own and leave it out)."""
     from rldse.host import CaptureLoad, load_sample
-    from rldse.sched_slice import active_slice
     from rldse.trace import Trace, TraceMeta
     from rldse.workloads.common.recorder import merge_frames
 
@@ -235,7 +230,6 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
         if torch_threads is not None:
             load = load.model_copy(update={"torch_threads": torch_threads[0],
                                            "torch_threads_set_by": torch_threads[1]})
-        load = load.model_copy(update={"sched_slice": sched_slice or active_slice()})
         trace.meta = meta.model_copy(update={"host": meta.host.model_copy(
             update={"load": load})})
     return trace
