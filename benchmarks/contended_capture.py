@@ -71,15 +71,20 @@ worst phase with the penalty taken out was +28 % [4..48] alone and +28 % [5..45]
 
 Longer scheduler slices (``--slice-ms``, ``--batch``, ``--turns``; Linux 6.18, EEVDF,
 HZ 250). A thread may ask for its own slice, 0.1-100 ms, without privilege
-(``scheduler_slice``: sched_setattr's sched_runtime). It buys little. A spinning thread
-beside the two loops keeps its CPU 3.9 ms per turn (one tick) with the kernel's slice
-(1.4 ms here) and with 100 ms alike (``--turns``): a running task is protected only for
-the shortest slice among those queued (RUN_TO_PARITY: set_protect_slice in
-kernel/sched/fair.c takes cfs_rq_min_slice), the neighbours' 1.4 ms, and then gives the
-CPU up at the next tick or the next update of its accounting; its own longer slice only
-moves its virtual deadline later. Reading the thread's CPU clock (the recorder's, once per
-ms) is such an update: the turn ends at the first read after the protection, 2.0 ms per
-turn instead of 3.9. In DQN captures (20,000 steps, load average 4-12; median [range],
+(``scheduler_slice``: sched_setattr's sched_runtime). It buys little. A thread running a
+DQN-sized step beside the two loops (``--turns``, load average 8) keeps its CPU 3.6-3.8 ms
+per switch-in (about one 4 ms tick) with the kernel's slice (1.4 ms here) and with 100 ms
+alike: a running task is protected only for the shortest slice among those queued
+(RUN_TO_PARITY: set_protect_slice in kernel/sched/fair.c takes cfs_rq_min_slice), the
+neighbours' 1.4 ms, and then gives the CPU up at the next tick or the next update of its
+accounting; its own longer slice only moves its virtual deadline later. Reading the
+thread's CPU clock (the recorder's, once per ms) is such an update: the turn ends at the
+first read after the protection, 1.7-2.0 ms per switch-in (a spinning thread: 2.0 ms
+against 3.9). Over two such runs the step's CPU beside the loops rose by +33, +41, +45
+and +52 % (medians of 4 reps; each slice, each run) with the CPU clock read, against
++24..+38 % with schedstat read or nothing read (one outlier, +60 %): the read's extra
+switch-ins add about ten points, and some 30 % remains at one switch-in per tick. In
+DQN captures (20,000 steps, load average 4-12; median [range],
 n captures), the busy windows had one switch-in per 1.90 [1.83-2.16] ms of op CPU with the
 kernel's slice (n=13) and 2.15 [2.04-2.39] with 100 ms (n=10; paired runs, same seed back
 to back: +10..+22 %); busy/quiet worst phase +49 % [18..77] against +41 % [24..57],
@@ -129,6 +134,7 @@ from rldse.cpu_clock import (
     switch_penalty_ns,
     warm_unit_cost_ns,
 )
+from rldse.threads import single_blas_thread
 from rldse.workloads.common.recorder import Recorder
 from rldse.workloads.offpolicy.dqn import DQNConfig, train
 
@@ -599,46 +605,73 @@ def report(ops, switch_ns: np.ndarray, state: np.ndarray, guard_ms: float, cpu_c
     return worst
 
 
-def turn_lengths(cpu: int, slice_ms: float, dur_s: float = 3.0) -> None:
-    """Print how long a plain spinning thread keeps its CPU per turn beside the two busy
-    loops (``--turns``): a turn ends at a gap of over 100 µs in its wall clock. Read every
-    1 ms: nothing, the thread's CPU clock (the recorder's, a system call that brings the
-    scheduler's accounting up to date) or /proc/thread-self/schedstat (which does not);
-    with the kernel's slice and with ``slice_ms``."""
+def turn_lengths(cpu: int, slice_ms: float, reps: int = 4, dur_s: float = 1.5) -> None:
+    """Print how long a thread running a DQN-sized step (two small matmuls and a gather
+    from a 12.8 MB buffer, like a replay sample) keeps its CPU per turn beside the two busy
+    loops, and its CPU time per step with them stopped and running (``--turns``; medians
+    over reps, and the range of busy/quiet). It reads, every 1 ms: nothing, the
+    thread's CPU clock (the recorder's, a system call that brings the scheduler's
+    accounting up to date) or /proc/thread-self/schedstat (which does not); with the
+    kernel's slice and with ``slice_ms``. Configurations alternate within each rep."""
     procs = busy_loops(cpu)
-    for p in procs:
-        os.kill(p.pid, signal.SIGCONT)
     fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
     reads = {"none": None, "thread clock": thread_time_ns,
              "schedstat": lambda: os.pread(fd, 64, 0)}
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.standard_normal((2, 256, 256), dtype=np.float32)
+    buf = rng.standard_normal((50_000, 64), dtype=np.float32)
+
+    def step(i: int) -> None:
+        x = buf[rng.integers(0, len(buf), 64)]
+        np.maximum(x @ w1[:64], 0) @ w2
+        buf[i % len(buf)] = x[0]
+
+    out: dict[tuple, list] = {}
     try:
-        for ms in (0.0, slice_ms):
-            for name, read in reads.items():
-                with scheduler_slice(int(ms * 1e6)):
-                    turns = spin_turns(read, dur_s)
-                print(f"slice {ms:5.1f} ms (0: default), reads: {name:<13} {len(turns):5d} turns, "
-                      f"CPU per turn median {np.median(turns) / 1e6:.2f} ms, mean "
-                      f"{turns.mean() / 1e6:.2f} ms", flush=True)
+        with single_blas_thread():
+            for _ in range(reps):
+                for ms in (0.0, slice_ms):
+                    for name, read in reads.items():
+                        for busy in (False, True):
+                            for p in procs:
+                                os.kill(p.pid, signal.SIGCONT if busy else signal.SIGSTOP)
+                            time.sleep(0.05)
+                            with scheduler_slice(int(ms * 1e6)):
+                                out.setdefault((ms, name, busy), []).append(
+                                    stepped_turns(step, read, dur_s, fd))
     finally:
         for p in procs:
             p.kill()
             p.wait()
+    for ms in (0.0, slice_ms):
+        for name in reads:
+            quiet, busy = out[(ms, name, False)], out[(ms, name, True)]
+            ratio = np.array([b / q - 1 for (_, q), (_, b) in zip(quiet, busy, strict=True)])
+            print(f"slice {ms:5.1f} ms (0: default), reads: {name:<13} busy: CPU per switch-in "
+                  f"{np.median([t for t, _ in busy]) / 1e6:.2f} ms; CPU per step quiet "
+                  f"{np.median([c for _, c in quiet]) / 1e3:.0f} us, busy "
+                  f"{np.median([c for _, c in busy]) / 1e3:.0f} us, busy/quiet - 1 median "
+                  f"{np.median(ratio):+.0%} [{ratio.min():+.0%}..{ratio.max():+.0%}]",
+                  flush=True)
 
 
-def spin_turns(read, dur_s: float) -> np.ndarray:
-    """The lengths of a spinning thread's turns on its CPU, ns (``turn_lengths``)."""
-    turns, start = [], perf_counter_ns()
-    last, nxt, end = start, start, start + int(dur_s * 1e9)
-    while last < end:
-        t = perf_counter_ns()
+def stepped_turns(step, read, dur_s: float, fd: int) -> tuple[float, float]:
+    """Run ``step`` for ``dur_s``, calling ``read`` once per ms: (the thread's CPU time per
+    switch-in, ns: CPU over the rise of schedstat's count of turns on a CPU; its CPU time
+    per step, ns), each from one read at either end."""
+    def clocks() -> tuple[int, int]:
+        return thread_time_ns(), int(os.pread(fd, 64, 0).split()[2])
+
+    (c0, k0), n, nxt = clocks(), 0, 0
+    end = perf_counter_ns() + int(dur_s * 1e9)
+    while (t := perf_counter_ns()) < end:
+        step(n)
+        n += 1
         if read is not None and t >= nxt:
             read()
             nxt = t + SAMPLE_EVERY_NS
-        if t - last > 100_000:  # off the CPU in between
-            turns.append(last - start)
-            start = t
-        last = t
-    return np.array(turns[1:], np.float64)
+    c1, k1 = clocks()
+    return (c1 - c0) / max(k1 - k0, 1), (c1 - c0) / n
 
 
 def main() -> None:
@@ -662,8 +695,9 @@ def main() -> None:
                          "0: the kernel's default)")
     ap.add_argument("--batch", action="store_true", help="the capture runs as SCHED_BATCH")
     ap.add_argument("--turns", action="store_true",
-                    help="only print a spinning thread's turn lengths beside the busy loops, "
-                         "by slice (default and --slice-ms, 100 if 0) and CPU clock reads")
+                    help="only run a DQN-sized step beside the busy loops: its turn lengths "
+                         "and CPU per step, quiet and busy, by slice (default and --slice-ms, "
+                         "100 if 0) and by CPU clock reads")
     ap.add_argument("--clock", choices=("thread", "runqueue"), default="thread",
                     help="the recorder's CPU clock: the thread's CPU clock (the product's) "
                          "or wall less run-queue wait (RunQueueClockRecorder)")
