@@ -482,16 +482,17 @@ def switch_profile(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np
 
 
 def warm_report(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np.ndarray,
-                guard_ns: int) -> float:
+                guard_ns: int) -> dict[str, float]:
     """The per-phase table with the switch-in penalty taken out: each phase's penalty per
     switch-in, by off class and the phase the switch-in lands in (rldse.cpu_clock.
     switch_penalty_ns), measured over the whole capture with both window classes pooled
     (nothing from the quiet answer), then each class's unit cost = (its ops' CPU - its
     switch-ins x penalty) / its ops; then their sum per env step, weighted by the
     capture's ops per step (learning starts part-way, so raw sums per window mix in
-    other ratios). Returns
-    the worst per-phase |busy/quiet - 1| of ``alone``. The ``alone`` column measures each class from
-    its own ops only, as a capture wholly on a busy host would have to."""
+    other ratios). The ``alone`` column measures each class from its own ops only, as a
+    capture wholly on a busy host would have to. Returns the worst per-phase |busy/quiet
+    - 1| pooled and alone, the kept switch-ins per class and each class's op CPU per
+    switch-in, ms (the SUMMARY line)."""
     t0, t1 = ops["t0_ns"].to_numpy(), ops["t1_ns"].to_numpy()
     at, off, last, since = switch_ins(*samples, t0, t1)
     names, kind = np.unique(ops["phase"].astype(str).to_numpy(), return_inverse=True)
