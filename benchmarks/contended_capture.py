@@ -65,21 +65,58 @@ alone (``alone``: what a capture wholly on a busy host would have), over five 20
 stably to 5 %: the penalty per switch-in varies up to 1.6x between captures, and
 busy-window ops 2.5 ms after a switch-in still cost 1-17 % more than quiet ones (not fully
 warm after longer absences), which a busy capture's few warm ops carry into its baseline.
+Over 13 more captures (20,000 steps, load average 4-11 from other work on the host) the
+worst phase with the penalty taken out was +28 % [4..48] alone and +28 % [5..45] pooled
+(median [range]): not stable, so the recorder keeps raw CPU time.
+
+Longer scheduler slices (``--slice-ms``, ``--batch``, ``--turns``; Linux 6.18, EEVDF,
+HZ 250). A thread may ask for its own slice, 0.1-100 ms, without privilege
+(``scheduler_slice``: sched_setattr's sched_runtime). It buys little. A thread running a
+DQN-sized step beside the two loops (``--turns``, load average 8) keeps its CPU 3.6-3.8 ms
+per switch-in (about one 4 ms tick) with the kernel's slice (1.4 ms here) and with 100 ms
+alike: a running task is protected only for the shortest slice among those queued
+(RUN_TO_PARITY: set_protect_slice in kernel/sched/fair.c takes cfs_rq_min_slice), the
+neighbours' 1.4 ms, and then gives the CPU up at the next tick or the next update of its
+accounting; its own longer slice only moves its virtual deadline later. Reading the
+thread's CPU clock (the recorder's, once per ms) is such an update: the turn ends at the
+first read after the protection, 1.7-2.0 ms per switch-in (a spinning thread: 2.0 ms
+against 3.9). Over two such runs the step's CPU beside the loops rose by +33, +41, +45
+and +52 % (medians of 4 reps; each slice, each run) with the CPU clock read, against
++24..+38 % with schedstat read or nothing read (one outlier, +60 %): the read's extra
+switch-ins add about ten points, and some 30 % remains at one switch-in per tick. In
+DQN captures (20,000 steps, load average 4-12; median [range],
+n captures), the busy windows had one switch-in per 1.90 [1.83-2.16] ms of op CPU with the
+kernel's slice (n=13) and 2.15 [2.04-2.39] with 100 ms (n=10; paired runs, same seed back
+to back: +10..+22 %); busy/quiet worst phase +49 % [18..77] against +41 % [24..57],
+thread CPU per env step over whole windows +29 % [15..51] against +27 % [15..33]; 10 ms,
+30 ms and SCHED_BATCH (n=3 each) fall in between. So the slice shortens the excess by a
+few points, inside the spread; one earlier run at 30 ms that halved the switch-ins was not
+reproduced. ``--clock runqueue`` reads CPU time as wall time less the run-queue wait in
+/proc/thread-self/schedstat (no update, exact while the thread never sleeps): its gap
+read smaller on the loaded host (+17 % [5..36] raw, +18 % [8..35] whole windows, n=5), but
+its quiet windows were switched in more often (one per 2.4 ms of op CPU against 3.4), a
+dirtier baseline, and at load 4.5 both clocks read +35 % over whole windows; its busy
+turns stayed 1.7 ms, so something else in the loop ends them. Not understood yet.
 
     python benchmarks/contended_capture.py [--steps 40000] [--window 0.2,0.5]
         [--guard-ms 10] [--seed 0] [--diagnose] [--skip-stock] [--loops-cpu N]
-        [--loops-policy normal|nice19|idle]
+        [--loops-policy normal|nice19|idle] [--slice-ms MS] [--batch]
+        [--clock thread|runqueue] [--turns]
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import os
+import platform
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from time import perf_counter_ns, thread_time_ns
 
@@ -89,6 +126,7 @@ from rldse.cpu_clock import (
     OFF_EDGES_NS,
     SAMPLE_EVERY_NS,
     WARM_AFTER_NS,
+    CpuClock,
     cpu_fraction,
     off_class,
     switch_classes,
@@ -96,6 +134,7 @@ from rldse.cpu_clock import (
     switch_penalty_ns,
     warm_unit_cost_ns,
 )
+from rldse.threads import single_blas_thread
 from rldse.workloads.common.recorder import Recorder
 from rldse.workloads.offpolicy.dqn import DQNConfig, train
 
@@ -177,6 +216,64 @@ class ExactRecorder(Recorder):
         return exact, cpu_fraction(wall, np.repeat(e[k, 1], 2), starts, ends)
 
 
+class RunQueueClockRecorder(Recorder):
+    """The Recorder with its CPU clock read as wall time less the thread's time waiting
+    on a run queue (/proc/thread-self/schedstat's run_delay, brought up to date at each
+    switch-in): the thread's CPU time while it never sleeps (the DQN loop does not), read
+    without the CPU clock's system call, which brings the scheduler's accounting up to
+    date and so ends the thread's turn once its protected slice is over (``--clock``)."""
+
+    def __init__(self) -> None:
+        super().__init__(worker="host")
+        self.exec_ns: list[tuple[int, int]] = []
+        self.fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+        self.cpu = CpuClock(self.run_ns)
+        self.cpu.sample()
+
+    def run_ns(self) -> int:
+        exec_ns, delay_ns, _ = os.pread(self.fd, 64, 0).split()
+        t = perf_counter_ns()
+        self.exec_ns.append((t, int(exec_ns)))  # the kernel's CPU sum, up to a tick stale
+        return t - int(delay_ns)
+
+
+#: struct sched_attr up to sched_period (48 bytes): size, policy, flags, nice, priority,
+#: runtime, deadline, period; sched_setattr and sched_getattr on x86_64.
+SCHED_ATTR = struct.Struct("IIQiIQQQ")
+SCHED_SETATTR, SCHED_GETATTR = 314, 315
+
+
+@contextmanager
+def scheduler_slice(slice_ns: int):
+    """The calling thread runs with a custom EEVDF slice of ``slice_ns`` inside (Linux
+    6.12+: sched_attr.sched_runtime of a SCHED_OTHER/SCHED_BATCH thread, clamped to
+    0.1-100 ms, no privilege needed), its policy and nice kept; yields the slice read back
+    (None: not asked for, or not available here). Not a product feature: the benchmark's
+    lever for ``--slice-ms`` (the module docstring says what it bought)."""
+    if not slice_ns or platform.machine() != "x86_64" or sys.platform != "linux":
+        yield None
+        return
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    def get() -> tuple:
+        buf = ctypes.create_string_buffer(SCHED_ATTR.size)
+        if libc.syscall(SCHED_GETATTR, 0, buf, SCHED_ATTR.size, 0) != 0:
+            raise OSError(ctypes.get_errno(), "sched_getattr")
+        return SCHED_ATTR.unpack(buf.raw)
+
+    def set_slice(ns: int) -> None:  # 0: the kernel's default
+        attr = (SCHED_ATTR.size, before[1], 0, before[3], 0, ns, 0, 0)
+        if libc.syscall(SCHED_SETATTR, 0, ctypes.c_char_p(SCHED_ATTR.pack(*attr)), 0) != 0:
+            raise OSError(ctypes.get_errno(), "sched_setattr")
+
+    before = get()
+    set_slice(slice_ns)
+    try:
+        yield get()[5]
+    finally:
+        set_slice(0)
+
+
 #: How the busy loops are scheduled (``--loops-policy``): the default is the busy host a
 #: user has; nice 19 and SCHED_IDLE loops (no root needed) change how the CPU is shared,
 #: which tells the mechanism, not a fix (a user's busy host is not ours to renice).
@@ -202,12 +299,15 @@ def switched_capture(cfg: DQNConfig, cpu: int, window_s: tuple[float, float],
                      seed: int, recorder=Recorder,
                      loops_cpu: int | None = None,
                      switcher_cpus: set[int] | None = None,
-                     policy: str = "normal") -> tuple[np.ndarray, np.ndarray, object]:
+                     policy: str = "normal", slice_ns: int = 0,
+                     batch: bool = False) -> tuple[np.ndarray, np.ndarray, object]:
     """One capture while the busy loops switch: (switch times ns, state after each, ops
     with absolute start/end ns columns; with ExactRecorder also the columns ``cpu_exact_s``
     and ``cpu_rule_s``). ``loops_cpu``: where the busy loops run (default ``cpu``); ``switcher_cpus``: where
     the switcher may run (default: where this process may), the capture's CPU left out
-    when there is another."""
+    when there is another. ``slice_ns``: the capture thread asks for that scheduler slice
+    (``scheduler_slice``; 0: the kernel's default), after the busy loops started, so they
+    keep theirs; ``batch``: the capture runs as SCHED_BATCH."""
     procs = busy_loops(cpu if loops_cpu is None else loops_cpu, policy)
     others = sorted((switcher_cpus or os.sched_getaffinity(0)) - {cpu}) or [cpu]
     with tempfile.TemporaryDirectory() as tmp:
@@ -218,10 +318,18 @@ def switched_capture(cfg: DQNConfig, cpu: int, window_s: tuple[float, float],
              *(str(p.pid) for p in procs)])
         try:
             time.sleep(0.2)  # the switcher has written its first line
-            rec = recorder()
-            train(cfg, rec)
+            if batch:
+                os.sched_setscheduler(0, os.SCHED_BATCH, os.sched_param(0))
+            with scheduler_slice(slice_ns) as got:
+                rec = recorder()
+                train(cfg, rec)
+            if batch:
+                os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
             ops = rec.frame()
             ops.attrs["cpu_samples"] = (np.array(rec.cpu.wall_ns), np.array(rec.cpu.cpu_ns))
+            ops.attrs["slice"] = got
+            if isinstance(rec, RunQueueClockRecorder):
+                ops.attrs["exec_samples"] = np.array(rec.exec_ns, np.int64).T
             if isinstance(rec, ExactRecorder):
                 exact, rule = rec.fractions()
                 ops["cpu_exact_s"] = ops["dur_s"] * exact
@@ -279,13 +387,13 @@ def ratio_interval(col: np.ndarray, win: np.ndarray, a: np.ndarray, b: np.ndarra
 
 
 def whole_window_cost(ops, switch_ns: np.ndarray, state: np.ndarray,
-                      guard_ns: int) -> None:
+                      guard_ns: int, samples: str = "cpu_samples") -> None:
     """Print the thread's CPU time per env step over whole windows, apportioning-free:
     the CPU clock's rise from the first to the last sample inside each window (guard
     bands left out) over the env steps completed between those samples. If this moves
     between busy and quiet windows, the thread really used more CPU per step there (a
     colder cache after each switch, a slower sibling), which no CPU clock removes."""
-    wall, cpu = ops.attrs["cpu_samples"]
+    wall, cpu = ops.attrs[samples]
     steps = ops.loc[ops["phase"] == "env_step", "t1_ns"].to_numpy()
     per_class: dict[int, list[tuple[float, int]]] = {QUIET: [], BUSY: []}
     for k in range(len(switch_ns) - 1):
@@ -374,16 +482,17 @@ def switch_profile(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np
 
 
 def warm_report(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np.ndarray,
-                guard_ns: int) -> float:
+                guard_ns: int) -> dict[str, float]:
     """The per-phase table with the switch-in penalty taken out: each phase's penalty per
     switch-in, by off class and the phase the switch-in lands in (rldse.cpu_clock.
     switch_penalty_ns), measured over the whole capture with both window classes pooled
     (nothing from the quiet answer), then each class's unit cost = (its ops' CPU - its
     switch-ins x penalty) / its ops; then their sum per env step, weighted by the
     capture's ops per step (learning starts part-way, so raw sums per window mix in
-    other ratios). Returns
-    the worst per-phase |busy/quiet - 1| of ``alone``. The ``alone`` column measures each class from
-    its own ops only, as a capture wholly on a busy host would have to."""
+    other ratios). The ``alone`` column measures each class from its own ops only, as a
+    capture wholly on a busy host would have to. Returns the worst per-phase |busy/quiet
+    - 1| pooled and alone, the kept switch-ins per class and each class's op CPU per
+    switch-in, ms (the SUMMARY line)."""
     t0, t1 = ops["t0_ns"].to_numpy(), ops["t1_ns"].to_numpy()
     at, off, last, since = switch_ins(*samples, t0, t1)
     names, kind = np.unique(ops["phase"].astype(str).to_numpy(), return_inverse=True)
@@ -452,7 +561,13 @@ def warm_report(ops, cost_col: str, samples, switch_ns: np.ndarray, state: np.nd
           f"capture, {worst_alone:.1%} with each class alone (the target's form: a capture on a "
           f"busy host has only its own ops; target <= {TARGET:.0%}) "
           f"{'PASS' if worst_alone <= TARGET else 'FAIL'}")
-    return worst_alone
+    per_switch = {c: cost[cls == c].sum() / max((sw_cls == c).sum(), 1) / 1e6
+                  for c in (QUIET, BUSY)}
+    print(f"switch-ins: quiet {(sw_cls == QUIET).sum()}, one per {per_switch[QUIET]:.2f} ms of "
+          f"op CPU; busy {(sw_cls == BUSY).sum()}, one per {per_switch[BUSY]:.2f} ms")
+    return {"pooled": worst, "alone": worst_alone, "sw_quiet": int((sw_cls == QUIET).sum()),
+            "sw_busy": int((sw_cls == BUSY).sum()), "ms_per_sw_quiet": per_switch[QUIET],
+            "ms_per_sw_busy": per_switch[BUSY]}
 
 
 def report(ops, switch_ns: np.ndarray, state: np.ndarray, guard_ms: float, cpu_col: str,
@@ -491,6 +606,75 @@ def report(ops, switch_ns: np.ndarray, state: np.ndarray, guard_ms: float, cpu_c
     return worst
 
 
+def turn_lengths(cpu: int, slice_ms: float, reps: int = 4, dur_s: float = 1.5) -> None:
+    """Print how long a thread running a DQN-sized step (two small matmuls and a gather
+    from a 12.8 MB buffer, like a replay sample) keeps its CPU per turn beside the two busy
+    loops, and its CPU time per step with them stopped and running (``--turns``; medians
+    over reps, and the range of busy/quiet). It reads, every 1 ms: nothing, the
+    thread's CPU clock (the recorder's, a system call that brings the scheduler's
+    accounting up to date) or /proc/thread-self/schedstat (which does not); with the
+    kernel's slice and with ``slice_ms``. Configurations alternate within each rep."""
+    procs = busy_loops(cpu)
+    fd = os.open("/proc/thread-self/schedstat", os.O_RDONLY)
+    reads = {"none": None, "thread clock": thread_time_ns,
+             "schedstat": lambda: os.pread(fd, 64, 0)}
+    rng = np.random.default_rng(0)
+    w1, w2 = rng.standard_normal((2, 256, 256), dtype=np.float32)
+    buf = rng.standard_normal((50_000, 64), dtype=np.float32)
+
+    def step(i: int) -> None:
+        x = buf[rng.integers(0, len(buf), 64)]
+        np.maximum(x @ w1[:64], 0) @ w2
+        buf[i % len(buf)] = x[0]
+
+    out: dict[tuple, list] = {}
+    try:
+        with single_blas_thread():
+            for _ in range(reps):
+                for ms in (0.0, slice_ms):
+                    for name, read in reads.items():
+                        for busy in (False, True):
+                            for p in procs:
+                                os.kill(p.pid, signal.SIGCONT if busy else signal.SIGSTOP)
+                            time.sleep(0.05)
+                            with scheduler_slice(int(ms * 1e6)):
+                                out.setdefault((ms, name, busy), []).append(
+                                    stepped_turns(step, read, dur_s, fd))
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    for ms in (0.0, slice_ms):
+        for name in reads:
+            quiet, busy = out[(ms, name, False)], out[(ms, name, True)]
+            ratio = np.array([b / q - 1 for (_, q), (_, b) in zip(quiet, busy, strict=True)])
+            print(f"slice {ms:5.1f} ms (0: default), reads: {name:<13} busy: CPU per switch-in "
+                  f"{np.median([t for t, _ in busy]) / 1e6:.2f} ms; CPU per step quiet "
+                  f"{np.median([c for _, c in quiet]) / 1e3:.0f} us, busy "
+                  f"{np.median([c for _, c in busy]) / 1e3:.0f} us, busy/quiet - 1 median "
+                  f"{np.median(ratio):+.0%} [{ratio.min():+.0%}..{ratio.max():+.0%}]",
+                  flush=True)
+
+
+def stepped_turns(step, read, dur_s: float, fd: int) -> tuple[float, float]:
+    """Run ``step`` for ``dur_s``, calling ``read`` once per ms: (the thread's CPU time per
+    switch-in, ns: CPU over the rise of schedstat's count of turns on a CPU; its CPU time
+    per step, ns), each from one read at either end."""
+    def clocks() -> tuple[int, int]:
+        return thread_time_ns(), int(os.pread(fd, 64, 0).split()[2])
+
+    (c0, k0), n, nxt = clocks(), 0, 0
+    end = perf_counter_ns() + int(dur_s * 1e9)
+    while (t := perf_counter_ns()) < end:
+        step(n)
+        n += 1
+        if read is not None and t >= nxt:
+            read()
+            nxt = t + SAMPLE_EVERY_NS
+    c1, k1 = clocks()
+    return (c1 - c0) / max(k1 - k0, 1), (c1 - c0) / n
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=40_000)
@@ -507,6 +691,17 @@ def main() -> None:
     ap.add_argument("--loops-cpu", type=int, default=None,
                     help="pin the busy loops to this CPU instead of the capture's (another "
                          "vCPU: no sharing of the capture's CPU, only of what lies beneath)")
+    ap.add_argument("--slice-ms", type=float, default=0.0,
+                    help="the capture thread asks for this scheduler slice (Linux 6.12+; "
+                         "0: the kernel's default)")
+    ap.add_argument("--batch", action="store_true", help="the capture runs as SCHED_BATCH")
+    ap.add_argument("--turns", action="store_true",
+                    help="only run a DQN-sized step beside the busy loops: its turn lengths "
+                         "and CPU per step, quiet and busy, by slice (default and --slice-ms, "
+                         "100 if 0) and by CPU clock reads")
+    ap.add_argument("--clock", choices=("thread", "runqueue"), default="thread",
+                    help="the recorder's CPU clock: the thread's CPU clock (the product's) "
+                         "or wall less run-queue wait (RunQueueClockRecorder)")
     args = ap.parse_args()
     if not hasattr(os, "sched_setaffinity"):
         sys.exit("contended_capture: needs os.sched_setaffinity (Linux)")
@@ -516,6 +711,10 @@ def main() -> None:
     cpu = min(allowed)
     loops_cpu = cpu if args.loops_cpu is None else args.loops_cpu
     os.sched_setaffinity(0, {cpu})
+    if args.turns:
+        print(f"{BUSY_LOOPS} busy loops on CPU {cpu}; load average {os.getloadavg()[0]:.2f}")
+        turn_lengths(cpu, args.slice_ms or 100.0)
+        return
     cfg = DQNConfig(env_id="CartPole-v1", steps=args.steps, seed=args.seed)
     train(DQNConfig(env_id="CartPole-v1", steps=2000, seed=args.seed), Recorder())  # warm-up
     print(f"DQN CartPole-v1, {args.steps} steps, seed {args.seed}, pinned to CPU {cpu}; "
@@ -524,12 +723,24 @@ def main() -> None:
     print("unit cost = mean per op, us; diff = busy/quiet - 1 with its 90 % interval "
           "(bootstrap over windows); control = quiet b / quiet a - 1 (and busy b / busy a)")
     if not args.skip_stock:
-        switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed,
+        stock = RunQueueClockRecorder if args.clock == "runqueue" else Recorder
+        switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed, stock,
                                                  loops_cpu=loops_cpu, switcher_cpus=allowed,
-                                                 policy=args.loops_policy)
-        report(ops, switch_ns, state, args.guard_ms, "cpu_s", args.seed)
+                                                 policy=args.loops_policy,
+                                                 slice_ns=int(args.slice_ms * 1e6),
+                                                 batch=args.batch)
+        print(f"capture's scheduler slice, ns: {ops.attrs['slice']}")
+        raw = report(ops, switch_ns, state, args.guard_ms, "cpu_s", args.seed)
         whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6))
-        warm_report(ops, "cpu_s", ops.attrs["cpu_samples"], switch_ns, state, guard_ns)
+        if "exec_samples" in ops.attrs:
+            print("  the same from the kernel's CPU sum (schedstat sum_exec_runtime, up to a "
+                  "tick stale at each end):")
+            whole_window_cost(ops, switch_ns, state, int(args.guard_ms * 1e6), "exec_samples")
+        w = warm_report(ops, "cpu_s", ops.attrs["cpu_samples"], switch_ns, state, guard_ns)
+        print(f"SUMMARY slice_ms={args.slice_ms} batch={args.batch} clock={args.clock} "
+              f"raw={raw:.4f} "
+              + " ".join(f"{k}={v:.4g}" for k, v in w.items())
+              + f" load={os.getloadavg()[0]:.2f}")
     if args.diagnose:
         print("diagnosis: a second capture, the CPU clock read at every op's start and end")
         switch_ns, state, ops = switched_capture(cfg, cpu, (lo, hi), args.seed + 1,
