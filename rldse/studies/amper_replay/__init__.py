@@ -8,8 +8,9 @@ counts into latency and energy (rldse.models.tcam: every search's H-tree key bro
 array search and match merge, the random numbers and the candidate-buffer reads), and each
 GPU preset costs PER's sum-tree descent (rldse.models.gpu.sumtree_seconds). Part 2
 (learning): DQN on CartPole with uniform, PER, AMPER-k and AMPER-fr replay, same seeds;
-final returns and learning curves. Part 3: the first seed's AMPER-k trace replayed by the
-engine with replay on CPU, GPU and TCAM.
+final returns and learning curves. Part 3: the shipped capture of the AMPER-k run
+(study.yaml's end_to_end.trace: timed once, so the study times nothing live) replayed by
+the engine with replay on CPU, GPU and TCAM.
 
 Report (``report``, ``figures``): the GPU/TCAM latency ratio set beside the published
 55×–270× per configuration, and AMPER's learning beside PER's.

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rldse.paths import StudyInput
+
 #: the AMPER variants the latency part measures: AMPER-k (k nearest rows per search) and
 #: AMPER-fr (every row within a fixed radius)
 VARIANTS = ("k", "fr")
@@ -56,6 +58,9 @@ class Learning(BaseModel):
 
 class EndToEnd(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    trace: StudyInput = Field(description="the shipped capture of the AMPER-k DQN run the "
+                              "engine replays, relative to the study folder: its op "
+                              "durations were timed once, so the study times nothing live")
     cpu: str
     gpu: str
     am: str

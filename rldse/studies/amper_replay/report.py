@@ -221,7 +221,8 @@ def _latency_sections(p: Params, lat: pd.DataFrame,
 
 
 def _learning_sections(p: Params, r: Runs) -> list[tuple[str, str]]:
-    """Final returns per replay, and the engine's end-to-end replays of the AMPER-k trace."""
+    """Final returns per replay, and the engine's end-to-end replays of the shipped AMPER-k
+    capture."""
     lr = p.learning
     final = (r.learning.groupby("replay", sort=False)
              .agg(seeds=("seed", "count"), final_mean=("final_return", "mean"),
@@ -233,9 +234,34 @@ def _learning_sections(p: Params, r: Runs) -> list[tuple[str, str]]:
              .reset_index())
     return [(f"Final returns (mean of the last {lr.last_episodes} episodes, "
              f"{lr.steps} env steps)", markdown_table(final, 4)),
-            (f"End to end: the AMPER-k trace (seed {lr.seeds[0]}) in the engine, learner on "
+            (f"End to end: the shipped AMPER-k capture in the engine, learner on "
              f"{p.end_to_end.gpu}, 8 async actors on {p.end_to_end.cpu}",
-             markdown_table(r.end_to_end, 4))]
+             _trace_note(r) + "\n\n" + markdown_table(r.end_to_end, 4))]
+
+
+def _trace_note(r: Runs) -> str:
+    """Where the replayed trace comes from: its file, run, capture host and load (the
+    engine's op durations are its measurements, so every run of the study gets the same
+    rows), and whether it is a capture of this run's first AMPER-k seed."""
+    meta, e = r.trace.meta, r.params.end_to_end
+    h = meta.host
+    load = ("not recorded" if h.load is None else
+            f"1-minute load average {h.load.loadavg_1m_start:.1f} -> "
+            f"{h.load.loadavg_1m_end:.1f}"
+            + ("" if h.load.compute_wall_per_cpu is None else
+               f", compute ops' wall/CPU {h.load.compute_wall_per_cpu:.2f}; the engine "
+               "costs them from CPU time"))
+    same = {True: "its episode returns equal this run's AMPER-k seed "
+                  f"{meta.seed} (the same run, timed once)",
+            False: "its episode returns differ from this run's AMPER-k seed "
+                   f"{meta.seed}: capture it again (traces/make.sh)",
+            None: "a different seed or length from this run's learning runs"}
+    return (f"`{e.trace.name}` (end_to_end.trace; digest {r.trace.digest}): DQN "
+            f"{meta.env_id}, {meta.hyperparameters.get('steps')} env steps, seed "
+            f"{meta.seed}, captured once by `rldse capture dqn` on {h.cpu_model} "
+            f"({h.cores} cores at {h.clock_mhz:.0f} MHz), {load}. Its op durations are "
+            f"the capture's, not timed by this run; "
+            f"{same[r.trace_matches_run]}.")
 
 
 def _parameters(p: Params) -> dict:

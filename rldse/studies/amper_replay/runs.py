@@ -1,7 +1,8 @@
-"""The study's runs: real DQN learning with every replay (part 2, whose PER priorities and
-AMPER-k trace feed the others), the AMPER sampler's counted searches costed on every GPU and
-TCAM preset and Latin-hypercube draw (part 1), and the AMPER-k trace replayed by the engine
-(part 3)."""
+"""The study's runs: real DQN learning with every replay (part 2, whose PER priorities feed
+part 1), the AMPER sampler's counted searches costed on every GPU and TCAM preset and
+Latin-hypercube draw (part 1), and the shipped capture of the AMPER-k run (end_to_end.trace)
+replayed by the engine (part 3). The learning runs are deterministic for their seed; the
+engine's op durations come from the shipped capture, so nothing here is timed live."""
 
 from __future__ import annotations
 
@@ -25,8 +26,10 @@ from rldse.studies.common import load_params
 from rldse.studies.plan import Planned
 from rldse.system import parse_spec
 from rldse.threads import single_blas_thread
+from rldse.trace import Trace
+from rldse.workloads import open_trace
 from rldse.workloads.offpolicy.amper import AmperReplay
-from rldse.workloads.offpolicy.dqn import DQNConfig, amper_info, capture_config, train
+from rldse.workloads.offpolicy.dqn import DQNConfig, amper_info, train
 
 # ---- part 2: learning ------------------------------------------------------------------
 
@@ -55,23 +58,18 @@ def _curve(returns: list[float], steps: int, env_id: str, window: int = 10) -> p
 
 
 def _learning(p: Params, bar):
-    """Every replay × seed: final return, curve; PER priorities and the AMPER-k trace."""
+    """Every replay × seed: final return, curve; PER priorities and the episode returns of
+    the first seed's AMPER-k run."""
     lr = p.learning
-    rows, curves, per_priorities, trace = [], [], None, None
+    rows, curves, per_priorities, amper_k_returns = [], [], None, None
     for seed in lr.seeds:
         for replay in lr.replays:
-            cfg = _dqn_config(p, replay, seed)
-            info = None
-            if replay == "amper_k" and seed == lr.seeds[0]:
-                trace = capture_config(cfg)
-                returns = trace.meta.episode_returns
-                info = trace.meta.workload_info["amper"]
-            else:
-                returns, agent = train(cfg)
-                if replay.startswith("amper"):
-                    info = amper_info(agent.replay)
-                if replay == "per" and per_priorities is None:
-                    per_priorities = agent.replay.tree.priorities(np.arange(agent.replay.size))
+            returns, agent = train(_dqn_config(p, replay, seed))
+            info = amper_info(agent.replay) if replay.startswith("amper") else None
+            if replay == "per" and per_priorities is None:
+                per_priorities = agent.replay.tree.priorities(np.arange(agent.replay.size))
+            if replay == "amper_k" and amper_k_returns is None:
+                amper_k_returns = returns
             c = _curve(returns, lr.steps, lr.env_id).assign(replay=replay, seed=seed)
             curves.append(c)
             rows.append({"replay": replay, "seed": seed, "episodes": len(returns),
@@ -83,7 +81,8 @@ def _learning(p: Params, bar):
                          "writes_per_update_item":
                              info["writes_per_update_item"] if info else np.nan})
             bar.update()
-    return pd.DataFrame(rows), pd.concat(curves, ignore_index=True), per_priorities, trace
+    return (pd.DataFrame(rows), pd.concat(curves, ignore_index=True), per_priorities,
+            amper_k_returns)
 
 
 # ---- part 1: latency -------------------------------------------------------------------
@@ -215,7 +214,30 @@ def _point(p: Params, c, gm: GpuModel, eager: GpuModel, amm: TcamModel) -> dict:
 
 # ---- part 3: the engine ----------------------------------------------------------------
 
-def _end_to_end(p: Params, trace) -> pd.DataFrame:
+def _shipped_trace(study_dir: Path, p: Params) -> Trace:
+    """The capture end_to_end.trace names, checked to be DQN on the study's env with
+    AMPER-k replay of the study's design (its steps and seed may differ: the report says
+    which run it is)."""
+    where = f"{study_dir / 'study.yaml'}: end_to_end.trace"
+    try:
+        trace = open_trace(p.end_to_end.trace)
+    except RldseError as exc:
+        raise exc.within(where) from None
+    meta = trace.meta
+    want = _dqn_config(p, "amper_k", p.learning.seeds[0]).model_dump()
+    keys = ["replay", *sorted(k for k in want if k.startswith("amper_"))]
+    got = {"workload": meta.workload, "env_id": meta.env_id,
+           **{k: meta.hyperparameters.get(k) for k in keys}}
+    for key, value in {"workload": "dqn", "env_id": want["env_id"],
+                       **{k: want[k] for k in keys}}.items():
+        if got[key] != value:
+            raise RldseError(f"{p.end_to_end.trace}: its {key} is {got[key]!r}, this study's "
+                             f"AMPER-k run has {value!r} (capture it again: traces/make.sh)",
+                             where=where)
+    return trace
+
+
+def _end_to_end(p: Params, trace: Trace) -> pd.DataFrame:
     e = p.end_to_end
     info = trace.meta.workload_info
     rows_per_array = load_part("tcam", e.am).rows
@@ -245,25 +267,29 @@ class Runs:
     """What the runs produced, for the report: every latency point (``latency``:
     results.csv; draw -1 the presets' values, 0.. the bands), every learning run
     (``learning``: learning.csv) and its curve (``curves``: learning_curves.csv), and the
-    engine's replays of the AMPER-k trace (``end_to_end``: end_to_end.csv)."""
+    engine's replays of the shipped AMPER-k capture (``end_to_end``: end_to_end.csv) with
+    that capture (``trace``) and whether its episode returns equal those of this run's
+    first AMPER-k seed (``trace_matches_run``; None where its seed or steps differ)."""
 
     params: Params
     latency: pd.DataFrame
     learning: pd.DataFrame
     curves: pd.DataFrame
     end_to_end: pd.DataFrame
+    trace: Trace
+    trace_matches_run: bool | None
 
 
 def plan(study_dir: Path) -> list[Planned]:
     """The study's work, for its up-front estimate (rldse.studies.plan): real learning
-    runs and sampler measurements, and simulations of a trace the learning captures, so
+    runs and sampler measurements, and simulations of the shipped AMPER-k capture, so
     none of it can be priced before it runs."""
     p = load_params(study_dir, Params)
     return [Planned(f"real DQN learning runs of {p.learning.steps:,} env steps",
                     len(p.learning.seeds) * len(p.learning.replays)),
             Planned("AMPER sampler measurements",
                     len(p.latency.buffer_log2) * len(VARIANTS)),
-            Planned("simulations of the captured AMPER-k trace", len(END_TO_END_REPLAYS))]
+            Planned("simulations of the shipped AMPER-k capture", len(END_TO_END_REPLAYS))]
 
 
 def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
@@ -274,10 +300,11 @@ def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
     if "per" not in lr.replays or "amper_k" not in lr.replays:
         raise RldseError(f"{study_dir / 'study.yaml'}: learning.replays must include per "
                          "(its priorities feed the latency part) and amper_k")
+    trace = _shipped_trace(study_dir, p)
     total = len(lr.seeds) * len(lr.replays) + len(lat_p.buffer_log2) * len(VARIANTS)
     with (tqdm(total=total, desc="amper_replay", disable=not progress, unit="run") as bar,
           single_blas_thread()):  # as captures do (rldse.threads)
-        runs, curves, priorities, trace = _learning(p, bar)
+        runs, curves, priorities, amper_k_returns = _learning(p, bar)
         counts = _sampler_counts(p, priorities, bar)
     lat_all = _latency(p, counts)
     e2e = _end_to_end(p, trace)
@@ -286,4 +313,15 @@ def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
     for name, frame in (("results", lat_all), ("learning", runs),
                         ("learning_curves", curves), ("end_to_end", e2e)):
         atomic_write(out / f"{name}.csv", lambda tmp, f=frame: f.to_csv(tmp, index=False))
-    return Runs(p, lat_all, runs, curves, e2e)
+    return Runs(p, lat_all, runs, curves, e2e, trace,
+                _same_run(trace, p, amper_k_returns))
+
+
+def _same_run(trace: Trace, p: Params, returns: list[float]) -> bool | None:
+    """Whether the capture's episode returns equal this run's first AMPER-k seed's (a
+    capture of the same run: the recorder changes no result); None when its seed or
+    steps differ."""
+    meta = trace.meta
+    if meta.seed != p.learning.seeds[0] or meta.hyperparameters.get("steps") != p.learning.steps:
+        return None
+    return list(meta.episode_returns) == list(returns)

@@ -279,7 +279,7 @@ def _search_section(rep, trials: pd.DataFrame, sf) -> str:
              f"{', '.join(f'{o.direction} {o.metric}' for o in sf.objectives)}; constraints "
              f"{'; '.join(sf.constraints)}; sampler {sf.sampler.name}, seed {sf.seed}.",
              "",
-             f"{rep.finished_now} trials in {rep.elapsed_s:.1f} s: {rep.simulated} simulated, "
+             f"{rep.finished_now} trials: {rep.simulated} simulated, "
              f"{rep.pruned_by_estimate} ruled out by the analytic bound, {rep.cache_hits} "
              f"from the cache, {rep.invalid} invalid. Output (trials table, Optuna's "
              f"figures, the best SystemSpec): `out/{SEARCH_OUT}/`.", ""]

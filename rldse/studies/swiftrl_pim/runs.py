@@ -72,8 +72,7 @@ def _learn(p: Params, data: pd.DataFrame, name: str, env_id: str, model: EnvMode
                              "dtype": dtype, "agents": agents, "transitions": len(data),
                              "passes": passes, "passes_per_round": ppr,
                              "success_rate": success, "expected_return": ret,
-                             "int32_scale_bits": run.scale_bits,
-                             "capture_wall_s": trace.meta.wall_time_s})
+                             "int32_scale_bits": run.scale_bits})
                 bar.update()
             policies[algorithm, agents, ppr] = q
             rows[-1]["agree_states"] = rows[-2]["agree_states"] = _agreement(q, model)

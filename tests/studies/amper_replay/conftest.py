@@ -1,5 +1,6 @@
 """One small run of the AMPER study, shared by this folder's tests: its parameters cut to
-two buffers, two batches, one seed and three band draws."""
+two buffers, two batches, one seed of 1,500 steps and three band draws; its end-to-end part
+replays the shipped AMPER-k capture for 1,500 env steps."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def amper_out(tmp_path_factory) -> Path:
     dst = studies / "amper_replay"
     shutil.copytree(ROOT / "studies" / "amper_replay", dst,
                     ignore=shutil.ignore_patterns("out"))
+    link_traces(studies.parent)
     params = yaml.safe_load((dst / "study.yaml").read_text())
     params["learning"].update(steps=1500, seeds=[0])
     params["latency"].update(buffer_log2=[14, 20], batches=[32, 256], batches_per_point=1,
@@ -31,3 +33,11 @@ def amper_out(tmp_path_factory) -> Path:
     report = run_study("amper_replay", root=studies, progress=False)
     assert not common.ILLEGIBLE, f"illegible figures: {common.ILLEGIBLE}"
     return report.parent
+
+
+def link_traces(root: Path) -> None:
+    """root/traces/: links to the shipped traces, which a copy's study.yaml names as
+    ../../traces/ (its end_to_end.trace)."""
+    (root / "traces").mkdir(exist_ok=True)
+    for trace in (ROOT / "traces").glob("*.parquet"):
+        (root / "traces" / trace.name).symlink_to(trace)

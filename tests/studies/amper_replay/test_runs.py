@@ -1,9 +1,11 @@
 """The AMPER study's runs: every latency point on every preset and draw, the learning runs
-of every replay and the engine's replays of the AMPER-k trace."""
+of every replay and the engine's replays of the shipped AMPER-k capture."""
 
 from __future__ import annotations
 
+import itertools
 import shutil
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -12,6 +14,10 @@ import yaml
 
 from rldse.errors import RldseError
 from rldse.studies import run_study
+from rldse.studies.amper_replay.params import Params
+from rldse.studies.amper_replay.runs import _end_to_end, _shipped_trace
+from rldse.studies.common import load_params
+from tests.studies.amper_replay.conftest import link_traces
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -41,12 +47,53 @@ def test_amper_learning_and_end_to_end_runs(amper_out):
     assert list(e2e.replay) == ["cpu", "gpu", "tcam"]
 
 
-def test_amper_refuses_replays_without_per_before_any_run(tmp_path):
+def test_amper_end_to_end_rows_are_the_shipped_captures_not_live_timing(amper_out,
+                                                                        monkeypatch):
+    """The study run's end-to-end rows, recomputed here from the shipped capture under
+    clocks that run a thousand times fast, are the same to the byte: the part reads its
+    op durations from end_to_end.trace and times nothing itself."""
+    study_dir = amper_out.parent
+    p = load_params(study_dir, Params)
+    ticks = itertools.count()
+    for clock in ("perf_counter", "process_time", "monotonic", "time"):
+        monkeypatch.setattr(time, clock, lambda: next(ticks) * 1e3)
+    for clock in ("perf_counter_ns", "process_time_ns", "monotonic_ns", "time_ns"):
+        monkeypatch.setattr(time, clock, lambda: next(ticks) * 10**12)
+    again = _end_to_end(p, _shipped_trace(study_dir, p))
+    assert again.to_csv(index=False) == (amper_out / "end_to_end.csv").read_text()
+    report = (amper_out / "report.md").read_text()
+    assert "`amper_k_cartpole.parquet` (end_to_end.trace; digest " in report
+
+
+def _copy(tmp_path: Path, **changes) -> Path:
+    """A copy of the study (its study.yaml's sections updated by ``changes``) beside links
+    to the shipped traces; returns the studies root."""
     dst = tmp_path / "studies" / "amper_replay"
     shutil.copytree(ROOT / "studies" / "amper_replay", dst,
                     ignore=shutil.ignore_patterns("out"))
+    link_traces(tmp_path)
     params = yaml.safe_load((dst / "study.yaml").read_text())
-    params["learning"]["replays"] = ["uniform", "amper_k"]
+    for section, values in changes.items():
+        params[section].update(values)
     (dst / "study.yaml").write_text(yaml.safe_dump(params))
+    return tmp_path / "studies"
+
+
+def test_amper_refuses_replays_without_per_before_any_run(tmp_path):
+    root = _copy(tmp_path, learning={"replays": ["uniform", "amper_k"]})
     with pytest.raises(RldseError, match="learning.replays must include per"):
-        run_study("amper_replay", root=tmp_path / "studies", progress=False)
+        run_study("amper_replay", root=root, progress=False)
+
+
+def test_amper_refuses_a_missing_or_foreign_trace_before_any_run(tmp_path):
+    """A missing end_to_end.trace, or a capture of another AMPER design, is one line
+    naming the field, before the learning runs start."""
+    root = _copy(tmp_path / "a", end_to_end={"trace": "missing.parquet"})
+    with pytest.raises(RldseError, match=r"study\.yaml: end_to_end\.trace: .*missing"
+                                         r"\.parquet: no such file") as err:
+        run_study("amper_replay", root=root, progress=False)
+    assert "\n" not in str(err.value)
+    root = _copy(tmp_path / "b", amper={"k": 8})
+    with pytest.raises(RldseError, match=r"end_to_end\.trace: .*its amper_k is 4, this "
+                                         r"study's AMPER-k run has 8"):
+        run_study("amper_replay", root=root, progress=False)
