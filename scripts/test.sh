@@ -9,7 +9,9 @@ ruff check rldse tests benchmarks
 # not each recompile rldse where PYTHONDONTWRITEBYTECODE is set, as on CI's image
 python -m compileall -q rldse >/dev/null
 set +e
-python -m pytest -q "$@"
+# one worker per CPU (at most 4: each holds torch and a study's data), a test file's tests
+# on one worker so its module fixtures run once; RLDSE_TEST_WORKERS=0 runs in-process
+python -m pytest -q -n "${RLDSE_TEST_WORKERS:-auto}" --maxprocesses 4 --dist loadfile "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then echo "no tests were collected" >&2; exit 1; fi

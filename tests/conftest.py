@@ -25,6 +25,19 @@ settings.register_profile("slow", max_examples=200, derandomize=False, deadline=
 settings.load_profile("default")  # `pytest --hypothesis-profile slow` overrides it
 
 
+#: A test's ``record_property(SUMMARY, line)`` is printed after the run, also when the
+#: test ran in a pytest-xdist worker (whose own output is not shown).
+SUMMARY = "rldse_summary"
+
+
+def pytest_terminal_summary(terminalreporter):
+    for report in terminalreporter.stats.get("passed", []) + terminalreporter.stats.get(
+            "failed", []):
+        for key, line in getattr(report, "user_properties", []):
+            if key == SUMMARY and report.when == "call":
+                terminalreporter.write_line(line)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def sb3_logs_in_scratch(tmp_path_factory):
     """Stable-Baselines3 makes a log folder per ``learn()`` (``$SB3_LOGDIR``, else a new

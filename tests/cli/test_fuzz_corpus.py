@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rldse.cli import main
+from tests.conftest import SUMMARY
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("make_fuzz_corpus",
@@ -29,16 +30,16 @@ def runs(tmp_path_factory):
     return make_fuzz_corpus.corpus(tmp_path_factory.mktemp("corpus"))
 
 
-def test_corpus_gives_one_line_or_a_physical_result(runs, capsys):
-    _check(runs[::3], capsys)
+def test_corpus_gives_one_line_or_a_physical_result(runs, capsys, record_property):
+    _check(runs[::3], capsys, record_property)
 
 
 @pytest.mark.slow
-def test_rest_of_the_corpus_gives_one_line_or_a_physical_result(runs, capsys):
-    _check([run for i, run in enumerate(runs) if i % 3], capsys)
+def test_rest_of_the_corpus_gives_one_line_or_a_physical_result(runs, capsys, record_property):
+    _check([run for i, run in enumerate(runs) if i % 3], capsys, record_property)
 
 
-def _check(runs, capsys):
+def _check(runs, capsys, record_property):
     bad, codes = [], {}
     for name, argv in runs:
         try:
@@ -58,6 +59,7 @@ def _check(runs, capsys):
                 bad.append(f"{name}: unphysical output {_UNPHYSICAL.search(out).group(0)!r}")
         else:
             bad.append(f"{name}: exit {code}: {err.strip()[-200:]!r}")
-    with capsys.disabled():
-        print(f"\nfuzz corpus: {len(runs)} inputs, exit codes {codes}, {len(bad)} failures")
+    # printed at the end of the run (tests/conftest.py), from any pytest-xdist worker
+    record_property(SUMMARY, f"fuzz corpus: {len(runs)} inputs, exit codes {codes}, "
+                             f"{len(bad)} failures")
     assert not bad, f"{len(bad)} of {len(runs)}:\n" + "\n".join(bad)
