@@ -7,7 +7,7 @@ source scripts/venv.sh
 ruff check rldse tests benchmarks
 # compiled once here, so the suite's subprocesses (search workers, killed study runs) do
 # not each recompile rldse where PYTHONDONTWRITEBYTECODE is set, as on CI's image
-python -m compileall -q rldse >/dev/null
+python -m compileall -q -j 0 rldse >/dev/null
 set +e
 # one worker per CPU (at most 4: each holds torch and a study's data), a test file's tests
 # on one worker so its module fixtures run once; RLDSE_TEST_WORKERS=0 runs in-process
