@@ -16,7 +16,7 @@ with no program edit. Each form's model interface is a typed Protocol below.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Protocol, runtime_checkable
@@ -53,12 +53,13 @@ class PartModel(Protocol):
     """What every part kind's cost model gives the Machine: its spec, its lanes and the
     utilisation power model's endpoints, and the estimator it names in results."""
 
-    spec: Any
+    spec: Any  # a PartSpec with ``price_usd``
     lanes: int
     idle_w: float
     max_w: float
     method: str
     claimed_accuracy: str
+    warnings: Sequence[str]  # what a Result should say about the model's inputs
 
 
 @runtime_checkable

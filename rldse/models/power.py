@@ -71,6 +71,7 @@ class UtilisationPower:
     spec: Any
     method = UTILISATION
     lanes = 1
+    warnings: tuple[str, ...] = ()
 
     @property
     def idle_w(self) -> float:
@@ -99,6 +100,7 @@ class IdlePlusActionsPower:
     idle_w: float  # the model's own property
     method = IDLE_PLUS_ACTIONS
     lanes = 1
+    warnings: tuple[str, ...] = ()
 
     @property
     def max_w(self) -> float:

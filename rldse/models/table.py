@@ -52,6 +52,8 @@ class TableSpec(PartSpec):
     max_w: float = quantity("W", "power at full load; 0 if not measured", ge=0, le=1e5)
     idle_w: float = quantity("W", "power when idle (≤ max_w); 0 if not measured", ge=0, le=1e5)
     energy_accuracy: str = quantity("", "how the power numbers were obtained")
+    price_usd: float = quantity("USD", "price of the device; 0 if not known", ge=0, le=1e7,
+                                default=0.0)
 
     _idle_at_most_max = field_validator("idle_w")(idle_at_most_max)
 

@@ -270,7 +270,7 @@ class Machine:
                     max_w=float(model.max_w), estimator=model.method,
                     dynamic_share=model.dynamic_share if kernels else None,
                     claimed_accuracy=model.claimed_accuracy,
-                    cost_usd=float(getattr(inst.spec, "price_usd", 0.0)), clock=self.env)
+                    cost_usd=float(inst.spec.price_usd), clock=self.env)
         cpu = self.models.get(HOST_KIND)
         gpu_captured = networks_on_gpu(trace.meta)
         # framework dispatch runs on the system's cores; each kernel-issuing model once
@@ -448,7 +448,7 @@ class Machine:
         warnings = [f"{d.name} did no work: it adds only idle power ({d.avg_power_w:.3g} W) "
                     "and its cost" for d in devices if d.busy_s == 0]
         warnings += [w for m in {id(m): m for m in self.models.values()}.values()
-                     for w in getattr(m, "warnings", ())]
+                     for w in m.warnings]
         warnings += ramp_warnings(outcome.breakdown_s, t)
         lag = _staleness(outcome)
         if lag is not None and lag[0] != outcome.captured_staleness_updates:

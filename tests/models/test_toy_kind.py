@@ -51,6 +51,7 @@ class ToyModel:
 
     method = "toy roofline"
     claimed_accuracy = "none: a test part"
+    warnings = ()
 
     def __init__(self, spec: ToySpec) -> None:
         self.spec, self.lanes = spec, 1
