@@ -93,6 +93,34 @@ def load_sample() -> tuple[float, int] | None:
     return load, max(running - 1, 0)
 
 
+def wall_per_cpu(wall_s: float, cpu_s: float) -> tuple[float, str]:
+    """Wall seconds per CPU second that a run started now is expected to take, from live
+    timings that took ``wall_s`` of wall time and ``cpu_s`` of CPU time (pilots, probes),
+    and how it was had. The one place every up-front estimate turns CPU time into wall time.
+
+    The timings' own ratio is the best guess of this process's share of the host: this
+    host's kernel shares the CPU between sessions (autogroups), not tasks, so the load
+    average alone put a process's wall/CPU at up to 2.2x what its run saw
+    (rldse.sim.budget). But it holds over the timings' second or two: a neighbour that ran
+    only then triples it (the 3.03x miss of docs/limitations.md). So it is capped at what
+    the host's one-minute load average allows a single-threaded process, (load + 1) / cores
+    (load 0: 1, a core to itself), which a burst of a second barely moves; a run that
+    shares its own session with a new CPU-bound process later is still missed (nothing
+    seen before it starts can tell). A multi-process run (its children's CPU time in
+    ``cpu_s``) may see a ratio under 1, kept."""
+    seen = wall_s / max(cpu_s, 1e-9)
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform: the timings'
+        return seen, f"{seen:.2f} wall s per CPU s seen over {wall_s:.2g} s"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+    cap = max(1.0, (load + 1.0) / cores)
+    ratio = min(seen, cap)
+    how = "seen" if ratio == seen else f"capped by load {load:.2f} on {cores} cores"
+    return ratio, f"{ratio:.2f} wall s per CPU s ({seen:.2f} seen over {wall_s:.2g} s; {how})"
+
+
 class HostFingerprint(BaseModel):
     """The capture host, as measured at capture time. Units are in the field names."""
 

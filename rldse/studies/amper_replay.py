@@ -448,11 +448,20 @@ END_TO_END_REPLAYS = ("cpu", "gpu", "tcam")
 
 def plan(study_dir: Path) -> list[Planned]:
     """The study's work, for its up-front estimate (rldse.studies.plan): real learning
-    runs and sampler measurements, and simulations of a trace the learning captures, so
-    none of it can be priced before it runs."""
+    runs (priced per replay), sampler measurements, and simulations of a trace the
+    learning captures, so those cannot be priced before it runs."""
+    from functools import partial
+
+    from rldse.workloads.offpolicy.dqn import capture_request
+    from rldse.workloads.run_cost import learning_run
+
     p = load_params(study_dir, Params)
-    return [Planned(f"real DQN learning runs of {p.learning.steps:,} env steps",
-                    len(p.learning.seeds) * len(p.learning.replays)),
+    lr = p.learning
+    return [*(Planned(f"real DQN learning runs of {lr.steps:,} env steps with {replay} "
+                      "replay", len(lr.seeds),
+                      learning=partial(learning_run, capture_request(
+                          _dqn_config(p, replay, lr.seeds[0]))))
+              for replay in lr.replays),
             Planned("AMPER sampler measurements",
                     len(p.latency.buffer_log2) * len(VARIANTS)),
             Planned("simulations of the captured AMPER-k trace", len(END_TO_END_REPLAYS))]
