@@ -113,14 +113,15 @@ class Watch:
     measures the run as it goes (module docstring): once the steps past ``warm_steps``
     have taken PROBE_CPU_S of CPU time, ``on_probe`` is called with the Probe, once. Made
     as the run starts: its start-up counts from then. ``cpu_clock`` and ``wall_clock``
-    are the clocks read (tree_cpu_s, time.perf_counter)."""
+    are the clocks read (default tree_cpu_s, time.perf_counter)."""
 
     def __init__(self, steps: int, warm_steps: int, on_probe: Callable[[Probe], None],
-                 cpu_clock: Callable[[], float] = tree_cpu_s,
-                 wall_clock: Callable[[], float] = time.perf_counter) -> None:
+                 cpu_clock: Callable[[], float] | None = None,
+                 wall_clock: Callable[[], float] | None = None) -> None:
         self.steps, self.warm_steps, self.on_probe = steps, warm_steps, on_probe
-        self.cpu_clock, self.wall_clock = cpu_clock, wall_clock
-        self.c0, self.w0 = cpu_clock(), wall_clock()
+        self.cpu_clock = cpu_clock or tree_cpu_s
+        self.wall_clock = wall_clock or time.perf_counter
+        self.c0, self.w0 = self.cpu_clock(), self.wall_clock()
         self.done, self.steady, self.last = 0, None, (0, 0.0)
         self.probed = False
 

@@ -345,7 +345,7 @@ def _learning_cost(study_dir: Path, p: Params, passes: int | None, updates: int 
             cfg = CaptureConfig(workload="tabular", env_id=env_id, dataset=name, agents=1,
                                 dtype=dtype, seed=p.data.seed,
                                 options=_options(p, probe_passes))
-            costs.append(priced(f"swiftrl_pim {cfg.model_dump_json()}",
+            costs.append(priced(f"swiftrl_pim {algorithm} {cfg.model_dump_json()}",
                                 lambda progress, c=cfg, a=algorithm:
                                 capture_dataset(c, data, a, progress),
                                 len(data) * probe_passes, 0,
