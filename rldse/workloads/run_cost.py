@@ -122,12 +122,13 @@ class Watch:
         self.cpu_clock = cpu_clock or tree_cpu_s
         self.wall_clock = wall_clock or time.perf_counter
         self.c0, self.w0 = self.cpu_clock(), self.wall_clock()
-        self.done, self.steady, self.last = 0, None, (0, 0.0)
+        self.done, self.steady, self.last, self.last_wall_s = 0, None, (0, 0.0), 0.0
         self.probed = False
 
     def __call__(self, n: int) -> None:
         self.done += n
         self.last = (self.done, self.cpu_clock() - self.c0)
+        self.last_wall_s = self.wall_clock() - self.w0
         if self.steady is None:
             if self.done >= self.warm_steps:
                 self.steady = self.last
@@ -137,14 +138,13 @@ class Watch:
             self.on_probe(self.probe(whole=False))
 
     def probe(self, whole: bool) -> Probe:
-        """What was measured so far; ``whole``: the run has ended (its CPU time read now)."""
-        cpu_s = self.cpu_clock() - self.c0
-        last = (max(self.done, self.steps), cpu_s) if whole else self.last
+        """What was measured up to the last progress call (a capture's closing work, after
+        it, is left out); ``whole``: the run has ended."""
+        last = (max(self.done, self.steps), self.last[1]) if whole else self.last
         first = self.steady if self.steady is not None and self.steady[0] < last[0] \
             else (0, 0.0)
         rate = (last[1] - first[1]) / max(last[0] - first[0], 1)
-        return Probe(first[0], first[1], rate, last[0], cpu_s, self.wall_clock() - self.w0,
-                     whole)
+        return Probe(first[0], first[1], rate, last[0], last[1], self.last_wall_s, whole)
 
 
 class _Enough(Exception):

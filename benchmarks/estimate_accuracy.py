@@ -1,0 +1,187 @@
+"""How close every up-front estimate comes to the time of what it estimates: ten long runs
+across the commands that can run long (simulate, --bands, search, study run, capture, a
+study's learning runs), each estimated by the code path its command uses and then run,
+in this process. Prints one row per case, estimate / actual wall time and the ratio, and
+the worst; the target is every ratio within 2x.
+
+- simulate: rldse.sim.budget.estimate (pilots), then the design run under a Meter;
+- --bands N: one design's price (rldse.sim.budget.per_run_s) times N, then bands();
+- search: rldse.search.cost.search_cost, then the search run to its trials;
+- study run: rldse.studies.plan.estimate_studies, then the study run (in a copy);
+- capture: the capture's own progress callback projects it once its steps past the
+  warm-up have taken a CPU second (rldse.cli.capture.Bounded, rldse.workloads.run_cost);
+- learning runs: rldse.workloads.run_cost.learning_run (a separate probe, as study
+  plans price them), then the runs.
+
+Run it twice to see how the estimates hold when the load changes: once as it is, once
+with two busy loops beside it (benchmarks/with_busy_loops.sh). Each row gives the load
+average as the case ended. ``--scale`` multiplies every run's length.
+
+    python benchmarks/estimate_accuracy.py [--scale 1.0] [--only N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from rldse.sim.budget import Limits
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = ROOT / "examples" / "dgx1_like.yaml"
+LONG = Limits(allow_long=True)
+
+
+def _trace(name: str):
+    from rldse.trace import load_trace
+
+    return load_trace(ROOT / "traces" / f"{name}.parquet")
+
+
+def _system(trace, sets: dict, steps: int):
+    from rldse.system import load_spec, resolve
+
+    return resolve(load_spec(SPEC, {**sets, "workload.env_steps": steps}), trace)
+
+
+def simulate_case(name: str, sets: dict, steps: int):
+    def case(scale: float) -> tuple[str, float, float]:
+        from rldse.sim.budget import Meter, estimate
+        from rldse.sim.machine import Machine
+
+        trace = _trace(name)
+        system = _system(trace, sets, int(steps * scale))
+        est = estimate(trace, system, memory=False).wall_s
+        t0 = time.perf_counter()
+        machine = Machine(trace, system)
+        Meter(machine)
+        machine.result(system.workload.program(machine))
+        return f"simulate {name} {sets} {int(steps * scale):,}", est, time.perf_counter() - t0
+    return case
+
+
+def bands_case(name: str, steps: int, n: int):
+    def case(scale: float) -> tuple[str, float, float]:
+        from rldse.sim.bands import bands
+        from rldse.sim.budget import per_run_s
+        from rldse.system import load_spec
+
+        trace = _trace(name)
+        spec = load_spec(SPEC, {"workload.env_steps": int(steps * scale)})
+        est = per_run_s(trace, _system(trace, {}, int(steps * scale))) * n
+        t0 = time.perf_counter()
+        bands(trace, spec, n, seed=0)
+        return f"simulate {name} --bands {n} {int(steps * scale):,}", est, \
+            time.perf_counter() - t0
+    return case
+
+
+def search_case(path: str, trials: int):
+    def case(scale: float) -> tuple[str, float, float]:
+        from rldse.search.cost import search_cost
+        from rldse.search.run import run_study
+        from rldse.search.study_file import load_study_file
+
+        n = max(1, round(trials * scale))
+        est = search_cost(load_study_file(ROOT / path), n, 1, LONG).wall_s
+        with tempfile.TemporaryDirectory() as out:
+            t0 = time.perf_counter()
+            run_study(ROOT / path, trials=n, progress=False, out_dir=Path(out), priced=True)
+            return f"search {path} --trials {n}", est, time.perf_counter() - t0
+    return case
+
+
+def study_case(name: str):
+    def case(scale: float) -> tuple[str, float, float]:
+        from rldse.studies import run_study
+        from rldse.studies.discovery import find_study
+        from rldse.studies.plan import estimate_studies
+
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            shutil.copytree(ROOT / "studies" / name, root / "studies" / name,
+                            ignore=shutil.ignore_patterns("out"))
+            (root / "traces").symlink_to(ROOT / "traces")
+            ((_, cost),) = estimate_studies([find_study(name, root / "studies")], LONG)
+            t0 = time.perf_counter()
+            run_study(name, root / "studies", progress=False)
+            return f"study run {name}", cost.wall_s, time.perf_counter() - t0
+    return case
+
+
+def capture_case(workload: str, env_id: str, steps: int, **fields):
+    def case(scale: float) -> tuple[str, float, float]:
+        from rldse.workloads import capture
+        from rldse.workloads.common.base import CaptureConfig
+        from rldse.workloads.run_cost import Watch, warm_steps
+
+        cfg = CaptureConfig(workload=workload, env_id=env_id, steps=int(steps * scale),
+                            **fields)
+        seen = []  # what rldse.cli.capture.Bounded checks against its limit
+        watch = Watch(cfg.steps, warm_steps(cfg),
+                      lambda probe: seen.append(probe.cost(cfg.steps).wall_s))
+        t0 = time.perf_counter()
+        capture(cfg, watch)
+        return f"capture {workload} {env_id} {fields} --steps {cfg.steps:,}", \
+            seen[0] if seen else float("nan"), time.perf_counter() - t0  # nan: too short
+    return case
+
+
+def learning_case(replay: str, seeds: int, steps: int):
+    def case(scale: float) -> tuple[str, float, float]:
+        from rldse.threads import single_blas_thread
+        from rldse.workloads.offpolicy.dqn import DQNConfig, capture_request, train
+        from rldse.workloads.run_cost import learning_run
+
+        cfgs = [DQNConfig(env_id="CartPole-v1", steps=int(steps * scale), seed=s,
+                          replay=replay) for s in range(seeds)]
+        est = sum(learning_run(capture_request(c)).wall_s for c in cfgs)
+        t0 = time.perf_counter()
+        with single_blas_thread():
+            for c in cfgs:
+                train(c)
+        return f"{seeds} DQN learning runs, {replay} replay, {int(steps * scale):,} steps", \
+            est, time.perf_counter() - t0
+    return case
+
+
+#: each about 20-60 s on the development host (2 vCPUs, loaded by other sessions)
+CASES = [
+    simulate_case("actor_learner_cartpole_2", {}, 50_000_000),
+    simulate_case("dqn_cartpole_uniform", {}, 30_000_000),
+    simulate_case("ddpg_pendulum", {"workload.learner": "sync"}, 20_000_000),
+    bands_case("dqn_cartpole_uniform", 2_000_000, 8),
+    search_case("studies/examples/cpu_gpu_ratio.yaml", 8),
+    study_case("pearl_mapping"),
+    capture_case("dqn", "CartPole-v1", 30_000),
+    capture_case("dqn", "CartPole-v1", 20_000, replay="per"),
+    capture_case("actor_learner", "CartPole-v1", 150_000),
+    learning_case("amper_k", 2, 8_000),
+]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--scale", type=float, default=1.0, help="multiply every run's length")
+    ap.add_argument("--only", type=int, help="run case N (0-based) alone")
+    args = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores at the start")
+    worst = 1.0
+    for i, case in enumerate(CASES):
+        if args.only is not None and i != args.only:
+            continue
+        label, est, actual = case(args.scale)
+        ratio = est / actual
+        worst = worst if ratio != ratio else max(worst, ratio, 1 / ratio)  # nan: none
+        print(f"{i}. {label}: estimate {est:.3g} s, actual {actual:.3g} s, ratio "
+              f"{ratio:.2f} (load {os.getloadavg()[0]:.2f})", flush=True)
+    print(f"worst ratio {worst:.2f}x (target within 2x); load average "
+          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores at the end")
+
+
+if __name__ == "__main__":
+    main()
