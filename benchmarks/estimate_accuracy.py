@@ -1,8 +1,9 @@
 """How close every up-front estimate comes to the time of what it estimates: ten long runs
 across the commands that can run long (simulate, --bands, search, study run, capture, a
 study's learning runs), each estimated by the code path its command uses and then run,
-in this process. Prints one row per case, estimate / actual wall time and the ratio, and
-the worst; the target is every ratio within 2x.
+in this process. Prints one row per case, estimate / actual wall time and the ratio (and,
+where the estimate has one, its CPU time against the run's), and the worst; the target
+is every wall-time ratio within 2x.
 
 - simulate: rldse.sim.budget.estimate (pilots), then the design run under a Meter;
 - --bands N: one design's price (rldse.sim.budget.per_run_s) times N, then bands();
@@ -30,6 +31,7 @@ import time
 from pathlib import Path
 
 from rldse.sim.budget import Limits
+from rldse.workloads.run_cost import tree_cpu_s
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "examples" / "dgx1_like.yaml"
@@ -55,12 +57,13 @@ def simulate_case(name: str, sets: dict, steps: int):
 
         trace = _trace(name)
         system = _system(trace, sets, int(steps * scale))
-        est = estimate(trace, system, memory=False).wall_s
-        t0 = time.perf_counter()
+        budget = estimate(trace, system, memory=False)
+        t0, c0 = time.perf_counter(), tree_cpu_s()
         machine = Machine(trace, system)
         Meter(machine)
         machine.result(system.workload.program(machine))
-        return f"simulate {name} {sets} {int(steps * scale):,}", est, time.perf_counter() - t0
+        return (f"simulate {name} {sets} {int(steps * scale):,}", budget.wall_s,
+                time.perf_counter() - t0, budget.cpu_s, tree_cpu_s() - c0)
     return case
 
 
@@ -76,22 +79,31 @@ def bands_case(name: str, steps: int, n: int):
         t0 = time.perf_counter()
         bands(trace, spec, n, seed=0)
         return f"simulate {name} --bands {n} {int(steps * scale):,}", est, \
-            time.perf_counter() - t0
+            time.perf_counter() - t0, None, None
     return case
 
 
-def search_case(path: str, trials: int):
-    def case(scale: float) -> tuple[str, float, float]:
+def search_case(path: str, trials: int, env_steps: int):
+    """The search in ``path`` with its base's env steps set (past the unmetered small
+    designs, whose price is an upper end: rldse.search.cost.UNMETERED_RUN_S)."""
+    def case(scale: float) -> tuple:
+        import yaml
+
         from rldse.search.cost import search_cost
         from rldse.search.run import run_study
         from rldse.search.study_file import load_study_file
 
-        n = max(1, round(trials * scale))
-        est = search_cost(load_study_file(ROOT / path), n, 1, LONG).wall_s
-        with tempfile.TemporaryDirectory() as out:
+        raw = yaml.safe_load((ROOT / path).read_text())
+        raw["trace"] = str((ROOT / path).parent / raw["trace"])
+        raw["base"].setdefault("workload", {})["env_steps"] = int(env_steps * scale)
+        with tempfile.TemporaryDirectory() as tmp:
+            study = Path(tmp) / "search.yaml"
+            study.write_text(yaml.safe_dump(raw))
+            est = search_cost(load_study_file(study), trials, 1, LONG).wall_s
             t0 = time.perf_counter()
-            run_study(ROOT / path, trials=n, progress=False, out_dir=Path(out), priced=True)
-            return f"search {path} --trials {n}", est, time.perf_counter() - t0
+            run_study(study, trials=trials, progress=False, priced=True)
+            return (f"search {path} --trials {trials}, env_steps {int(env_steps * scale):,}",
+                    est, time.perf_counter() - t0, None, None)
     return case
 
 
@@ -109,7 +121,7 @@ def study_case(name: str):
             ((_, cost),) = estimate_studies([find_study(name, root / "studies")], LONG)
             t0 = time.perf_counter()
             run_study(name, root / "studies", progress=False)
-            return f"study run {name}", cost.wall_s, time.perf_counter() - t0
+            return f"study run {name}", cost.wall_s, time.perf_counter() - t0, None, None
     return case
 
 
@@ -122,12 +134,13 @@ def capture_case(workload: str, env_id: str, steps: int, **fields):
         cfg = CaptureConfig(workload=workload, env_id=env_id, steps=int(steps * scale),
                             **fields)
         seen = []  # what rldse.cli.capture.Bounded checks against its limit
-        watch = Watch(cfg.steps, warm_steps(cfg),
-                      lambda probe: seen.append(probe.cost(cfg.steps).wall_s))
-        t0 = time.perf_counter()
+        watch = Watch(cfg.steps, warm_steps(cfg), lambda probe: seen.append(probe.cost(cfg.steps)))
+        t0, c0 = time.perf_counter(), tree_cpu_s()
         capture(cfg, watch)
-        return f"capture {workload} {env_id} {fields} --steps {cfg.steps:,}", \
-            seen[0] if seen else float("nan"), time.perf_counter() - t0  # nan: too short
+        wall_s, cpu_s = time.perf_counter() - t0, tree_cpu_s() - c0
+        nan = float("nan")  # the run ended before its probe did
+        return (f"capture {workload} {env_id} {fields} --steps {cfg.steps:,}",
+                seen[0].wall_s if seen else nan, wall_s, seen[0].cpu_s if seen else nan, cpu_s)
     return case
 
 
@@ -139,13 +152,14 @@ def learning_case(replay: str, seeds: int, steps: int):
 
         cfgs = [DQNConfig(env_id="CartPole-v1", steps=int(steps * scale), seed=s,
                           replay=replay) for s in range(seeds)]
-        est = sum(learning_run(capture_request(c)).wall_s for c in cfgs)
-        t0 = time.perf_counter()
+        costs = [learning_run(capture_request(c)) for c in cfgs]
+        t0, c0 = time.perf_counter(), tree_cpu_s()
         with single_blas_thread():
             for c in cfgs:
                 train(c)
-        return f"{seeds} DQN learning runs, {replay} replay, {int(steps * scale):,} steps", \
-            est, time.perf_counter() - t0
+        return (f"{seeds} DQN learning runs, {replay} replay, {int(steps * scale):,} steps",
+                sum(c.wall_s for c in costs), time.perf_counter() - t0,
+                sum(c.cpu_s for c in costs), tree_cpu_s() - c0)
     return case
 
 
@@ -155,7 +169,7 @@ CASES = [
     simulate_case("dqn_cartpole_uniform", {}, 30_000_000),
     simulate_case("ddpg_pendulum", {"workload.learner": "sync"}, 20_000_000),
     bands_case("dqn_cartpole_uniform", 2_000_000, 8),
-    search_case("studies/examples/cpu_gpu_ratio.yaml", 8),
+    search_case("studies/examples/cpu_gpu_ratio.yaml", 6, 2_000_000),
     study_case("pearl_mapping"),
     capture_case("dqn", "CartPole-v1", 30_000),
     capture_case("dqn", "CartPole-v1", 20_000, replay="per"),
@@ -174,11 +188,13 @@ def main() -> None:
     for i, case in enumerate(CASES):
         if args.only is not None and i != args.only:
             continue
-        label, est, actual = case(args.scale)
+        label, est, actual, est_cpu, cpu = case(args.scale)
         ratio = est / actual
         worst = worst if ratio != ratio else max(worst, ratio, 1 / ratio)  # nan: none
+        cpu_text = "" if est_cpu is None else \
+            f"; CPU {est_cpu:.3g}/{cpu:.3g} s ({est_cpu / cpu:.2f})"
         print(f"{i}. {label}: estimate {est:.3g} s, actual {actual:.3g} s, ratio "
-              f"{ratio:.2f} (load {os.getloadavg()[0]:.2f})", flush=True)
+              f"{ratio:.2f}{cpu_text} (load {os.getloadavg()[0]:.2f})", flush=True)
     print(f"worst ratio {worst:.2f}x (target within 2x); load average "
           f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores at the end")
 

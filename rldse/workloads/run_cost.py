@@ -1,6 +1,7 @@
-"""What a real learning run costs on this host, before it starts: `rldse capture` is
-refused by it over its limit, and study plans price their learning runs with it
-(rldse.studies.plan).
+"""What a real learning run costs on this host, before most of it runs: study plans price
+their learning runs with it before any starts (rldse.studies.plan: `learning_run`,
+`priced`), and `rldse capture` projects itself from its own first steps and stops over
+its limit (rldse.cli.capture.Bounded: a `Watch` on the run itself, so nothing is run twice).
 
 A run's cost is modelled as what its first steps cost (start-up, and an off-policy loop's
 warm-up of ``learning_starts`` env steps that act and store but do not learn) plus a
