@@ -15,17 +15,23 @@ is every wall-time ratio within 2x.
   plans price them), then the runs.
 
 Run it twice to see how the estimates hold when the load changes: once as it is, once
-with two busy loops beside it (benchmarks/with_busy_loops.sh). Each row gives the load
-average as the case ended. ``--scale`` multiplies every run's length.
+with two busy loops beside it (benchmarks/with_busy_loops.sh), and with ``--burst`` to
+run two busy loops beside each estimate only, not its run (a neighbour that ran only
+while the estimate was made). Each row gives the load average as the case ended.
+Capture cases project from their own first steps, so ``--burst`` does not reach them.
+``--scale`` multiplies every run's length.
 
-    python benchmarks/estimate_accuracy.py [--scale 1.0] [--only N]
+    python benchmarks/estimate_accuracy.py [--scale 1.0] [--only N] [--burst]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -36,6 +42,24 @@ from rldse.workloads.run_cost import tree_cpu_s
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "examples" / "dgx1_like.yaml"
 LONG = Limits(allow_long=True)
+
+
+@contextlib.contextmanager
+def burst():
+    """Two busy loops in a session of their own while an estimate is made, stopped before
+    its run: a neighbour that ran only then (rldse.host.wall_per_cpu)."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"],
+                              start_new_session=True) for _ in (1, 2)]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+#: what every estimate runs under (--burst: `burst`)
+ESTIMATING = contextlib.nullcontext
 
 
 def _trace(name: str):
@@ -57,7 +81,8 @@ def simulate_case(name: str, sets: dict, steps: int):
 
         trace = _trace(name)
         system = _system(trace, sets, int(steps * scale))
-        budget = estimate(trace, system, memory=False)
+        with ESTIMATING():
+            budget = estimate(trace, system, memory=False)
         t0, c0 = time.perf_counter(), tree_cpu_s()
         machine = Machine(trace, system)
         Meter(machine)
@@ -75,7 +100,8 @@ def bands_case(name: str, steps: int, n: int):
 
         trace = _trace(name)
         spec = load_spec(SPEC, {"workload.env_steps": int(steps * scale)})
-        est = per_run_s(trace, _system(trace, {}, int(steps * scale))) * n
+        with ESTIMATING():
+            est = per_run_s(trace, _system(trace, {}, int(steps * scale))) * n
         t0 = time.perf_counter()
         bands(trace, spec, n, seed=0)
         return f"simulate {name} --bands {n} {int(steps * scale):,}", est, \
@@ -99,7 +125,8 @@ def search_case(path: str, trials: int, env_steps: int):
         with tempfile.TemporaryDirectory() as tmp:
             study = Path(tmp) / "search.yaml"
             study.write_text(yaml.safe_dump(raw))
-            est = search_cost(load_study_file(study), trials, 1, LONG).wall_s
+            with ESTIMATING():
+                est = search_cost(load_study_file(study), trials, 1, LONG).wall_s
             t0 = time.perf_counter()
             run_study(study, trials=trials, progress=False, priced=True)
             return (f"search {path} --trials {trials}, env_steps {int(env_steps * scale):,}",
@@ -118,7 +145,8 @@ def study_case(name: str):
             shutil.copytree(ROOT / "studies" / name, root / "studies" / name,
                             ignore=shutil.ignore_patterns("out"))
             (root / "traces").symlink_to(ROOT / "traces")
-            ((_, cost),) = estimate_studies([find_study(name, root / "studies")], LONG)
+            with ESTIMATING():
+                ((_, cost),) = estimate_studies([find_study(name, root / "studies")], LONG)
             t0 = time.perf_counter()
             run_study(name, root / "studies", progress=False)
             return f"study run {name}", cost.wall_s, time.perf_counter() - t0, None, None
@@ -152,7 +180,8 @@ def learning_case(replay: str, seeds: int, steps: int):
 
         cfgs = [DQNConfig(env_id="CartPole-v1", steps=int(steps * scale), seed=s,
                           replay=replay) for s in range(seeds)]
-        costs = [learning_run(capture_request(c)) for c in cfgs]
+        with ESTIMATING():
+            costs = [learning_run(capture_request(c)) for c in cfgs]
         t0, c0 = time.perf_counter(), tree_cpu_s()
         with single_blas_thread():
             for c in cfgs:
@@ -182,7 +211,12 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--scale", type=float, default=1.0, help="multiply every run's length")
     ap.add_argument("--only", type=int, help="run case N (0-based) alone")
+    ap.add_argument("--burst", action="store_true",
+                    help="two busy loops beside each estimate only, not its run")
     args = ap.parse_args()
+    if args.burst:
+        global ESTIMATING
+        ESTIMATING = burst
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores at the start")
     worst = 1.0
     for i, case in enumerate(CASES):
