@@ -10,8 +10,8 @@ is every wall-time ratio within 2x.
 - search: rldse.search.cost.search_cost, then the search run to its trials;
 - study run: rldse.studies.plan.estimate_studies, then the study run (in a copy);
 - capture: the capture's own progress callback projects it once its steps past the
-  warm-up have taken a CPU second (rldse.cli.capture.Bounded, rldse.workloads.run_cost);
-- learning runs: rldse.workloads.run_cost.learning_run (a separate probe, as study
+  warm-up have taken a CPU second (rldse.cli.capture.Bounded, rldse.sim.run_cost);
+- learning runs: rldse.sim.run_cost.learning_run (a separate probe, as study
   plans price them), then the runs.
 
 Run it twice to see how the estimates hold when the load changes: once as it is, once
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from rldse.sim.budget import Limits
-from rldse.workloads.run_cost import tree_cpu_s
+from rldse.sim.run_cost import tree_cpu_s
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = ROOT / "examples" / "dgx1_like.yaml"
@@ -155,9 +155,9 @@ def study_case(name: str):
 
 def capture_case(workload: str, env_id: str, steps: int, **fields):
     def case(scale: float) -> tuple[str, float, float]:
+        from rldse.sim.run_cost import Watch, warm_steps
         from rldse.workloads import capture
         from rldse.workloads.common.base import CaptureConfig
-        from rldse.workloads.run_cost import Watch, warm_steps
 
         cfg = CaptureConfig(workload=workload, env_id=env_id, steps=int(steps * scale),
                             **fields)
@@ -174,9 +174,9 @@ def capture_case(workload: str, env_id: str, steps: int, **fields):
 
 def learning_case(replay: str, seeds: int, steps: int):
     def case(scale: float) -> tuple[str, float, float]:
+        from rldse.sim.run_cost import learning_run
         from rldse.threads import single_blas_thread
         from rldse.workloads.offpolicy.dqn import DQNConfig, capture_request, train
-        from rldse.workloads.run_cost import learning_run
 
         cfgs = [DQNConfig(env_id="CartPole-v1", steps=int(steps * scale), seed=s,
                           replay=replay) for s in range(seeds)]

@@ -41,9 +41,9 @@ def cmd_capture(args: argparse.Namespace) -> None:
     from pydantic import ValidationError
 
     from rldse.errors import validation_error
+    from rldse.sim.run_cost import run_steps, warm_steps
     from rldse.workloads import capture
     from rldse.workloads.common.base import CaptureConfig
-    from rldse.workloads.run_cost import run_steps, warm_steps
 
     if args.refused:
         raise RldseError(args.refused[0])
@@ -82,13 +82,13 @@ SHOW_AFTER_S = 60.0
 class Bounded:
     """A capture's progress callback that also projects its length before most of it has
     run: once its steps past the warm-up (``warm_steps``) have taken a second of CPU time,
-    their rate gives the rest (rldse.workloads.run_cost.Watch); over CAPTURE_LIMIT_S (with
+    their rate gives the rest (rldse.sim.run_cost.Watch); over CAPTURE_LIMIT_S (with
     ``allow_long`` False) it stops the training with one line giving the projection,
     before hours go into a run nobody meant to start."""
 
     def __init__(self, update, steps: int | None, allow_long: bool, warm_steps: int = 0,
                  **clocks) -> None:
-        from rldse.workloads.run_cost import Watch
+        from rldse.sim.run_cost import Watch
 
         self.update, self.steps = update, steps
         self.watch = None if allow_long or steps is None else \

@@ -452,8 +452,8 @@ def plan(study_dir: Path) -> list[Planned]:
     learning captures, so those cannot be priced before it runs."""
     from functools import partial
 
+    from rldse.sim.run_cost import learning_run
     from rldse.workloads.offpolicy.dqn import capture_request
-    from rldse.workloads.run_cost import learning_run
 
     p = load_params(study_dir, Params)
     lr = p.learning

@@ -6,7 +6,7 @@ of N runs costs N times it), the searches it runs whole, its real learning runs 
 priced run standing for N: a request's N seeds), and other work, which is listed but
 not priced. Each design is priced by rldse.sim.budget.per_run_s (a small design: one
 timed run; a larger one: its pilots), each search by rldse.search.cost, each learning
-run by rldse.workloads.run_cost (a probe of its first steps); the study's estimate is
+run by rldse.sim.run_cost (a probe of its first steps); the study's estimate is
 their sum. A module without ``plan`` is run unestimated, and `study run` says so.
 """
 
@@ -28,7 +28,7 @@ class Planned:
     """``count`` runs of one kind (``what``): simulations of ``spec`` (a SystemSpec or
     ResolvedSystem) on ``trace``, or with ``search`` the search in that study file run
     whole (``count`` 1), or with ``learning`` real learning runs, each priced by calling
-    it (a RunCost of rldse.workloads.run_cost, or None), or with none of them, work no
+    it (a RunCost of rldse.sim.run_cost, or None), or with none of them, work no
     estimate covers."""
 
     what: str

@@ -81,7 +81,7 @@ def _fake_probe(monkeypatch, cpu_s_per_step: float = 1e-3):
     """Every learning run probed at ``cpu_s_per_step`` past a 1,000-step warm-up of 0.5 CPU
     s, its wall time twice its CPU time on a loaded host; returns the probes asked for."""
     import rldse.host
-    import rldse.workloads.run_cost as run_cost
+    import rldse.sim.run_cost as run_cost
 
     monkeypatch.setattr(rldse.host.os, "getloadavg", lambda: (64.0, 64.0, 64.0))
     monkeypatch.setattr(run_cost, "_PROBES", {})
@@ -100,8 +100,8 @@ def test_learning_runs_over_the_limit_are_refused_in_one_line(planned, monkeypat
     """A study whose learning runs are priced over the limit is refused before anything
     runs, the learning runs' share named."""
     from rldse.cli import main
+    from rldse.sim.run_cost import learning_run
     from rldse.workloads.common.base import CaptureConfig
-    from rldse.workloads.run_cost import learning_run
 
     _fake_probe(monkeypatch)
     root, ran = planned

@@ -329,11 +329,11 @@ PROBE_UPDATES = 4_000_000
 def _learning_cost(study_dir: Path, p: Params, passes: int | None, updates: int | None):
     """The costliest (algorithm, dtype) learning run of ``updates`` updates (None: the first
     env's dataset × ``passes``), from a probe on that dataset with one agent
-    (rldse.workloads.run_cost.priced): the agents' own overhead is not in it (at 2,000
+    (rldse.sim.run_cost.priced): the agents' own overhead is not in it (at 2,000
     agents of 1M transitions it added about a third on the development host)."""
     import math
 
-    from rldse.workloads.run_cost import priced
+    from rldse.sim.run_cost import priced
 
     env_id = p.envs[0]
     data, name = dataset(study_dir, p.data.files.get(env_id), EnvModel(env_id),

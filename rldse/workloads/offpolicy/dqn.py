@@ -128,7 +128,7 @@ def config_for(cfg: CaptureConfig) -> DQNConfig:
 def capture_request(dcfg: DQNConfig) -> CaptureConfig:
     """The capture request that runs ``dcfg`` (`config_for` of it gives ``dcfg`` back): its
     fields away from the defaults as options, for what takes a request (a learning run's
-    price, rldse.workloads.run_cost)."""
+    price, rldse.sim.run_cost)."""
     return CaptureConfig(workload="dqn", env_id=dcfg.env_id, steps=dcfg.steps,
                          seed=dcfg.seed, replay=dcfg.replay,
                          options=dcfg.model_dump(exclude=set(_FIXED), exclude_defaults=True))

@@ -1,13 +1,13 @@
-"""A learning run's price (rldse.workloads.run_cost): a probe of its first steps past the
+"""A learning run's price (rldse.sim.run_cost): a probe of its first steps past the
 warm-up, then that rate for the rest; on fake clocks, so nothing here is timed."""
 
 from __future__ import annotations
 
 import pytest
 
-import rldse.workloads.run_cost as run_cost
+import rldse.sim.run_cost as run_cost
+from rldse.sim.run_cost import PROBE_CPU_S, Probe, Watch
 from rldse.workloads.common.base import CaptureConfig
-from rldse.workloads.run_cost import PROBE_CPU_S, Probe, Watch
 
 
 class FakeRun:

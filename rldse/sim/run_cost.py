@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
+from rldse.sim.budget import duration
 from rldse.workloads import WORKLOADS, capture
 
 #: CPU seconds the probe's steps past the warm-up take before it stops
@@ -61,8 +62,6 @@ class RunCost:
     load: str  # how wall_s was had from cpu_s (rldse.host.wall_per_cpu)
 
     def describe(self) -> str:
-        from rldse.sim.budget import duration
-
         return (f"about {duration(self.wall_s)} ({self.steps:,} env steps at "
                 f"{self.cpu_s_per_step * 1e6:,.0f} CPU µs each, from a probe of "
                 f"{self.probe_steps:,}; {self.load})")
