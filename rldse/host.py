@@ -93,6 +93,56 @@ def load_sample() -> tuple[float, int] | None:
     return load, max(running - 1, 0)
 
 
+def wall_per_cpu(wall_s: float, cpu_s: float) -> tuple[float, str]:
+    """Wall seconds per CPU second that a run started now is expected to take, from live
+    timings that took ``wall_s`` of wall time and ``cpu_s`` of CPU time (pilots, probes),
+    and how it was had. The one place every up-front estimate turns CPU time into wall time.
+
+    The timings' own ratio is the best guess of this process's share of the host, but it
+    holds over their second or two: a neighbour that ran only then triples it. So it is
+    capped at what the host's one-minute load average allows, which a burst of a second
+    barely moves: (load + 1) / cores for a single-threaded process (load 0: a core to
+    itself), times the runnable tasks of this process's own session now (itself
+    included): this host's kernel shares the CPU between sessions (autogroups), not
+    tasks, so a session's busy tasks split its share between them, which the load
+    average alone does not show (it put a process's wall/CPU at up to 2.2x less than its
+    run saw, rldse.sim.budget). A second CPU-bound process started in this session after
+    the estimate is still missed: nothing seen before it starts can tell. A multi-process
+    run (its children's CPU time in ``cpu_s``) may see a ratio under 1, kept."""
+    seen = wall_s / max(cpu_s, 1e-9)
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform: the timings'
+        return seen, f"{seen:.2f} wall s per CPU s seen over {wall_s:.2g} s"
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        os.cpu_count() or 1
+    mine = session_runnable()
+    cap = max(1.0, (load + 1.0) / cores) * mine
+    ratio = min(seen, cap)
+    how = "seen" if ratio == seen else \
+        f"capped by load {load:.2f} on {cores} cores, {mine} runnable in this session"
+    return ratio, f"{ratio:.2f} wall s per CPU s ({seen:.2f} seen over {wall_s:.2g} s; {how})"
+
+
+def session_runnable() -> int:
+    """Runnable processes (state R) in this process's session now, itself included
+    (/proc/PID/stat; 1 where /proc cannot say)."""
+    try:
+        sid = os.getsid(0)
+        pids = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except (AttributeError, OSError):
+        return 1
+    n = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        n += fields[0] == "R" and int(fields[3]) == sid
+    return max(n, 1)
+
+
 class HostFingerprint(BaseModel):
     """The capture host, as measured at capture time. Units are in the field names."""
 

@@ -104,3 +104,23 @@ def test_trace_info_warns_on_a_contended_capture(small_trace, tmp_path, capsys):
     cmd_trace_info(argparse.Namespace(file=str(path), json=False))
     warnings = [line for line in capsys.readouterr().out.splitlines() if "warning:" in line]
     assert len(warnings) == 1 and "contended" in warnings[0]
+
+
+def test_wall_per_cpu_is_the_timings_ratio_capped_by_the_load_average(monkeypatch):
+    """A neighbour that ran only during the timings (ratio 3 on a host whose load average
+    says 1.1 per core) is capped, unless this session's own busy processes explain it; a
+    steadily loaded host keeps the timings' own ratio; a multi-process run's ratio under 1
+    is kept."""
+    import rldse.host as host
+
+    monkeypatch.setattr(host.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(host.os, "getloadavg", lambda: (1.2, 1.0, 1.0))
+    monkeypatch.setattr(host, "session_runnable", lambda: 1)
+    ratio, how = host.wall_per_cpu(3.0, 1.0)
+    assert ratio == pytest.approx(1.1) and "capped by load 1.20 on 2 cores" in how
+    # two more busy processes in this session share its share: the cap is three times
+    monkeypatch.setattr(host, "session_runnable", lambda: 3)
+    assert host.wall_per_cpu(3.0, 1.0)[0] == pytest.approx(3.0)
+    monkeypatch.setattr(host.os, "getloadavg", lambda: (7.0, 7.0, 7.0))
+    assert host.wall_per_cpu(3.0, 1.0)[0] == pytest.approx(3.0)
+    assert host.wall_per_cpu(0.5, 1.0)[0] == pytest.approx(0.5)

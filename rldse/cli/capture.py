@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import types
 import typing
 from pathlib import Path
@@ -40,6 +41,7 @@ def cmd_capture(args: argparse.Namespace) -> None:
     from pydantic import ValidationError
 
     from rldse.errors import validation_error
+    from rldse.sim.run_cost import run_steps, warm_steps
     from rldse.workloads import capture
     from rldse.workloads.common.base import CaptureConfig
 
@@ -63,7 +65,8 @@ def cmd_capture(args: argparse.Namespace) -> None:
         raise RldseError("--seeds: an offline capture (--dataset) has no learning curve to "
                          "repeat")
     with progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id}") as bar:
-        trace = capture(cfg, Bounded(bar.update, cfg.steps, args.allow_long))
+        trace = capture(cfg, Bounded(bar.update, run_steps(cfg), args.allow_long,
+                                     warm_steps(cfg)))
     if args.seeds > 1:
         trace = _with_seed_curves(trace, cfg, args.seeds)
     path = save_trace(trace, out)
@@ -72,42 +75,40 @@ def cmd_capture(args: argparse.Namespace) -> None:
 
 #: A capture projected past this much training is stopped early unless --allow-long.
 CAPTURE_LIMIT_S = 3600.0
-#: Wall seconds of training the projection waits for (start-up and warm-up excluded).
-PROJECT_AFTER_S = 3.0
+#: A projection longer than this is shown (one line on stderr) as the capture goes on.
+SHOW_AFTER_S = 60.0
 
 
 class Bounded:
-    """A capture's progress callback that also projects its length: once PROJECT_AFTER_S
-    of steps have gone, the rate so far times the steps asked for; over CAPTURE_LIMIT_S
-    (with ``allow_long`` False) it stops the training with one line giving the projection,
+    """A capture's progress callback that also projects its length before most of it has
+    run: once its steps past the warm-up (``warm_steps``) have taken a second of CPU time,
+    their rate gives the rest (rldse.sim.run_cost.Watch); over CAPTURE_LIMIT_S (with
+    ``allow_long`` False) it stops the training with one line giving the projection,
     before hours go into a run nobody meant to start."""
 
-    def __init__(self, update, steps: int | None, allow_long: bool) -> None:
-        import time
+    def __init__(self, update, steps: int | None, allow_long: bool, warm_steps: int = 0,
+                 **clocks) -> None:
+        from rldse.sim.run_cost import Watch
 
-        self.update, self.steps, self.allow_long = update, steps, allow_long
-        self.clock = time.perf_counter
-        self.start_s: float | None = None
-        self.done = 0
-        self.checked = allow_long or steps is None
+        self.update, self.steps = update, steps
+        self.watch = None if allow_long or steps is None else \
+            Watch(steps, warm_steps, self._check, **clocks)
 
     def __call__(self, n: int) -> None:
         self.update(n)
-        now = self.clock()
-        if self.start_s is None:  # the first step: start-up is behind us
-            self.start_s = now
-            return
-        self.done += n
-        if self.checked or now - self.start_s < PROJECT_AFTER_S or not self.done:
-            return
-        self.checked = True
-        projected_s = (now - self.start_s) * self.steps / self.done
-        if projected_s > CAPTURE_LIMIT_S:
-            raise RldseError(f"--steps {self.steps:,}: at {self.done / (now - self.start_s):,.0f} "
-                             f"steps/s so far this capture would train for about "
-                             f"{projected_s / 3600:,.1f} h, over the "
-                             f"{CAPTURE_LIMIT_S / 3600:.0f} h limit; give --allow-long to "
-                             "run it anyway, or fewer --steps")
+        if self.watch is not None:
+            self.watch(n)
+
+    def _check(self, probe) -> None:
+        cost = probe.cost(self.steps)
+        if cost.wall_s > CAPTURE_LIMIT_S:
+            raise RldseError(f"--steps {self.steps:,}: this capture would train for "
+                             f"{cost.describe()}, over the {CAPTURE_LIMIT_S / 3600:.0f} h "
+                             "limit; give --allow-long to run it anyway, or fewer --steps")
+        if cost.wall_s > SHOW_AFTER_S:
+            from tqdm import tqdm
+
+            tqdm.write(f"capture: {cost.describe()}", file=sys.stderr)
 
 
 def _with_seed_curves(trace, cfg, seeds: int):
@@ -261,7 +262,7 @@ def _output_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, help="trace file to write (.parquet)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
     p.add_argument("--allow-long", action="store_true",
-                   help=f"train on when the rate of the first {PROJECT_AFTER_S:.0f} s projects "
+                   help="train on when the rate of its first steps past the warm-up projects "
                         f"the capture past {CAPTURE_LIMIT_S / 3600:.0f} h")
 
 

@@ -11,13 +11,15 @@ an actor-learner iteration overshoots) and extrapolated to the design.
 Time is the program's own cost, in CPU seconds of this process: a wall clock also counts
 whatever else the host runs (on this project's loaded 2-core host the same pilot took
 0.07 s or 0.3 s of wall time), so a slope fitted to wall times is partly the neighbours'
-load. The wall-time estimate is that CPU cost times the pilots' own wall/CPU ratio
-(`wall_per_cpu`): the host's load while the estimate ran, assumed to hold for the run.
-(The kernel's one-minute load average, a longer window, was tried beside it and dropped:
-on this project's host, whose kernel shares the CPU fairly between sessions (autogroups)
-rather than between tasks, it put a process's wall/CPU at up to 2.2x what the run saw.
-The ratio does move with the host: what else runs in this process's own session, and how
-many other sessions are busy, between the estimate and the end of the run.)
+load. The wall-time estimate is that CPU cost times the pilots' own wall/CPU ratio, capped
+by the host's one-minute load average (`wall_per_cpu`, rldse.host.wall_per_cpu): the
+host's load while the estimate ran, assumed to hold for the run. (The load average alone
+was tried and dropped: on this project's host, whose kernel shares the CPU fairly between
+sessions (autogroups) rather than between tasks, it put a process's wall/CPU at up to
+2.2x what the run saw; as a cap it keeps a neighbour that ran only during the pilots from
+multiplying the estimate. The ratio does move with the host: what else runs in this
+process's own session, and how many other sessions are busy, between the estimate and
+the end of the run.)
 Memory per worker
 is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
 when the design has more workers than the pilots. On this project's development host the
@@ -274,10 +276,10 @@ def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], s
 
 def wall_per_cpu(pilots: list[_Pilot]) -> tuple[float, str]:
     """(wall seconds per CPU second for the run, how it was had): the pilots' own ratio,
-    this process's share of the host while they ran (module docstring)."""
-    wall_s = sum(p.wall_s for p in pilots)
-    ratio = wall_s / max(sum(p.cpu_s for p in pilots), 1e-9)
-    return ratio, f"{ratio:.2f} wall s per CPU s over the pilots' {wall_s:.2g} s"
+    as rldse.host.wall_per_cpu turns live timings into the run's (module docstring)."""
+    from rldse.host import wall_per_cpu as host_wall_per_cpu
+
+    return host_wall_per_cpu(sum(p.wall_s for p in pilots), sum(p.cpu_s for p in pilots))
 
 
 def check(budget: Budget, limits: Limits) -> None:
@@ -302,12 +304,13 @@ def per_run_s(trace: Trace, system: ResolvedSystem, enough_s: float | None = Non
     """Wall seconds of one simulation of the design: the pilots' estimate (``enough_s``:
     as `estimate`'s), or for a design that runs unmetered (`is_small`) a timed run, which
     costs less than pilots (the second of two: the first fills the per-trace caches, as
-    the first of many runs does)."""
+    the first of many runs does), its CPU time turned into wall time as pilots' is."""
     if not is_small(trace, system):
         return estimate(trace, system, memory=False, enough_s=enough_s).wall_s
     dims = size(trace, system)
     _run(trace, system, *dims, memory=False)
-    return _run(trace, system, *dims, memory=False).wall_s
+    timed = _run(trace, system, *dims, memory=False)
+    return timed.cpu_s * wall_per_cpu([timed])[0]
 
 
 def check_repeated(run_s: float, runs: int, limits: Limits, what: str) -> bool:

@@ -2,15 +2,17 @@
 
 A study module may declare ``plan(study_dir) -> list[Planned]`` beside its ``run``: the
 simulations it will run, in groups of one representative design (its costliest: a group
-of N runs costs N times it), the searches it runs whole, and work that is not a
-simulation (real learning runs), which is listed but not priced. Each design is priced
-by rldse.sim.budget.per_run_s (a small design: one timed run; a larger one: its pilots),
-each search by rldse.search.cost; the study's estimate is their sum. A module without
-``plan`` is run unestimated, and `study run` says so.
+of N runs costs N times it), the searches it runs whole, its real learning runs (one
+priced run standing for N: a request's N seeds), and other work, which is listed but
+not priced. Each design is priced by rldse.sim.budget.per_run_s (a small design: one
+timed run; a larger one: its pilots), each search by rldse.search.cost, each learning
+run by rldse.sim.run_cost (a probe of its first steps); the study's estimate is
+their sum. A module without ``plan`` is run unestimated, and `study run` says so.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,23 +27,26 @@ from rldse.system import ResolvedSystem, resolve
 class Planned:
     """``count`` runs of one kind (``what``): simulations of ``spec`` (a SystemSpec or
     ResolvedSystem) on ``trace``, or with ``search`` the search in that study file run
-    whole (``count`` 1), or with neither, work no estimate covers."""
+    whole (``count`` 1), or with ``learning`` real learning runs, each priced by calling
+    it (a RunCost of rldse.sim.run_cost, or None), or with none of them, work no
+    estimate covers."""
 
     what: str
     count: int
     trace: Any = None
     spec: Any = None
     search: Path | None = None
+    learning: Callable[[], Any] | None = None
 
 
 @dataclass(frozen=True)
 class StudyCost:
     wall_s: float
-    parts: list[str] = field(default_factory=list)  # '<what>: <seconds>' per priced group
+    parts: list[str] = field(default_factory=list)  # '<count> <what>: <duration>' per priced group
     unpriced: list[str] = field(default_factory=list)  # '<count> <what>'
 
     def describe(self) -> str:
-        text = f"about {duration(self.wall_s)} ({'; '.join(self.parts) or 'no simulations'})"
+        text = f"about {duration(self.wall_s)} ({'; '.join(self.parts) or 'nothing priced'})"
         if self.unpriced:
             text += f", besides {', '.join(self.unpriced)} (not estimated)"
         return text
@@ -56,6 +61,9 @@ def _price(item: Planned, limits: Limits) -> float | None:
         study = load_study_file(item.search)
         return search_cost(study, trial_budget(study, None, str(item.search)), 1,
                            limits).wall_s
+    if item.learning is not None:
+        cost = item.learning()
+        return None if cost is None else item.count * cost.wall_s
     if item.trace is None:
         return None
     system = item.spec if isinstance(item.spec, ResolvedSystem) else resolve(item.spec,

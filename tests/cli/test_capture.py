@@ -114,28 +114,27 @@ def test_seeds_keep_every_runs_learning_curve(tmp_path, capsys):
     assert "learning curves of 2 more seeds (1, 2)" in capsys.readouterr().out
 
 
-def test_a_capture_projected_past_the_limit_stops_in_one_line():
-    """Bounded: after PROJECT_AFTER_S of steps, the rate so far times the steps asked for;
-    over CAPTURE_LIMIT_S it stops the training (a fake clock: no timing)."""
-    from rldse.cli.capture import CAPTURE_LIMIT_S, PROJECT_AFTER_S, Bounded
+def test_a_capture_projected_past_the_limit_stops_in_one_line(monkeypatch):
+    """Bounded: once the steps past the warm-up have taken PROBE_CPU_S of CPU time, their
+    rate times the steps left; over CAPTURE_LIMIT_S it stops the training (fake clocks:
+    1 ms of CPU per step, wall twice that; nothing timed)."""
+    import rldse.host
+    from rldse.cli.capture import CAPTURE_LIMIT_S, Bounded
     from rldse.errors import RldseError
 
+    monkeypatch.setattr(rldse.host.os, "getloadavg", lambda: (7.0, 7.0, 7.0))
     now = [0.0]
+    clocks = {"cpu_clock": lambda: now[0], "wall_clock": lambda: 2 * now[0]}
     seen = []
-    bounded = Bounded(seen.append, steps=10**9, allow_long=False)
-    bounded.clock = lambda: now[0]
-    bounded(1)  # start-up done
-    for _ in range(10):  # 1,000 steps/s: 10^6 s projected
-        now[0] += PROJECT_AFTER_S / 5
-        if now[0] >= PROJECT_AFTER_S:
-            with pytest.raises(RldseError, match=r"--steps 1,000,000,000: at 1,000 steps/s .* "
-                                                 r"over the 1 h limit; give --allow-long"):
-                bounded(int(1000 * PROJECT_AFTER_S / 5))
-            break
-        bounded(int(1000 * PROJECT_AFTER_S / 5))
-    assert sum(seen) > 1 and CAPTURE_LIMIT_S < 10**9 / 1000
-    allowed = Bounded(seen.append, steps=10**9, allow_long=True)
-    allowed.clock = lambda: now[0]
-    allowed(1)
-    now[0] += 10 * PROJECT_AFTER_S
-    allowed(10)  # no projection at all
+    bounded = Bounded(seen.append, steps=10**9, allow_long=False, warm_steps=1_000, **clocks)
+    with pytest.raises(RldseError, match=r"--steps 1,000,000,000: this capture would train "
+                                         r"for about 556 h .* over the 1 h limit; give "
+                                         r"--allow-long"):
+        for _ in range(100):
+            now[0] += 0.1
+            bounded(100)
+    assert 1_900 < sum(seen) <= 2_100 and CAPTURE_LIMIT_S < 2e-3 * 10**9  # stopped early
+    allowed = Bounded(seen.append, steps=10**9, allow_long=True, **clocks)
+    for _ in range(100):
+        now[0] += 0.1
+        allowed(100)  # no projection at all

@@ -237,19 +237,26 @@ def _shipped_trace(study_dir: Path, p: Params) -> Trace:
     return trace
 
 
-def _end_to_end(p: Params, trace: Trace) -> pd.DataFrame:
+def _arrays(p: Params, trace: Trace) -> int:
+    """TCAM arrays holding the trace's replay buffer, a row per item."""
+    rows_per_array = load_part("tcam", p.end_to_end.am).rows
+    return math.ceil(trace.meta.workload_info["replay_capacity"] / rows_per_array)
+
+
+def _end_to_end_spec(p: Params, arrays: int, replay: str):
     e = p.end_to_end
-    info = trace.meta.workload_info
-    rows_per_array = load_part("tcam", e.am).rows
-    arrays = math.ceil(info["replay_capacity"] / rows_per_array)
+    return parse_spec({"name": f"amper-replay_{replay}", "cpu": {"preset": e.cpu},
+                       "gpu": {"preset": e.gpu}, "tcam": {"preset": e.am, "arrays": arrays},
+                       "placement": {"replay": replay, "learn": "gpu"},
+                       "workload": {"env_steps": e.env_steps, "learner": "async",
+                                    "actors": 8}})
+
+
+def _end_to_end(p: Params, trace: Trace) -> pd.DataFrame:
+    arrays = _arrays(p, trace)
     out = []
     for replay in END_TO_END_REPLAYS:
-        spec = parse_spec({"name": f"amper-replay_{replay}", "cpu": {"preset": e.cpu},
-                           "gpu": {"preset": e.gpu}, "tcam": {"preset": e.am, "arrays": arrays},
-                           "placement": {"replay": replay, "learn": "gpu"},
-                           "workload": {"env_steps": e.env_steps, "learner": "async",
-                                        "actors": 8}})
-        r = simulate(trace, spec, seed=0)
+        r = simulate(trace, _end_to_end_spec(p, arrays, replay), seed=0)
         phases = r.phases_frame()
         sample = phases[(phases.phase == "replay_sample")]["time_s"].sum()
         out.append({"replay": replay, "updates": r.updates,
@@ -282,14 +289,27 @@ class Runs:
 
 def plan(study_dir: Path) -> list[Planned]:
     """The study's work, for its up-front estimate (rldse.studies.plan): real learning
-    runs and sampler measurements, and simulations of the shipped AMPER-k capture, so
-    none of it can be priced before it runs."""
+    runs (priced per replay), the engine's replays of the shipped AMPER-k capture (priced
+    per design), and sampler measurements (listed)."""
+    from functools import partial
+
+    from rldse.sim.run_cost import learning_run
+    from rldse.workloads.offpolicy.dqn import capture_request
+
     p = load_params(study_dir, Params)
-    return [Planned(f"real DQN learning runs of {p.learning.steps:,} env steps",
-                    len(p.learning.seeds) * len(p.learning.replays)),
+    lr = p.learning
+    trace = _shipped_trace(study_dir, p)
+    arrays = _arrays(p, trace)
+    return [*(Planned(f"real DQN learning runs of {lr.steps:,} env steps with {replay} "
+                      "replay", len(lr.seeds),
+                      learning=partial(learning_run, capture_request(
+                          _dqn_config(p, replay, lr.seeds[0]))))
+              for replay in lr.replays),
+            *(Planned(f"simulation of the shipped AMPER-k capture, replay on {replay}", 1,
+                      trace=trace, spec=_end_to_end_spec(p, arrays, replay))
+              for replay in END_TO_END_REPLAYS),
             Planned("AMPER sampler measurements",
-                    len(p.latency.buffer_log2) * len(VARIANTS)),
-            Planned("simulations of the shipped AMPER-k capture", len(END_TO_END_REPLAYS))]
+                    len(p.latency.buffer_log2) * len(VARIANTS))]
 
 
 def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:

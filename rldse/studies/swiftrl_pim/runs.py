@@ -320,12 +320,54 @@ def _counts(p: Params) -> tuple[int, int]:
     return n_learn, len(p.envs) * len(p.algorithms) * 2 * len(s.passes) * len(s.dpus)
 
 
+#: updates a probe of an offline learning run asks for (passes over the probed dataset):
+#: at the ~0.8 µs per update measured on the development host, past the probe's CPU time
+PROBE_UPDATES = 4_000_000
+
+
+def _learning_cost(study_dir: Path, p: Params, passes: int | None, updates: int | None):
+    """The costliest (algorithm, dtype) learning run of ``updates`` updates (None: the first
+    env's dataset × ``passes``), from a probe on that dataset with one agent
+    (rldse.sim.run_cost.priced): the agents' own overhead is not in it (at 2,000
+    agents of 1M transitions it added about a third on the development host)."""
+    import math
+
+    from rldse.sim.run_cost import priced
+
+    env_id = p.envs[0]
+    data, name = dataset(study_dir, p.data.files.get(env_id), EnvModel(env_id),
+                         p.data.transitions, p.data.seed)
+    probe_passes = max(1, math.ceil(PROBE_UPDATES / len(data)))
+    costs = []
+    for algorithm in p.algorithms:
+        for dtype in p.dtypes:
+            cfg = CaptureConfig(workload="tabular", env_id=env_id, dataset=name, agents=1,
+                                dtype=dtype, seed=p.data.seed,
+                                options=_options(p, probe_passes))
+            costs.append(priced(f"swiftrl_pim {algorithm} {cfg.model_dump_json()}",
+                                lambda progress, c=cfg, a=algorithm:
+                                capture_dataset(c, data, a, progress),
+                                len(data) * probe_passes, 0,
+                                updates if updates is not None else len(data) * passes))
+    return max(costs, key=lambda c: c.wall_s)
+
+
 def plan(study_dir: Path) -> list[Planned]:
     """The study's work, for its up-front estimate (rldse.studies.plan): real learning
-    runs, and simulations of the traces they write, so none of it can be priced before
-    it runs."""
-    n_learn, n_sim = _counts(load_params(study_dir, Params))
-    return [Planned("real tabular learning runs", n_learn),
+    runs, priced at the costliest algorithm and number format (`_learning_cost`), and
+    simulations of the traces they write, which cannot be priced before they run."""
+    from functools import partial
+
+    p = load_params(study_dir, Params)
+    lr, ma = p.learning, p.multi_agent
+    n_learn, n_sim = _counts(p)
+    n_multi = len(p.algorithms) * 2 * len(ma.passes_per_round)
+    return [Planned(f"real tabular learning runs of {lr.passes} pass(es) over a dataset",
+                    n_learn - n_multi, learning=partial(_learning_cost, study_dir, p,
+                                                        lr.passes, None)),
+            Planned(f"multi-agent learning runs of {ma.transitions * ma.passes:,} updates",
+                    n_multi, learning=partial(_learning_cost, study_dir, p, None,
+                                              ma.transitions * ma.passes)),
             Planned("simulated points of the traces they write", n_sim)]
 
 

@@ -125,6 +125,15 @@ def config_for(cfg: CaptureConfig) -> DQNConfig:
     return base.workload_config(DQNConfig, "dqn", cfg, _FIXED, defaults, replay=cfg.replay)
 
 
+def capture_request(dcfg: DQNConfig) -> CaptureConfig:
+    """The capture request that runs ``dcfg`` (`config_for` of it gives ``dcfg`` back): its
+    fields away from the defaults as options, for what takes a request (a learning run's
+    price, rldse.sim.run_cost)."""
+    return CaptureConfig(workload="dqn", env_id=dcfg.env_id, steps=dcfg.steps,
+                         seed=dcfg.seed, replay=dcfg.replay,
+                         options=dcfg.model_dump(exclude=set(_FIXED), exclude_defaults=True))
+
+
 def make_env(env_id: str) -> gym.Env:
     """An Atari env with the standard preprocessing (common/atari.py), or a gymnasium env
     with a flat Box observation and Discrete actions; RldseError otherwise."""
