@@ -278,7 +278,7 @@ def _costs_section(traces: dict) -> str:
             "between processes (rollout_add, sync) and the processes' start-up are costed "
             "from the CPU time of the sender's and the receiver's work where the capture "
             "recorded it (without the wait for the partner); a capture from before it "
-            "costs them from the gaps on the shared clock, contention included. They set "
+            "costs them from the gaps on the shared clock, contention included. They count in "
             "the learner's consumption rate (the knee).\n\n" + "\n".join(notes))
 
 
