@@ -216,8 +216,8 @@ RAMP_SHARE = 0.25
 
 def ramp_warnings(breakdown_s: dict[str, float], sim_time_s: float) -> list[str]:
     """A note for each start-up or warm-up longer than RAMP_SHARE of the run: then steps/s
-    and steps/J say more about the ramp than the loop (32 actors starting for 55 s of a
-    58 s run look slower than 2)."""
+    and steps/J say more about the ramp than the loop (a one-iteration Pong run, mostly its
+    processes' start-up, looks slower than a long one)."""
     return [f"{label} takes {breakdown_s[key]:.3g} s, {breakdown_s[key] / sim_time_s:.0%} of "
             f"the {sim_time_s:.3g} s run: rates describe the {label} more than the steady "
             "loop (simulate more env steps to see it)"

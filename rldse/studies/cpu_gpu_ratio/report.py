@@ -17,6 +17,7 @@ from rldse.studies.cpu_gpu_ratio.rates import consumption
 from rldse.studies.cpu_gpu_ratio.runs import Runs
 from rldse.studies.report import Claim, Report, Tolerance, markdown_table
 from rldse.trace import compute_mask
+from rldse.workloads import workload_of
 from rldse.workloads.actor_learner.program.unit_costs import UnitCosts
 
 #: steps per joule "peaks near the knee": its best ratio within this factor of the knee
@@ -79,8 +80,9 @@ def _summary(p: Params, r: Runs) -> str:
             f"cores of the part, on the fewest sockets (never more than {host.cores} "
             "cores per socket or the host's sockets), each core with its price and idle "
             "power. Swept for the CartPole and the ALE Pong captures, whose actor and "
-            "learner costs are their per-op CPU time (rldse.trace.host_cost_s; the "
-            "hand-offs between processes are waits, costed from wall time); the "
+            "learner costs are their per-op CPU time (rldse.trace.host_cost_s; start-up "
+            "and the hand-offs between processes from the processes' CPU time where the "
+            "capture recorded it, else from wall time: 'Captured costs'); the "
             f"optimal ratio's band over {p.bands} Latin-hypercube draws of the presets' "
             "ranged numbers; the production and consumption rates from the same unit "
             "costs (a consistency check of the simulation, not a published value); an "
@@ -252,26 +254,32 @@ def _search_claim(report: Report, rep, trials: pd.DataFrame, sf, sweep: pd.DataF
 def _costs_section(traces: dict) -> str:
     """Per capture and phase: mean wall and CPU time per op and which one the simulator
     costs the op from (rldse.trace.host_cost_s: CPU time where the op computes on the
-    host, wall time where it waits), with the capture host's wall/CPU ratio."""
-    rows = []
+    host; a hand-off, a wait, from the processes' CPU time where the capture recorded the
+    receiving side, rldse.workloads.actor_learner.info, else wall time), with the
+    capture host's wall/CPU ratio and each capture's start-up and receive notes."""
+    rows, notes = [], []
     for env, trace in traces.items():
         ops = trace.ops
+        info = workload_of(trace).read_info(trace)
+        waits_from = "CPU time" if info.receive_cpu is not None else "wall time"
         uses_cpu = compute_mask(ops, trace.meta) & ops["cpu_s"].notna().to_numpy()
         for phase, g in ops.assign(cpu_used=uses_cpu).groupby("phase", observed=True):
             rows.append({"environment": env, "phase": phase, "ops": len(g),
                          "wall per op (ms)": 1e3 * float(g.dur_s.mean()),
                          "CPU per op (ms)": 1e3 * float(g.cpu_s.mean()),
-                         "costed from": "CPU time" if g.cpu_used.all() else "wall time"})
+                         "costed from": "CPU time" if g.cpu_used.all() else waits_from})
+        notes += [f"{env}: {note}." for note in info.notes()]
     ratio = "; ".join(f"{env} {t.compute_wall_per_cpu:.2f}" for env, t in traces.items()
                       if t.compute_wall_per_cpu)
     return (markdown_table(pd.DataFrame(rows), 4) + "\n\nWall time over CPU time of the "
             f"computing ops, per capture: {ratio} (1 on a quiet host). The computing ops "
             "(env steps, inference, learning) are costed from their CPU time, so the time "
             "the capture host's OS gave other processes is not theirs. The hand-offs "
-            "between processes (rollout_add, sync and the gaps trace_handoffs reads from "
-            "the shared clock) are waits, costed from wall time: on these contended "
-            "two-vCPU captures they still carry the contention, and they set the "
-            "learner's consumption rate (the knee).")
+            "between processes (rollout_add, sync) and the processes' start-up are costed "
+            "from the CPU time of the sender's and the receiver's work where the capture "
+            "recorded it (without the wait for the partner); a capture from before it "
+            "costs them from the gaps on the shared clock, contention included. They count in "
+            "the learner's consumption rate (the knee).\n\n" + "\n".join(notes))
 
 
 def _search_section(rep, trials: pd.DataFrame, sf) -> str:
