@@ -422,8 +422,16 @@ def _summary(p: Params, r: Runs, src: str, n_multi: int) -> str:
 def _sections(p: Params, r: Runs, scal: pd.DataFrame, drawn: pd.DataFrame,
               multi: pd.DataFrame, tables: dict, n_multi: int, src: str
               ) -> list[tuple[str, str]]:
+    """The report's sections after its summary: the baselines, the scaling, the
+    comparisons."""
+    return [*_baseline_sections(p, r, multi, n_multi, src),
+            *_scaling_sections(p, scal, drawn, tables),
+            *_comparison_sections(p, r, scal)]
+
+
+def _baseline_sections(p: Params, r: Runs, multi: pd.DataFrame, n_multi: int, src: str
+                       ) -> list[tuple[str, str]]:
     s, ma = p.scaling, p.multi_agent
-    lo, hi = s.dpus[0], s.dpus[-1]
     out = []
     mcols = ["algorithm", "dtype", "kernel", "passes_per_round", "device", "transitions",
              "total_s", "kernel_s", "inter_dpu_s", "q_update_s", "energy_j"]
@@ -454,6 +462,14 @@ def _sections(p: Params, r: Runs, scal: pd.DataFrame, drawn: pd.DataFrame,
         f"thread), {src}; scaled to the {s.cpu} by its part model (clock × "
         "IPC, both ranged):\n\n" + markdown_table(ctable, 3))))
     out.append(("Datasets", markdown_table(r.datasets)))
+    return out
+
+
+def _scaling_sections(p: Params, scal: pd.DataFrame, drawn: pd.DataFrame, tables: dict
+                      ) -> list[tuple[str, str]]:
+    s = p.scaling
+    lo, hi = s.dpus[0], s.dpus[-1]
+    out = []
     released, split = _kernels(scal)
     ratio = (released.kernel_s / split.kernel_s).dropna()
     kt = ratio.rename("released / split INT32 kernel time").reset_index()
@@ -492,6 +508,12 @@ def _sections(p: Params, r: Runs, scal: pd.DataFrame, drawn: pd.DataFrame,
         "other), plus the host's average after every round; DPU→CPU: the last round's "
         "tables. The twin's formulas: `rldse/workloads/tabular/program/pim.py`, "
         "`dpu_kernel.py` and `released.py`.")))
+    return out
+
+
+def _comparison_sections(p: Params, r: Runs, scal: pd.DataFrame) -> list[tuple[str, str]]:
+    s = p.scaling
+    out = []
     what_if = what_if_frame(scal)
     both = what_if[what_if.device == "pim"].pivot_table(
         index=["env", "algorithm", "dpus", "passes"], columns="dtype",
