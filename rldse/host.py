@@ -124,6 +124,16 @@ def wall_per_cpu(wall_s: float, cpu_s: float) -> tuple[float, str]:
     return ratio, f"{ratio:.2f} wall s per CPU s ({seen:.2f} seen over {wall_s:.2g} s; {how})"
 
 
+def proc_stat(pid: int | str) -> list[str] | None:
+    """The fields of /proc/PID/stat after the command name (the first is the state, field 3
+    of proc(5)); None where the process or /proc is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def session_runnable() -> int:
     """Runnable processes (state R) in this process's session now, itself included
     (/proc/PID/stat; 1 where /proc cannot say)."""
@@ -134,12 +144,8 @@ def session_runnable() -> int:
         return 1
     n = 0
     for pid in pids:
-        try:
-            with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        n += fields[0] == "R" and int(fields[3]) == sid
+        fields = proc_stat(pid)
+        n += fields is not None and fields[0] == "R" and int(fields[3]) == sid
     return max(n, 1)
 
 

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
+from rldse.host import proc_stat
 from rldse.sim.budget import duration
 from rldse.workloads import WORKLOADS, capture
 
@@ -99,12 +100,9 @@ def tree_cpu_s() -> float:
     done = resource.getrusage(resource.RUSAGE_CHILDREN)
     live = 0.0
     for child in multiprocessing.active_children():
-        try:
-            with open(f"/proc/{child.pid}/stat", encoding="utf-8") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+        fields = proc_stat(child.pid)  # utime and stime: fields 14 and 15 of proc(5)
+        if fields is not None:
             live += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            continue
     return own + done.ru_utime + done.ru_stime + live
 
 
