@@ -173,8 +173,6 @@ def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, b
                   workers: int, run_notes: list[str] = ()) -> StudyReport:
     """Write the trials table, figures, best specs and summary.json (the report, with
     ``run_notes``: what the run warned of, such as requeued or taken-over trials)."""
-    from rldse.search.figures import write_figures  # matplotlib: only when drawing
-
     out = study_file.out_dir
     out.mkdir(parents=True, exist_ok=True)
     clean_stale_temporaries(out)  # left by a run killed mid-write
@@ -184,10 +182,15 @@ def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, b
     atomic_write(out / "trials.parquet",
                  lambda tmp: _parquet_safe(frame).to_parquet(tmp, index=False))
     objectives = [(o.metric, o.direction) for o in study_file.objectives]
-    figs, notes = write_figures(study, objectives, study_file.search_space, out / "figures")
+    if study_file.figures:
+        from rldse.search.figures import write_figures  # matplotlib: only when drawing
+
+        figs, notes = write_figures(study, objectives, study_file.search_space, out / "figures")
+        files["figures"] = str(out / "figures")
+        files.update(figs)
+    else:
+        notes = [f"figures: false in {study_file.file.name}: no figures drawn"]
     notes = [*run_notes, *target_notes(study_file, frame), *notes]
-    files["figures"] = str(out / "figures")
-    files.update(figs)
     best = _write_best(study_file, study, out / "best")
     files["best"] = str(out / "best")
     files["summary.json"] = str(out / "summary.json")

@@ -201,6 +201,9 @@ class StudyFile(UserModel):
     target: TargetSpec | None = None
     presets: list[str] = Field(default_factory=list, description="user preset directories, "
                                "relative to this file (as --presets)")
+    figures: bool = Field(True, description="draw figures/ at the end of each run (false: "
+                          "a worker that only adds trials to a shared storage, or a batch "
+                          "run read from trials.csv, skips matplotlib's seconds per figure)")
 
     _file: Path = PrivateAttr()
     _storage_url: str | None = PrivateAttr(None)

@@ -30,11 +30,14 @@ def trace_file(tmp_path, host_fp) -> Path:
 
 @pytest.fixture
 def write_study(tmp_path, trace_file):
-    """write_study(**overrides) -> path of a study.yaml in its own folder."""
+    """write_study(**overrides) -> path of a study.yaml in its own folder. Without figures
+    unless asked (``figures=True``): drawing them is most of a small search's CPU, and
+    test_figures and test_report check them."""
 
     def write(folder: str = "study", **overrides) -> Path:
         body = {"trace": str(trace_file), "base": BASE, "space": SPACE,
-                "objectives": [{"maximize": "steps_per_joule"}], "seed": 0, "trials": 10}
+                "objectives": [{"maximize": "steps_per_joule"}], "seed": 0, "trials": 10,
+                "figures": False}
         body.update(overrides)
         path = tmp_path / folder / "study.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -20,7 +20,7 @@ def test_slices_use_a_log_axis_for_a_log_searched_parameter(write_study, monkeyp
 
     monkeypatch.setattr(Figure, "savefig", record)
     path = write_study(space={"workload.actors": {"int": [1, 64], "log": True},
-                              "gpu.count": {"int": [1, 4]}}, trials=8)
+                              "gpu.count": {"int": [1, 4]}}, trials=8, figures=True)
     report = run_study(path, progress=False)
     assert scales["workload.actors"] == "log" and scales["gpu.count"] == "linear"
     for key in ("history", "importance", "slice workload.actors", "slice gpu.count"):
@@ -29,8 +29,18 @@ def test_slices_use_a_log_axis_for_a_log_searched_parameter(write_study, monkeyp
 
 def test_several_objectives_draw_the_pareto_front_and_one_history_each(write_study):
     path = write_study(objectives=[{"maximize": "steps_per_joule"}, {"minimize": "cost_usd"}],
-                       sampler={"name": "nsga2", "options": {"population_size": 4}}, trials=8)
+                       sampler={"name": "nsga2", "options": {"population_size": 4}}, trials=8,
+                       figures=True)
     report = run_study(path, progress=False)
     for key in ("pareto", "history_steps_per_joule", "history_cost_usd",
                 "slice gpu.count cost_usd"):
         assert report.files[key].endswith(".png"), key
+
+
+def test_figures_false_draws_none_and_says_so(write_study):
+    path = write_study(trials=4, figures=False)
+    report = run_study(path, progress=False)
+    assert not (path.parent / "out" / "figures").exists()
+    assert "figures" not in report.files and not any(k.startswith("slice") for k in report.files)
+    assert any("figures: false" in n for n in report.notes)
+    assert (path.parent / "out" / "trials.csv").exists() and report.best

@@ -44,7 +44,7 @@ def test_several_objectives_give_a_pareto_set_and_none_feasible_says_so():
 
 
 def test_outputs_replace_old_ones_only_once_written_and_clean_dead_temporaries(write_study):
-    path = write_study(trials=6)
+    path = write_study(trials=6, figures=True)
     run_study(path, progress=False)
     out = path.parent / "out"
     stale = [out / "figures" / "slice_gone.png", out / "best" / "trial-9999.yaml"]

@@ -28,7 +28,7 @@ def _study(path) -> optuna.Study:
 
 def test_outputs_table_figures_and_best_spec(write_study):
     path = write_study(constraints=["avg_power_w <= 1500", "cost_usd <= 40000", "gpu_memory_ok"],
-                       trials=14)
+                       trials=14, figures=True)
     report = run_study(path, progress=False)
     out = path.parent / "out"
     table = pd.read_parquet(out / "trials.parquet")
@@ -147,7 +147,7 @@ def test_many_objectives_conditional_space_and_pareto_outputs(write_study):
                "gpu.count": {"int": [1, 4], "when": {"placement.learn": "gpu"}},
                "workload.actors": {"int": [8, 64], "step": 8}},
         objectives=[{"maximize": "steps_per_joule"}, {"minimize": "cost_usd"}],
-        sampler={"name": "nsga2", "options": {"population_size": 6}}, trials=18)
+        sampler={"name": "nsga2", "options": {"population_size": 6}}, trials=18, figures=True)
     report = run_study(path, progress=False)
     assert report.files["pareto"].endswith("pareto.png")
     table = pd.read_parquet(report.files["trials.parquet"])
