@@ -46,7 +46,7 @@ def sampler_runs(tmp_path: Path, body: dict, budget: int) -> list[tuple[float, i
     for seed in SEEDS:
         path = tmp_path / f"seed{seed}" / "study.yaml"
         path.parent.mkdir()
-        path.write_text(yaml.safe_dump({**body, "trials": budget,
+        path.write_text(yaml.safe_dump({**body, "trials": budget, "figures": False,
                                         "sampler": {**body["sampler"], "seed": seed}}))
         report = run_study(path, progress=False)
         table = pd.read_parquet(report.files["trials.parquet"])

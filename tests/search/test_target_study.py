@@ -27,6 +27,7 @@ STUDY = {
     "constraints": ["avg_power_w <= 450"],
     "sampler": {"name": "random"},
     "trials": 6,
+    "figures": False,  # drawn and checked in test_figures
 }
 
 
