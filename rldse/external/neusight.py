@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from rldse.external import Dataset, register
+from rldse.external import SUBSET, Dataset, register
 from rldse.models import load_part, make_model
 from rldse.models.gpu import GpuModel
-from rldse.models.gpu_ops import F32_BYTES, call_s, gemm_device_s
+from rldse.models.gpu_ops import F32_BYTES, call_s, gemm_device_s, operands_aligned
 
 #: NeuSight's device names → rldse presets.
 PRESETS = {"Tesla P4": "p4", "Tesla P100-PCIE-16GB": "p100-pcie", "Tesla T4": "t4",
@@ -46,6 +46,9 @@ SEED = 0
 ELEMENTWISE_OPERANDS = {"add": 2, "mul": 2, "relu": 1, "tanh": 1}
 BIG_GEMM = "linear+bmm, all dims >= 512"
 OTHER_GEMM = "linear+bmm, other shapes"
+#: BIG_GEMM's subsets (``rldse.external.SUBSET``): operands that can be loaded 16 bytes at a
+#: time or not (``gpu_ops.operands_aligned``).
+ALIGNED, UNALIGNED = "operands 16-byte aligned", "operands not 16-byte aligned"
 BIG_EW = "element-wise >= 1 MB"
 SMALL = "small shapes (per-call floor)"
 #: GEMMs below this many flops and element-wise tensors below 1 MB: the per-call floor.
@@ -60,7 +63,7 @@ def _data_path(name: str):
 @cache
 def measurements() -> pd.DataFrame:
     """NeuSight's rows and the H200's, with GEMM dims (batch, m, n, k: batch × (m×k)·(k×n)),
-    element-wise bytes moved, the regime and a case label."""
+    element-wise bytes moved, the regime, its subset and a case label."""
     cols = ["op", "device", "B", "M", "N", "K", "H", "latency_ms"]
     d = pd.concat([pd.read_csv(_data_path("neusight.csv.gz"), usecols=cols),
                    pd.read_csv(_data_path("h200_ops.csv.gz"), usecols=cols)],
@@ -77,6 +80,8 @@ def measurements() -> pd.DataFrame:
     big = gemm & (d[["m", "n", "k"]].min(axis=1) >= 512).to_numpy()
     small = np.where(gemm, flops < SMALL_GEMM_FLOPS, tensor_b < BIG_TENSOR_BYTES)
     d["regime"] = np.select([big, small, gemm], [BIG_GEMM, SMALL, OTHER_GEMM], BIG_EW)
+    d[SUBSET] = np.where(big, np.where(operands_aligned(d["k"], d["n"]), ALIGNED, UNALIGNED),
+                           "")
     shape = np.where(gemm, d["B"].astype("Int64").astype(str) + "," + d["M"].astype("Int64")
                      .astype(str) + "," + d["N"].astype("Int64").astype(str) + "," +
                      d["K"].astype("Int64").astype(str),
@@ -165,7 +170,8 @@ def rows() -> pd.DataFrame:
         parts.append(pd.DataFrame({
             "dataset": "neusight", "device": PRESETS[device], "regime": r["regime"],
             "case": r["case"], "measured": r["latency_ms"].to_numpy(),
-            "predicted": predict_s(r, np.array(x)) * 1e3, "unit": "ms"}))
+            "predicted": predict_s(r, np.array(x)) * 1e3, "unit": "ms",
+            SUBSET: r[SUBSET]}))
     return pd.concat(parts, ignore_index=True)
 
 

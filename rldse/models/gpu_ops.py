@@ -54,6 +54,10 @@ if TYPE_CHECKING:
 #: Bytes of one FP32 element (the only dtype NeuSight measured; ``--dtype`` picks the peak).
 F32_BYTES = 4
 
+#: Widest global load a thread issues (LDG.128): an operand whose rows start 16 bytes apart
+#: can be loaded a vector at a time, others one element at a time.
+VECTOR_LOAD_BYTES = 16
+
 #: Dynamic power of the same logic at the same clock, relative to TSMC 16 nm FinFET (16FF+).
 #: TSMC's published iso-speed power reductions: 10FF 40 % below 16FF+, N7 40 % below 10FF
 #: (so 0.36), N5 30 % below N7 (0.25; NVIDIA's 4N is an N5-family node); 12FFN is a 16 nm
@@ -99,6 +103,14 @@ def tile_efficiency(spec: GpuSpec, tm: int, tn: int) -> float:
     reuse = tm * tn / (tm + tn)
     issue_cycles = 32.0 / spec.fp32_lanes_per_scheduler
     return min(1.0, issue_cycles * reuse / (reuse + spec.gemm_tile_half))
+
+
+def operands_aligned(k, n, element_bytes: int = F32_BYTES):
+    """Whether a GEMM's operands (batch × (m×k)·(k×n), row-major, as nn.Linear and bmm lay
+    them out) have every row start on a 16-byte boundary: the m×k input and nn.Linear's n×k
+    weight step k elements per row, bmm's k×n operand and the output n; element-wise."""
+    per_vector = VECTOR_LOAD_BYTES // element_bytes
+    return (np.asarray(k) % per_vector == 0) & (np.asarray(n) % per_vector == 0)
 
 
 def gemm_device_s(spec: GpuSpec, peak_flops: float, batch, m, n, k) -> tuple[np.ndarray, ...]:

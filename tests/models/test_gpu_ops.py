@@ -12,6 +12,7 @@ from rldse.models.gpu_ops import (
     PROCESS_POWER,
     call_s,
     gemm_device_s,
+    operands_aligned,
     sustained_clock_share,
     tile_efficiency,
 )
@@ -49,6 +50,14 @@ def test_sustained_clock_by_hand_and_base_clock_floor():
     assert sustained_clock_share(t4) == pytest.approx(power)
     starved = load_part("gpu", "t4", flop_energy_pj=500.0)
     assert sustained_clock_share(starved) == pytest.approx(585 / 1590)
+
+
+def test_operands_aligned_when_rows_start_16_bytes_apart():
+    """k (the input's and nn.Linear's weight's row) and n (bmm's second operand's and the
+    output's row) in whole 16-byte vectors; m (a row count) does not matter."""
+    assert list(operands_aligned([512, 514, 512, 1024], [512, 512, 513, 2048])) == [
+        True, False, False, True]
+    assert operands_aligned(512, 516) and not operands_aligned(512, 516, element_bytes=2)
 
 
 def test_tile_efficiency_by_issue_rate():
