@@ -1,10 +1,10 @@
 """NeuSight's measured PyTorch operator latencies on five GPUs, and our H200 measured the
 same way, predicted by ``rldse.models.gpu_ops`` from each GPU's spec-sheet preset.
 
-Shared coefficients (``FITTED``: energy per flop and how far it follows the process
-node, tile half-reuse, tile fill, achieved bandwidth share, the NeuSight hosts' dispatch,
-the share of it before the kernel launch, and each GEMM operator's dispatch weight) are
-fitted by least squares on log(predicted / measured) with a Cauchy loss over a seeded
+Shared coefficients (``FITTED``: energy per flop, how far it follows the process node and
+how much more unaligned operands cost, tile half-reuse, tile fill, achieved bandwidth
+share, the NeuSight hosts' dispatch, the share of it before the kernel launch, and each
+GEMM operator's dispatch weight) are fitted by least squares on log(predicted / measured) with a Cauchy loss over a seeded
 subsample of ``FIT_ROWS`` rows: robust, so that kernels the library runs far from any
 spec-sheet model (the P4's cuBLAS runs nn.Linear shapes whose reduction dimension is not
 a multiple of 4 with Maxwell-era TN kernels at 1.0-1.6 TFLOP/s, against 4.3 for aligned
@@ -34,13 +34,15 @@ PRESETS = {"Tesla P4": "p4", "Tesla P100-PCIE-16GB": "p100-pcie", "Tesla T4": "t
            "NVIDIA H200": "h200-sxm"}
 #: Shared coefficients fitted: name, start, lower, upper, scale.
 FITTED = (("flop_energy_pj", 17.0, 1.0, 200.0, 10.0),
-          ("node_power_exponent", 0.35, 0.0, 1.5, 0.1), ("gemm_tile_half", 11.0, 0.0, 500.0, 10.0),
-          ("gemm_k_fill", 8.0, 0.0, 500.0, 10.0), ("mem_bw_efficiency", 0.8, 0.2, 1.0, 0.1),
+          ("node_power_exponent", 0.35, 0.0, 1.5, 0.1),
+          ("unaligned_energy_share", 0.1, 0.0, 2.0, 0.1),
+          ("gemm_tile_half", 11.0, 0.0, 500.0, 10.0), ("gemm_k_fill", 8.0, 0.0, 500.0, 10.0),
+          ("mem_bw_efficiency", 0.8, 0.2, 1.0, 0.1),
           ("dispatch_s", 14e-6, 0.0, 1e-4, 1e-5), ("launch_share", 0.5, 0.0, 1.0, 0.1),
           ("linear_calls", 2.0, 0.5, 5.0, 1.0), ("bmm_calls", 1.8, 0.5, 5.0, 1.0))
 #: FITTED's leading entries that are GpuSpec fields of the same name
-SPEC_FIELDS = 7
-#: Rows (seeded subsample of the training GPUs) each fit uses: enough for 7 coefficients.
+SPEC_FIELDS = 8
+#: Rows (seeded subsample of the training GPUs) each fit uses: enough for 10 coefficients.
 FIT_ROWS = 20000
 SEED = 0
 ELEMENTWISE_OPERANDS = {"add": 2, "mul": 2, "relu": 1, "tanh": 1}
