@@ -8,20 +8,23 @@ prediction.
 ``--variant NAME`` (or ``--refit``: all) also refits, leave-one-GPU-out, a candidate term
 (``VARIANTS``: one extra shared coefficient each, through ``neusight._predict``'s
 ``gemm_term`` hook) and prints the median |error| by board, regime and alignment subset.
-Measured 2026-11-27 (shipped model: P4 47.8 %, P100 16.4 %, T4 12.8 %, V100 5.2 %, A100
-6.0 %, H200 12.5 %; its H200 small shapes 65.1 %), large GEMMs' median |error|:
+Measured 2026-11-27 on the shipped model (with ``unaligned_energy_share``, adopted from
+this list: P4 47.7 %, P100 16.4 %, T4 10.8 %, V100 4.3 %, A100 6.3 %, H200 12.6 %, its
+unaligned rows 12.4 % and small shapes 65.1 %), large GEMMs' median |error| with each
+candidate refitted:
 
-- issue slots of unaligned loads (coefficient 12-18 over the folds): P4 42.7 %, P100
-  12.9 %, T4 12.3 %, V100 5.0 %, A100 6.2 %, H200 9.7 %, but the H200's unaligned rows
-  12.4 → 25.8 % (Hopper's 32-lane schedulers pay the term, its data shows no gap) and its
-  small shapes 65 → 94 %: not adopted.
+- issue slots of unaligned loads (coefficient 4.7-17.3 over the folds): P4 42.7 %, P100
+  16.3 %, T4 11.1 %, V100 4.4 %, A100 5.8 %, H200 7.8 %, but the H200's unaligned rows
+  15.1 % (Hopper's 32-lane schedulers pay the term; its data shows no alignment gap):
+  not adopted (before the energy term it also took the H200's small shapes 65 → 94 %).
 - addmm bias passes over the output (0.0 in the folds holding out the P4 or the P100,
-  0.3-0.6 in the others'): P4 47.8 %, P100 16.4 %, T4 12.0 %, V100 5.3 %, A100 6.0 %,
+  0.3-0.8 in the others): P4 47.7 %, P100 16.4 %, T4 10.7 %, V100 4.6 %, A100 6.8 %,
   H200 12.8 %: not adopted.
-- shared slowdown of unaligned nn.Linear (0.03-0.19): P4 45.9 %, P100 14.3 %, T4 11.4 %,
-  V100 5.5 %, A100 7.7 %, H200 13.1 % (small shapes 92 %): no mechanism, the bound of any
-  alignment term every board shares; not adopted. The two Pascal-only variants are rules
-  only Pascal data could teach (docs/limitations.md has their numbers).
+- shared slowdown of unaligned nn.Linear (0.03-0.14): P4 46.1 %, P100 14.7 %, T4 11.0 %,
+  V100 5.7 %, A100 9.0 %, H200 13.1 % (its unaligned rows 18.2 %): no mechanism, the
+  bound of any alignment term every board shares; not adopted.
+- the same on Pascal only, and Pascal's unaligned nn.Linear DRAM-bound at a fitted
+  intensity: rules only Pascal data could teach (P4 41.5 / 45.7 %, P100 27.5 / 15.0 %).
 
     python benchmarks/gpu_loo_breakdown.py [--variant NAME | --refit]  # ~1 min, +1.5 min a variant
 """
