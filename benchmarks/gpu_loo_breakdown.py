@@ -1,16 +1,32 @@
 """Where the leave-one-GPU-out GPU model misses NeuSight's large GEMMs (``rldse validate
 external``, regime "linear+bmm, all dims >= 512"): each GPU's rows split by operator, by
-whether nn.Linear's dimensions are multiples of 4 (m = B·M rows, k = in_features, n =
-out_features; any of them not: "misaligned") and by the reduction dimension k, with the
-achieved TFLOP/s and the median error of the shipped model's LOO prediction.
+whether nn.Linear's operands are 16-byte aligned (``gpu_ops.operands_aligned``: k =
+in_features and n = out_features multiples of 4; not: "misaligned") and by the reduction
+dimension k, with the achieved TFLOP/s and the median error of the shipped model's LOO
+prediction.
 
-With ``--refit`` it also refits, leave-one-GPU-out, each candidate term the breakdown
-suggests (``VARIANTS``: one extra shared coefficient on misaligned nn.Linear) and prints
-the median |error| by board and regime: none brings the P4 within 15 %. On Pascal
-(sm_6x) a coefficient only Pascal boards show is fitted, for a held-out Pascal board, on
-the other one alone.
+``--variant NAME`` (or ``--refit``: all) also refits, leave-one-GPU-out, a candidate term
+(``VARIANTS``: one extra shared coefficient each, through ``neusight._predict``'s
+``gemm_term`` hook) and prints the median |error| by board, regime and alignment subset.
+Measured 2026-11-27 on the shipped model (with ``unaligned_energy_share``, adopted from
+this list: P4 47.7 %, P100 16.4 %, T4 10.8 %, V100 4.3 %, A100 6.3 %, H200 12.6 %, its
+unaligned rows 12.4 % and small shapes 65.1 %), large GEMMs' median |error| with each
+candidate refitted:
 
-    python benchmarks/gpu_loo_breakdown.py [--refit]   # ~1 min (six fits); --refit ~4 more
+- issue slots of unaligned loads (coefficient 4.7-17.3 over the folds): P4 42.7 %, P100
+  16.3 %, T4 11.1 %, V100 4.4 %, A100 5.8 %, H200 7.8 %, but the H200's unaligned rows
+  15.1 % (Hopper's 32-lane schedulers pay the term; its data shows no alignment gap):
+  not adopted (before the energy term it also took the H200's small shapes 65 → 94 %).
+- addmm bias passes over the output (0.0 in the folds holding out the P4 or the P100,
+  0.3-0.8 in the others): P4 47.7 %, P100 16.4 %, T4 10.7 %, V100 4.6 %, A100 6.8 %,
+  H200 12.8 %: not adopted.
+- shared slowdown of unaligned nn.Linear (0.03-0.14): P4 46.1 %, P100 14.7 %, T4 11.0 %,
+  V100 5.7 %, A100 9.0 %, H200 13.1 % (its unaligned rows 18.2 %): no mechanism, the
+  bound of any alignment term every board shares; not adopted.
+- the same on Pascal only, and Pascal's unaligned nn.Linear DRAM-bound at a fitted
+  intensity: rules only Pascal data could teach (P4 41.5 / 45.7 %, P100 27.5 / 15.0 %).
+
+    python benchmarks/gpu_loo_breakdown.py [--variant NAME | --refit]  # ~1 min, +1.5 min a variant
 """
 
 from __future__ import annotations
@@ -22,6 +38,7 @@ import pandas as pd
 from scipy.optimize import least_squares
 
 from rldse.external import neusight
+from rldse.models import gpu_ops
 
 BIG = neusight.BIG_GEMM
 PASCAL = ("p4", "p100-pcie")  # compute capability 6.x (spec sheets)
@@ -42,8 +59,8 @@ def loo_rows() -> pd.DataFrame:
     out = pd.concat(parts, ignore_index=True)
     out["flops"] = 2.0 * out["batch"] * out["m"] * out["n"] * out["k"]
     out["tflops"] = out["flops"] / out["measured_s"] / 1e12
-    out["misaligned"] = (out["op"] == "linear") & (
-        (out["m"] % 4 != 0) | (out["n"] % 4 != 0) | (out["k"] % 4 != 0))
+    out["misaligned"] = (out["op"] == "linear") & ~gpu_ops.operands_aligned(out["k"],
+                                                                             out["n"])
     return out
 
 
@@ -59,40 +76,69 @@ def breakdown(big: pd.DataFrame) -> pd.DataFrame:
             .round(3))
 
 
+def _issue_slots(device, gm, c, work, x):
+    """Operands not 16 bytes aligned load one element per instruction, not four: a tile's
+    k-step issues x more non-FMA instructions per FMA × (tm+tn)/(tm·tn) (tile_efficiency's
+    gemm_tile_half + x on those GEMMs; 16-lane schedulers hide them until they saturate)."""
+    s = gm.spec
+    unaligned = c["gemm"] & ~gpu_ops.operands_aligned(c["k"], c["n"])
+    slow = s.model_copy(update={"gemm_tile_half": s.gemm_tile_half + x})
+    work_u, *_ = gpu_ops.gemm_device_s(slow, gm.peak_flops("fp32"), c["batch"], c["m"],
+                                       c["n"], c["k"])
+    return np.where(unaligned, work_u, work)
+
+
+def _addmm_bias(device, gm, c, work, x):
+    """nn.Linear is addmm: the bias broadcast into the m×n output, which the GEMM reads back
+    (beta = 1): x extra passes over the output at achieved bandwidth, serial to the GEMM."""
+    extra = x * gpu_ops.F32_BYTES * c["m"] * c["n"] / gpu_ops.achieved_bps(gm.spec)
+    return work + np.where(c["op"] == "linear", extra, 0.0)
+
+
+def _unaligned_linear(c):
+    return (c["op"] == "linear") & ~gpu_ops.operands_aligned(c["k"], c["n"])
+
+
+def _pascal(device) -> float:
+    return float(neusight.PRESETS[device] in PASCAL)
+
+
+def _misaligned_linear(device, gm, c, work, x):
+    """A shared slowdown (1 + x) of nn.Linear whose operands are not 16-byte aligned: no
+    mechanism, the upper bound of what any alignment term shared by all boards can do."""
+    return np.where(_unaligned_linear(c), work * (1 + x), work)
+
+
+def _pascal_misaligned_linear(device, gm, c, work, x):
+    """The same on compute capability 6.x only: a rule only Pascal data can teach."""
+    return np.where(_unaligned_linear(c), work * (1 + x * _pascal(device)), work)
+
+
+def _pascal_misaligned_dram(device, gm, c, work, x):
+    """Pascal's unaligned nn.Linear bound by DRAM at x flop per byte."""
+    flops = 2.0 * c["batch"] * c["m"] * c["n"] * c["k"]
+    dram = _pascal(device) * flops / (x * gpu_ops.achieved_bps(gm.spec))
+    return np.where(_unaligned_linear(c), np.maximum(work, dram), work)
+
+
 #: Candidate terms, each one extra shared coefficient refitted leave-one-GPU-out: name ->
-#: (start, lower, upper, scale, how GEMM work_s of misaligned nn.Linear changes).
+#: (start, lower, upper, scale, term(device, model, columns, work_s, coefficient) -> work_s).
 VARIANTS = {
-    "shared misalignment slowdown (all boards)":
-        (0.1, 0.0, 3.0, 0.1, lambda pascal, s, flops, work, e: work * (1 + e)),
-    "Pascal misalignment slowdown":
-        (0.1, 0.0, 5.0, 0.1, lambda pascal, s, flops, work, e: work * (1 + e * pascal)),
-    "Pascal misaligned DRAM-bound at I flop/B":
-        (20.0, 2.0, 200.0, 5.0, lambda pascal, s, flops, work, e: np.maximum(
-            work, pascal * flops / (e * s.mem_bw_gbs * 1e9 * s.mem_bw_efficiency))),
+    "issue slots of unaligned loads": (5.0, 0.0, 200.0, 5.0, _issue_slots),
+    "addmm bias passes over the output": (1.0, 0.0, 4.0, 0.5, _addmm_bias),
+    "shared slowdown of unaligned nn.Linear": (0.1, 0.0, 3.0, 0.1, _misaligned_linear),
+    "Pascal slowdown of unaligned nn.Linear": (0.1, 0.0, 5.0, 0.1, _pascal_misaligned_linear),
+    "Pascal unaligned nn.Linear DRAM-bound at I flop/B":
+        (20.0, 2.0, 200.0, 5.0, _pascal_misaligned_dram),
 }
 
 
-def _columns(rows: pd.DataFrame):
-    out = []
-    for device, idx in rows.groupby("device", sort=False).indices.items():
-        c = {k: rows[k].to_numpy()[idx] for k in ("gemm", "batch", "m", "n", "k", "ew_bytes",
-                                                  "op")}
-        c["misaligned"] = (c["op"] == "linear") & (
-            (c["m"] % 4 != 0) | (c["n"] % 4 != 0) | (c["k"] % 4 != 0))
-        out.append((device, idx, c))
-    return out
-
-
 def _predict(variant: str, columns, n_rows: int, x: np.ndarray) -> np.ndarray:
-    """neusight._predict with the variant's term on misaligned nn.Linear (x[-1])."""
-    change = VARIANTS[variant][4]
-
-    def term(device, gm, c, work):
-        flops = 2.0 * c["batch"] * c["m"] * c["n"] * c["k"]
-        pascal = float(neusight.PRESETS[device] in PASCAL)
-        return np.where(c["misaligned"], change(pascal, gm.spec, flops, work, x[-1]), work)
-
-    return neusight._predict(columns, n_rows, x[:-1], gemm_term=term)
+    """neusight._predict with the variant's term (coefficient x[-1])."""
+    term = VARIANTS[variant][4]
+    return neusight._predict(columns, n_rows, x[:-1],
+                             gemm_term=lambda device, gm, c, work: term(device, gm, c, work,
+                                                                        x[-1]))
 
 
 def _fit(variant: str, rows: pd.DataFrame) -> np.ndarray:
@@ -102,7 +148,7 @@ def _fit(variant: str, rows: pd.DataFrame) -> np.ndarray:
     measured = sub["measured_s"].to_numpy()
     spec = [f[1:] for f in neusight.FITTED] + [VARIANTS[variant][:4]]
     start, lo, hi, scale = (np.array(c, float) for c in zip(*spec, strict=True))
-    columns = _columns(sub)
+    columns = neusight._columns(sub)
     return least_squares(lambda x: np.log(_predict(variant, columns, len(sub), x) / measured),
                          start, bounds=(lo, hi), x_scale=scale, loss="cauchy",
                          f_scale=0.05).x
@@ -117,15 +163,17 @@ def refit(variant: str) -> pd.DataFrame:
     for device in neusight.PRESETS:
         x = _fit(variant, train[train["device"] != device])
         r = d[d["device"] == device]
-        e = np.abs(err(_predict(variant, _columns(r), len(r), x), r["measured_s"]))
+        e = np.abs(err(_predict(variant, neusight._columns(r), len(r), x), r["measured_s"]))
         row = {"preset": neusight.PRESETS[device], "coefficient": round(float(x[-1]), 3)}
         row |= {regime: round(float(np.median(e[(r["regime"] == regime).to_numpy()])), 3)
                 for regime in (BIG, neusight.OTHER_GEMM, neusight.BIG_EW, neusight.SMALL)}
+        row |= {subset: round(float(np.median(e[(r["subset"] == subset).to_numpy()])), 3)
+                for subset in (neusight.ALIGNED, neusight.UNALIGNED)}
         out.append(row)
     return pd.DataFrame(out)
 
 
-def main(refit_variants: bool) -> None:
+def main(refit_variants: list[str]) -> None:
     rows = loo_rows()
     big = rows[rows["regime"] == BIG]
     print("median |error|, large linear/bmm, leave-one-GPU-out:")
@@ -134,13 +182,17 @@ def main(refit_variants: bool) -> None:
               f"  ({len(r)} rows, {r['misaligned'].mean():.0%} misaligned linear)")
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(breakdown(big).to_string())
-    if refit_variants:
-        for variant in VARIANTS:
-            print(f"refitted leave-one-GPU-out with {variant}:")
+    for variant in refit_variants:
+        print(f"refitted leave-one-GPU-out with {variant}:")
+        with pd.option_context("display.width", 250):
             print(refit(variant).to_string(index=False))
+
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--refit", action="store_true",
                         help="also refit each candidate term leave-one-GPU-out (~4 min)")
-    main(parser.parse_args().refit)
+    parser.add_argument("--variant", choices=list(VARIANTS), action="append", default=[],
+                        help="refit only this candidate (repeatable)")
+    args = parser.parse_args()
+    main(list(VARIANTS) if args.refit else args.variant)

@@ -34,6 +34,9 @@ if TYPE_CHECKING:  # on use: `rldse parts show` reads checked.csv without pandas
 #: One row per measurement: which data set, device and regime; the case (a shape, a
 #: worker count); what was measured and what rldse predicts, in ``unit``.
 ROW_COLUMNS = ("dataset", "device", "regime", "case", "measured", "predicted", "unit")
+#: Optional column: a finer split of a row's regime ("" none) that ``summary`` reports as
+#: well, as the regime "REGIME; SUBSET", beside the whole regime's row.
+SUBSET = "subset"
 SUMMARY_COLUMNS = ("dataset", "device", "regime", "n", "median_err", "median_abs_err",
                    "p90_abs_err", "worst_err", "worst_case")
 
@@ -73,7 +76,8 @@ def datasets() -> dict[str, Dataset]:
 
 
 def predictions(names: list[str] | None = None) -> pd.DataFrame:
-    """Every row of the named data sets (default: all), in ROW_COLUMNS plus ``error``."""
+    """Every row of the named data sets (default: all), in ROW_COLUMNS (and ``SUBSET`` where
+    a data set gives one) plus ``error``."""
     import pandas as pd
 
     known = datasets()
@@ -96,13 +100,18 @@ def relative_error(predicted, measured) -> np.ndarray:
 
 
 def summary(rows: pd.DataFrame) -> pd.DataFrame:
-    """Per data set, device and regime: n, signed median error, median and p90 |error|,
-    the worst (largest |error|) case and its error."""
+    """Per data set, device and regime, and per regime's subset (``SUBSET``): n, signed
+    median error, median and p90 |error|, the worst (largest |error|) case and its error."""
     import pandas as pd
 
+    rows = rows.dropna(subset=["error"])
+    groups = list(rows.groupby(["dataset", "device", "regime"]))
+    if SUBSET in rows:
+        split = rows[rows[SUBSET].fillna("") != ""]
+        groups += [((dataset, device, f"{regime}; {subset}"), g) for (dataset, device, regime,
+                   subset), g in split.groupby(["dataset", "device", "regime", SUBSET])]
     out = []
-    for key, g in rows.dropna(subset=["error"]).groupby(["dataset", "device", "regime"],
-                                                         sort=True):
+    for key, g in sorted(groups, key=lambda kg: kg[0]):
         err = g["error"].to_numpy()
         worst = int(np.argmax(np.abs(err)))
         out.append((*key, len(g), float(np.median(err)), float(np.median(np.abs(err))),

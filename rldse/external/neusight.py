@@ -1,10 +1,10 @@
 """NeuSight's measured PyTorch operator latencies on five GPUs, and our H200 measured the
 same way, predicted by ``rldse.models.gpu_ops`` from each GPU's spec-sheet preset.
 
-Shared coefficients (``FITTED``: energy per flop and how far it follows the process
-node, tile half-reuse, tile fill, achieved bandwidth share, the NeuSight hosts' dispatch,
-the share of it before the kernel launch, and each GEMM operator's dispatch weight) are
-fitted by least squares on log(predicted / measured) with a Cauchy loss over a seeded
+Shared coefficients (``FITTED``: energy per flop, how far it follows the process node and
+how much more unaligned operands cost, tile half-reuse, tile fill, achieved bandwidth
+share, the NeuSight hosts' dispatch, the share of it before the kernel launch, and each
+GEMM operator's dispatch weight) are fitted by least squares on log(predicted / measured) with a Cauchy loss over a seeded
 subsample of ``FIT_ROWS`` rows: robust, so that kernels the library runs far from any
 spec-sheet model (the P4's cuBLAS runs nn.Linear shapes whose reduction dimension is not
 a multiple of 4 with Maxwell-era TN kernels at 1.0-1.6 TFLOP/s, against 4.3 for aligned
@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from rldse.external import Dataset, register
+from rldse.external import SUBSET, Dataset, register
 from rldse.models import load_part, make_model
 from rldse.models.gpu import GpuModel
-from rldse.models.gpu_ops import F32_BYTES, call_s, gemm_device_s
+from rldse.models.gpu_ops import F32_BYTES, call_s, gemm_device_s, operands_aligned
 
 #: NeuSight's device names → rldse presets.
 PRESETS = {"Tesla P4": "p4", "Tesla P100-PCIE-16GB": "p100-pcie", "Tesla T4": "t4",
@@ -34,18 +34,23 @@ PRESETS = {"Tesla P4": "p4", "Tesla P100-PCIE-16GB": "p100-pcie", "Tesla T4": "t
            "NVIDIA H200": "h200-sxm"}
 #: Shared coefficients fitted: name, start, lower, upper, scale.
 FITTED = (("flop_energy_pj", 17.0, 1.0, 200.0, 10.0),
-          ("node_power_exponent", 0.35, 0.0, 1.5, 0.1), ("gemm_tile_half", 11.0, 0.0, 500.0, 10.0),
-          ("gemm_k_fill", 8.0, 0.0, 500.0, 10.0), ("mem_bw_efficiency", 0.8, 0.2, 1.0, 0.1),
+          ("node_power_exponent", 0.35, 0.0, 1.5, 0.1),
+          ("unaligned_energy_share", 0.1, 0.0, 2.0, 0.1),
+          ("gemm_tile_half", 11.0, 0.0, 500.0, 10.0), ("gemm_k_fill", 8.0, 0.0, 500.0, 10.0),
+          ("mem_bw_efficiency", 0.8, 0.2, 1.0, 0.1),
           ("dispatch_s", 14e-6, 0.0, 1e-4, 1e-5), ("launch_share", 0.5, 0.0, 1.0, 0.1),
           ("linear_calls", 2.0, 0.5, 5.0, 1.0), ("bmm_calls", 1.8, 0.5, 5.0, 1.0))
 #: FITTED's leading entries that are GpuSpec fields of the same name
-SPEC_FIELDS = 7
-#: Rows (seeded subsample of the training GPUs) each fit uses: enough for 7 coefficients.
+SPEC_FIELDS = 8
+#: Rows (seeded subsample of the training GPUs) each fit uses: enough for 10 coefficients.
 FIT_ROWS = 20000
 SEED = 0
 ELEMENTWISE_OPERANDS = {"add": 2, "mul": 2, "relu": 1, "tanh": 1}
 BIG_GEMM = "linear+bmm, all dims >= 512"
 OTHER_GEMM = "linear+bmm, other shapes"
+#: BIG_GEMM's subsets (``rldse.external.SUBSET``): operands that can be loaded 16 bytes at a
+#: time or not (``gpu_ops.operands_aligned``).
+ALIGNED, UNALIGNED = "operands 16-byte aligned", "operands not 16-byte aligned"
 BIG_EW = "element-wise >= 1 MB"
 SMALL = "small shapes (per-call floor)"
 #: GEMMs below this many flops and element-wise tensors below 1 MB: the per-call floor.
@@ -60,7 +65,7 @@ def _data_path(name: str):
 @cache
 def measurements() -> pd.DataFrame:
     """NeuSight's rows and the H200's, with GEMM dims (batch, m, n, k: batch × (m×k)·(k×n)),
-    element-wise bytes moved, the regime and a case label."""
+    element-wise bytes moved, the regime, its subset and a case label."""
     cols = ["op", "device", "B", "M", "N", "K", "H", "latency_ms"]
     d = pd.concat([pd.read_csv(_data_path("neusight.csv.gz"), usecols=cols),
                    pd.read_csv(_data_path("h200_ops.csv.gz"), usecols=cols)],
@@ -77,6 +82,8 @@ def measurements() -> pd.DataFrame:
     big = gemm & (d[["m", "n", "k"]].min(axis=1) >= 512).to_numpy()
     small = np.where(gemm, flops < SMALL_GEMM_FLOPS, tensor_b < BIG_TENSOR_BYTES)
     d["regime"] = np.select([big, small, gemm], [BIG_GEMM, SMALL, OTHER_GEMM], BIG_EW)
+    d[SUBSET] = np.where(big, np.where(operands_aligned(d["k"], d["n"]), ALIGNED, UNALIGNED),
+                           "")
     shape = np.where(gemm, d["B"].astype("Int64").astype(str) + "," + d["M"].astype("Int64")
                      .astype(str) + "," + d["N"].astype("Int64").astype(str) + "," +
                      d["K"].astype("Int64").astype(str),
@@ -165,7 +172,8 @@ def rows() -> pd.DataFrame:
         parts.append(pd.DataFrame({
             "dataset": "neusight", "device": PRESETS[device], "regime": r["regime"],
             "case": r["case"], "measured": r["latency_ms"].to_numpy(),
-            "predicted": predict_s(r, np.array(x)) * 1e3, "unit": "ms"}))
+            "predicted": predict_s(r, np.array(x)) * 1e3, "unit": "ms",
+            SUBSET: r[SUBSET]}))
     return pd.concat(parts, ignore_index=True)
 
 

@@ -147,6 +147,10 @@ class GpuSpec(PartSpec):
                                      gt=0, le=1e5)
     boost_clock_mhz: float = quantity("MHz", "boost clock (fp32_tflops is at this clock)",
                                       gt=0, le=1e5)
+    unaligned_energy_share: float = quantity(
+        "fraction", "extra board energy per flop of a GEMM whose operands are not 16-byte "
+        "aligned (gpu_ops.operands_aligned: four 32-bit loads for each 128-bit one)",
+        ge=0, le=10)
     gemm_tile_half: float = quantity("elements", "tile reuse tm·tn/(tm+tn) at which a GEMM "
                                      "tile reaches half of the SM's peak", ge=0, le=1e4)
     fp32_lanes_per_scheduler: Literal[16, 32] = quantity(

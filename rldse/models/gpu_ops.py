@@ -15,7 +15,10 @@ gpu.yaml defaults say "fitted on NeuSight") are fitted once on NeuSight's five G
   ``flop_energy_pj`` is per FP32 flop on TSMC 16 nm FinFET (shared, fitted);
   ``PROCESS_POWER`` ^ ``node_power_exponent`` scales it to the GPU's node: the foundry's
   published iso-speed logic power reductions, of which a board (memory, SRAM, I/O,
-  voltage regulation) gets only a share (the exponent, shared, fitted).
+  voltage regulation) gets only a share (the exponent, shared, fitted). A GEMM whose
+  operands are not 16-byte aligned (``operands_aligned``) loads them one element per
+  instruction instead of four and spends ``unaligned_energy_share`` more per flop (shared,
+  fitted), so a power-limited board runs it at a lower clock; one below its limit does not.
 - **GEMM (linear, bmm) as FP32 SIMT thread-block tiles, wave-quantized over the SMs.**
   For each candidate tile tm×tn (``GEMM_TILES``, CUTLASS's SGEMM tile shapes), tiles =
   batch × ceil(m/tm) × ceil(n/tn), one resident per SM, waves = ceil(tiles / sm_count);
@@ -54,6 +57,10 @@ if TYPE_CHECKING:
 #: Bytes of one FP32 element (the only dtype NeuSight measured; ``--dtype`` picks the peak).
 F32_BYTES = 4
 
+#: Widest global load a thread issues (LDG.128): an operand whose rows start 16 bytes apart
+#: can be loaded a vector at a time, others one element at a time.
+VECTOR_LOAD_BYTES = 16
+
 #: Dynamic power of the same logic at the same clock, relative to TSMC 16 nm FinFET (16FF+).
 #: TSMC's published iso-speed power reductions: 10FF 40 % below 16FF+, N7 40 % below 10FF
 #: (so 0.36), N5 30 % below N7 (0.25; NVIDIA's 4N is an N5-family node); 12FFN is a 16 nm
@@ -73,19 +80,20 @@ GEMM_TILES: tuple[tuple[int, int], ...] = ((128, 128), (128, 64), (64, 64), (64,
 BOUNDS = ("compute", "memory", "waves/launch", "dispatch floor")
 
 
-def power_limited_ops(spec: GpuSpec) -> float:
+def power_limited_ops(spec: GpuSpec, energy_scale=1.0):
     """Operations per second the board's power above idle pays for at the node's energy
-    per FP32 flop (module docstring), or at its base clock where that is more; other
-    dtypes are taken at the same energy per op."""
-    joules_per_op = spec.flop_energy_pj * 1e-12 \
+    per FP32 flop × ``energy_scale`` (module docstring), or at its base clock where that is
+    more; other dtypes are taken at the same energy per op. Element-wise over arrays."""
+    joules_per_op = spec.flop_energy_pj * 1e-12 * np.asarray(energy_scale) \
         * PROCESS_POWER[spec.process_node] ** spec.node_power_exponent
     base_ops = spec.fp32_tflops * 1e12 * spec.base_clock_mhz / spec.boost_clock_mhz
-    return float(max(base_ops, (spec.max_w - spec.idle_w) / joules_per_op))
+    return np.maximum(base_ops, (spec.max_w - spec.idle_w) / joules_per_op)
 
 
-def sustained_clock_share(spec: GpuSpec) -> float:
-    """Share of the boost clock a board sustains under full FP32 load (module docstring)."""
-    return float(min(1.0, power_limited_ops(spec) / (spec.fp32_tflops * 1e12)))
+def sustained_clock_share(spec: GpuSpec, energy_scale=1.0):
+    """Share of the boost clock a board sustains under full FP32 load whose energy per flop
+    is ``energy_scale`` × the board's (module docstring); element-wise over arrays."""
+    return np.minimum(1.0, power_limited_ops(spec, energy_scale) / (spec.fp32_tflops * 1e12))
 
 
 def tile_efficiency(spec: GpuSpec, tm: int, tn: int) -> float:
@@ -101,12 +109,21 @@ def tile_efficiency(spec: GpuSpec, tm: int, tn: int) -> float:
     return min(1.0, issue_cycles * reuse / (reuse + spec.gemm_tile_half))
 
 
+def operands_aligned(k, n, element_bytes: int = F32_BYTES):
+    """Whether a GEMM's operands (batch × (m×k)·(k×n), row-major, as nn.Linear and bmm lay
+    them out) have every row start on a 16-byte boundary: the m×k input and nn.Linear's n×k
+    weight step k elements per row, bmm's k×n operand and the output n; element-wise."""
+    per_vector = VECTOR_LOAD_BYTES // element_bytes
+    return (np.asarray(k) % per_vector == 0) & (np.asarray(n) % per_vector == 0)
+
+
 def gemm_device_s(spec: GpuSpec, peak_flops: float, batch, m, n, k) -> tuple[np.ndarray, ...]:
     """Device seconds of GEMMs (batch × (m×k)·(k×n)), element-wise over arrays: (work_s,
     compute_s at the chosen tile, memory_s, waves, full-wave compute_s). Excludes
     kernel_overhead_s."""
     b, m, n, k = (np.asarray(x, dtype=np.float64) for x in (batch, m, n, k))
-    sm_flops = peak_flops * sustained_clock_share(spec) / spec.sm_count
+    energy = 1.0 + spec.unaligned_energy_share * ~operands_aligned(k, n)
+    sm_flops = peak_flops * sustained_clock_share(spec, energy) / spec.sm_count
     best = np.full(np.broadcast(b, m, n, k).shape, np.inf)
     waves_at = np.zeros_like(best)
     for tm, tn in GEMM_TILES:

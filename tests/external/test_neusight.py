@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from rldse.external import neusight, relative_error, summary
+from rldse.external import SUBSET, neusight, relative_error, summary
 
 
 def test_measurements_load_every_device_and_regime():
@@ -14,6 +14,29 @@ def test_measurements_load_every_device_and_regime():
     lin = d[(d["op"] == "linear")].iloc[0]  # input (B·M)×N through N→K: m = B·M, k = N
     assert (lin["m"], lin["n"], lin["k"]) == (lin["B"] * lin["M"], lin["K"], lin["N"])
     assert (d["measured_s"] > 0).all()
+
+
+def test_alignment_subsets_split_the_large_gemms_by_k_and_n():
+    d = neusight.measurements()
+    big = d[d["regime"] == neusight.BIG_GEMM]
+    assert set(big[SUBSET]) == {neusight.ALIGNED, neusight.UNALIGNED}
+    assert (d.loc[d["regime"] != neusight.BIG_GEMM, SUBSET] == "").all()
+    aligned = big[SUBSET] == neusight.ALIGNED
+    assert ((big["k"] % 4 == 0) & (big["n"] % 4 == 0)).equals(aligned)
+    lin = big[(big["op"] == "linear") & ~aligned].iloc[0]  # nn.Linear: k = in_features N
+    assert lin["N"] % 4 != 0 or lin["K"] % 4 != 0
+
+
+def test_summary_reports_a_regimes_subsets_beside_it():
+    rows = pd.DataFrame({"dataset": "x", "device": "d", "regime": ["r", "r", "r", "s"],
+                         "case": ["a", "b", "c", "d"], "measured": 1.0,
+                         "predicted": [1.1, 0.8, 1.0, 2.0], "unit": "ms",
+                         SUBSET: ["u", "v", "v", ""]})
+    rows["error"] = relative_error(rows["predicted"], rows["measured"])
+    s = summary(rows).set_index("regime")
+    assert list(s.index) == ["r", "r; u", "r; v", "s"]
+    assert list(s["n"]) == [3, 1, 2, 1]
+    assert np.isclose(s.loc["r; v", "median_err"], -0.1) and s.loc["r; u", "worst_case"] == "a"
 
 
 def test_error_arithmetic_and_summary():

@@ -12,6 +12,7 @@ from rldse.models.gpu_ops import (
     PROCESS_POWER,
     call_s,
     gemm_device_s,
+    operands_aligned,
     sustained_clock_share,
     tile_efficiency,
 )
@@ -49,6 +50,28 @@ def test_sustained_clock_by_hand_and_base_clock_floor():
     assert sustained_clock_share(t4) == pytest.approx(power)
     starved = load_part("gpu", "t4", flop_energy_pj=500.0)
     assert sustained_clock_share(starved) == pytest.approx(585 / 1590)
+
+
+def test_operands_aligned_when_rows_start_16_bytes_apart():
+    """k (the input's and nn.Linear's weight's row) and n (bmm's second operand's and the
+    output's row) in whole 16-byte vectors; m (a row count) does not matter."""
+    assert list(operands_aligned([512, 514, 512, 1024], [512, 512, 513, 2048])) == [
+        True, False, False, True]
+    assert operands_aligned(512, 516) and not operands_aligned(512, 516, element_bytes=2)
+
+
+def test_unaligned_operands_cost_energy_so_only_power_limited_boards_slow():
+    """n = 1023 instead of 1024: the same tiles and flops, but scalar loads cost
+    unaligned_energy_share more energy per flop, hence the T4's lower sustained clock; the
+    P100 PCIe, below its power limit, runs both at boost."""
+    for preset, limited in (("t4", True), ("p100-pcie", False)):
+        spec = load_part("gpu", preset, unaligned_energy_share=0.2)
+        peak = spec.fp32_tflops * 1e12
+        _, aligned, *_ = gemm_device_s(spec, peak, 1, 2048, 1024, 4096)
+        _, unaligned, *_ = gemm_device_s(spec, peak, 1, 2048, 1023, 4096)
+        ratio = sustained_clock_share(spec) / sustained_clock_share(spec, 1.2)
+        assert unaligned / aligned == pytest.approx(ratio)
+        assert (ratio > 1.0) == limited
 
 
 def test_tile_efficiency_by_issue_rate():
