@@ -54,13 +54,11 @@ Energy: the utilisation model over board power (``UtilisationPower``); no per-ac
 
 from __future__ import annotations
 
-from pydantic import field_validator
-
 from rldse.errors import RldseError
 from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, Runs, register
 from rldse.models.link import LinkSpec
 from rldse.models.power import UtilisationPower
-from rldse.models.spec import PartSpec, idle_at_most_max, quantity
+from rldse.models.spec import PartSpec, idle_at_most, quantity
 
 
 class FpgaSpec(PartSpec):
@@ -83,7 +81,7 @@ class FpgaSpec(PartSpec):
     price_usd: float = quantity("USD", "price of one card", ge=0, le=1e7)
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
 
-    _idle_at_most_max = field_validator("idle_w")(idle_at_most_max)
+    _idle_at_most_max = idle_at_most("idle_w", "max_w")
 
 
 def tree_depth(capacity: int, fanout: int) -> int:

@@ -73,7 +73,7 @@ from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, Runs, regis
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES, ArrayLike, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower, utilisation_power_w
-from rldse.models.spec import PartSpec, idle_at_most_max, quantity
+from rldse.models.spec import PartSpec, idle_at_most, quantity
 
 KernelCounts = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
 
@@ -175,7 +175,7 @@ class GpuSpec(PartSpec):
                                       "with its tensors on this GPU (autograd, optimizer, "
                                       "Python), on a core of dispatch_core", ge=0, le=1.0)
 
-    _idle_at_most_max = field_validator("idle_w")(idle_at_most_max)
+    _idle_at_most_max = idle_at_most("idle_w", "max_w")
 
     @field_validator("idle_w")
     @classmethod

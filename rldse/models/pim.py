@@ -41,7 +41,7 @@ from rldse.errors import RldseError
 from rldse.models.kinds import PartKind, Runs, register
 from rldse.models.ops import ArrayLike
 from rldse.models.power import EnergyEstimate, IdlePlusActionsPower, action_joules
-from rldse.models.spec import PartSpec, allowed_range, quantity
+from rldse.models.spec import PartSpec, allowed_range, idle_at_most, quantity
 
 #: PrIM measured parallel transfers to the 64 DPUs of one rank.
 PARALLEL_REF_DPUS = 64
@@ -108,13 +108,7 @@ class PimSpec(PartSpec):
     dimm_price_usd: float = quantity("USD", "price of one PIM DIMM", ge=0, le=1e6)
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
 
-    @field_validator("dpu_idle_w")
-    @classmethod
-    def _idle_at_most_active(cls, v: float, info: ValidationInfo) -> float:
-        top = info.data.get("dpu_w")
-        if top is not None and v > top:
-            raise ValueError(f"dpu_idle_w must not exceed dpu_w ({top:g} W)")
-        return v
+    _idle_at_most_active = idle_at_most("dpu_idle_w", "dpu_w")
 
     @field_validator("faulty_dpus")
     @classmethod

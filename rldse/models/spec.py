@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import annotated_types as at
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from rldse.errors import RldseError, did_you_mean
 from rldse.strict import UserModel
@@ -118,10 +118,14 @@ def build(model: type[S], values: Mapping[str, Any], where: str) -> S:
         raise RldseError("; ".join(map(str, errors))) from None
 
 
-def idle_at_most_max(value: float, info: ValidationInfo) -> float:
-    """A part's idle power cannot exceed its full-load power (reused as a field validator
-    on every spec with `max_w` declared before `idle_w`)."""
-    top = info.data.get("max_w")
-    if top is not None and value > top:
-        raise ValueError(f"idle_w must not exceed max_w ({top:g} W)")
-    return value
+def idle_at_most(idle: str, active: str) -> Any:
+    """A field validator for ``idle``: a part's idle power cannot exceed its full-load
+    power ``active`` (a field declared before it). Every spec with both uses this one."""
+
+    def check(value: float, info: ValidationInfo) -> float:
+        top = info.data.get(active)
+        if top is not None and value > top:
+            raise ValueError(f"{idle} must not exceed {active} ({top:g} W)")
+        return value
+
+    return field_validator(idle)(check)

@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field
 
 from rldse.errors import RldseError
 from rldse.models.kinds import Instance, Loader, PartKind, Runs, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import PHASE_NAMES, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower
-from rldse.models.spec import PartSpec, build, idle_at_most_max, quantity
+from rldse.models.spec import PartSpec, build, idle_at_most, quantity
 from rldse.strict import UserModel
 
 #: PEARL's primitive names -> rldse phases.
@@ -55,7 +55,7 @@ class TableSpec(PartSpec):
     price_usd: float = quantity("USD", "price of the device; 0 if not known", ge=0, le=1e7,
                                 default=0.0)
 
-    _idle_at_most_max = field_validator("idle_w")(idle_at_most_max)
+    _idle_at_most_max = idle_at_most("idle_w", "max_w")
 
 
 class TableModel(UtilisationPower):

@@ -110,13 +110,14 @@ def test_counting_work_is_not_an_ipc_handoff(tmp_path):
     """The actor-learner program replays sync and rollout_add as the gaps on the trace's
     clock (trace_handoffs); the first act and learn count their work (FlopCounterMode,
     ms), which must not show up there (it once added 20-30 ms to an A2C replay)."""
+    from rldse.workloads import workload_of
     from rldse.workloads.actor_learner.program.handoffs import trace_handoffs
 
     path = tmp_path / "a2c.parquet"
     learn("A2C", "CartPole-v1", 100, path)
     trace = load_trace(path)
     ops = trace.ops
-    deliver, handoff = trace_handoffs(trace)
+    deliver, handoff = trace_handoffs(trace, workload_of(trace).read_info(trace).rollout_len)
     sync = ops.loc[ops["phase"] == "sync", "dur_s"].to_numpy()
     send = ops.loc[ops["phase"] == "rollout_add", "dur_s"].to_numpy()
     assert len(deliver) == len(sync) == len(handoff) == len(send) == 20

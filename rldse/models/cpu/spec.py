@@ -5,10 +5,9 @@ and how runnable processes share the cores (rldse.models.cpu says why each is so
 from __future__ import annotations
 
 import numpy as np
-from pydantic import ValidationInfo, field_validator
 
 from rldse.models.ops import ArrayLike
-from rldse.models.spec import PartSpec, quantity
+from rldse.models.spec import PartSpec, idle_at_most, quantity
 
 
 class CpuSpec(PartSpec):
@@ -93,13 +92,7 @@ class CpuSpec(PartSpec):
     mem_bytes: int = quantity("B", "host DRAM per socket (DIMM capacity)", gt=0, le=2**50)
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
 
-    @field_validator("core_idle_w")
-    @classmethod
-    def _core_idle_at_most_active(cls, v: float, info: ValidationInfo) -> float:
-        top = info.data.get("core_active_w")
-        if top is not None and v > top:
-            raise ValueError(f"core_idle_w must not exceed core_active_w ({top:g} W)")
-        return v
+    _core_idle_at_most_active = idle_at_most("core_idle_w", "core_active_w")
 
     @property
     def lanes(self) -> int:

@@ -6,28 +6,19 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import Field
 
 from rldse.kernels.network_work import F32, float32_bytes, network_info
 from rldse.models.kinds import Runs
 from rldse.workloads import (
     SIDES,
-    Count,
-    Info,
     Knobs,
-    Layers,
-    OptionalLayers,
     Recordable,
     Workload,
     learning_knob,
     register,
 )
-from rldse.workloads.actor_learner.info import (
-    CPU_FIELDS,
-    Receives,
-    StartUp,
-    notes,
-)
+from rldse.workloads.actor_learner.info import CPU_FIELDS, ActorLearnerInfo
 
 
 class ActorLearnerKnobs(Knobs):
@@ -61,27 +52,7 @@ class ActorLearnerKnobs(Knobs):
                     "learn work follows mlp.py's layer formulas and the host's GEMM curve")
 
 
-class ActorLearnerInfo(Info):
-    actors: Count
-    envs_per_actor: Count
-    rollout_len: Count
-    obs_dim: Count
-    policy_sizes: Layers
-    value_sizes: OptionalLayers  # empty: one network (REINFORCE, a shared body)
-    n_params: Count
-    batch_size: Count = Field(validation_alias=AliasChoices("batch_size", "minibatch_size"))
-    epochs: Count
-    transition_bytes: Count
-    # CPU time of starting the processes and of each receive (info.py); None in
-    # traces from before them and in one-process recordings: wall time then
-    startup: StartUp | None = None
-    receive_cpu: Receives | None = None
-
-    def notes(self) -> list[str]:
-        return notes(self.startup, self.receive_cpu)
-
-
-def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
+def _trace_knobs(info: ActorLearnerInfo, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
     return {"env_steps": trace.env_steps,
             "actors": info.actors, "envs_per_actor": info.envs_per_actor,
             "inference": "local", "batch_size": info.batch_size, "learner": "sync",

@@ -1,5 +1,7 @@
-"""What starting and feeding the actor processes cost their CPUs, as ppo.py records it in
-``workload_info`` (issue 24): each span's wall time and the process's own CPU time over it.
+"""The actor-learner family's typed ``workload_info`` (``ActorLearnerInfo``: read once where
+the trace enters the family, ``Workload.read_info``, and what its program reads), and what
+starting and feeding the actor processes cost their CPUs, as ppo.py records it there
+(issue 24): each span's wall time and the process's own CPU time over it.
 
 A capture on a busy host stretches these spans' wall time by the time the OS gave other
 processes, and a wait for another process by that process's slowed work too, so the
@@ -22,11 +24,12 @@ clock's wall time, contention included (``wall_rule_note`` says so where a trace
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field
+from pydantic import AliasChoices, ConfigDict, Field
 
 from rldse.strict import UserModel
+from rldse.workloads import Count, Info, Layers, OptionalLayers
 
 Seconds = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
@@ -64,6 +67,27 @@ class Receives(UserModel):
 
 #: The workload_info keys ppo.py records (the fields of ActorLearnerInfo they fill).
 CPU_FIELDS = ("startup", "receive_cpu")
+
+
+class ActorLearnerInfo(Info):
+    actors: Count
+    envs_per_actor: Count
+    rollout_len: Count
+    obs_dim: Count
+    policy_sizes: Layers
+    value_sizes: OptionalLayers  # empty: one network (REINFORCE, a shared body)
+    n_params: Count
+    batch_size: Count = Field(validation_alias=AliasChoices("batch_size", "minibatch_size"))
+    epochs: Count
+    transition_bytes: Count
+    network: dict[str, Any] | None = None  # a non-MLP network's layers (network_work.py)
+    # CPU time of starting the processes and of each receive (module docstring); None in
+    # traces from before them and in one-process recordings: wall time then
+    startup: StartUp | None = None
+    receive_cpu: Receives | None = None
+
+    def notes(self) -> list[str]:
+        return notes(self.startup, self.receive_cpu)
 
 
 def notes(startup: StartUp | None, receive_cpu: Receives | None) -> list[str]:

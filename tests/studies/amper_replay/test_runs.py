@@ -12,10 +12,12 @@ import pandas as pd
 import pytest
 import yaml
 
+import rldse.trace
 from rldse.errors import RldseError
 from rldse.studies import run_study
+from rldse.studies.amper_replay import runs
 from rldse.studies.amper_replay.params import Params
-from rldse.studies.amper_replay.runs import _end_to_end, _shipped_trace
+from rldse.studies.amper_replay.runs import _end_to_end, _shipped_trace, plan
 from rldse.studies.common import load_params
 from tests.studies.amper_replay.conftest import link_traces
 
@@ -63,6 +65,19 @@ def test_amper_end_to_end_rows_are_the_shipped_captures_not_live_timing(amper_ou
     assert again.to_csv(index=False) == (amper_out / "end_to_end.csv").read_text()
     report = (amper_out / "report.md").read_text()
     assert "`amper_k_cartpole.parquet` (end_to_end.trace; digest " in report
+
+
+def test_amper_plan_and_run_read_the_shipped_capture_once(monkeypatch):
+    """`study run` plans the study (pricing the engine's replays of the shipped capture)
+    and then runs it: the run checks and replays the trace the plan read, not a second
+    read of the file."""
+    study_dir = ROOT / "studies" / "amper_replay"
+    reads, real = [], rldse.trace.load_trace
+    monkeypatch.setattr(rldse.trace, "load_trace", lambda path: reads.append(path) or real(path))
+    runs._opened.cache_clear()
+    planned = [item.trace for item in plan(study_dir) if item.trace is not None]
+    assert planned and _shipped_trace(study_dir, load_params(study_dir, Params)) is planned[0]
+    assert len(reads) == 1
 
 
 def _copy(tmp_path: Path, **changes) -> Path:

@@ -16,15 +16,15 @@ from rldse.models.cpu.roofline import with_work
 from rldse.sim import trace_cache
 from rldse.sim.machine import Cycle, Machine
 from rldse.trace import Trace
-from rldse.workloads.actor_learner.info import Receives, StartUp
+from rldse.workloads.actor_learner.info import ActorLearnerInfo, Receives
 from rldse.workloads.actor_learner.program.shape import Shape
 
 
-def trace_handoffs(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
-    """Per trace iteration: (broadcast → last actor's first act, last actor's rollout send →
-    learner's first learn), in seconds on the capture host, from the shared clock."""
-    info = trace.meta.workload_info
-    T = int(info["rollout_len"])
+def trace_handoffs(trace: Trace, rollout_len: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per trace iteration (of ``rollout_len`` vector steps): (broadcast → last actor's
+    first act, last actor's rollout send → learner's first learn), in seconds on the
+    capture host, from the shared clock."""
+    T = rollout_len
     ops = trace.ops
     phase = ops["phase"].astype(str).to_numpy()
     worker = ops["worker"].astype(str).to_numpy()
@@ -51,15 +51,11 @@ def trace_handoffs(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
             np.clip(handoff[np.isfinite(handoff)], 0.0, None))
 
 
-def recorded_handoffs(trace: Trace) -> tuple[np.ndarray, np.ndarray] | None:
+def recorded_handoffs(trace: Trace, receives: Receives) -> tuple[np.ndarray, np.ndarray]:
     """``trace_handoffs``'s two spans per iteration from the processes' CPU time (the
     hand-off's work, without waiting for the partner: info.py): the broadcast's sends
-    plus an actor's receive, and the last rollout's send (the actors' mean) plus the
-    learner's receiving every rollout. None where the trace did not record receives."""
-    raw = trace.meta.workload_info.get("receive_cpu")
-    if raw is None:
-        return None
-    receives = Receives.model_validate(raw)
+    plus an actor's receive (``receives``, the trace's ``receive_cpu``), and the last
+    rollout's send (the actors' mean) plus the learner's receiving every rollout."""
     n = len(receives.rollouts_cpu_s)
     ops = trace.ops
     cpu = ops["cpu_s"].fillna(ops["dur_s"]).to_numpy()  # a row without CPU time: its wall
@@ -94,9 +90,11 @@ def handoff_costs(m: Machine, s: Shape, cores: int) -> Handoffs:
     cores for the actors (``startup_seconds``). Draws a seeded start row for ``send``,
     then for ``recv``."""
     cpu_model = m.host.model
+    info: ActorLearnerInfo = m.system.info
     deliver, handoff = trace_cache.cached(  # once per trace in a process
         ("handoffs", m.trace.digest),
-        lambda: recorded_handoffs(m.trace) or trace_handoffs(m.trace))
+        lambda: trace_handoffs(m.trace, info.rollout_len) if info.receive_cpu is None
+        else recorded_handoffs(m.trace, info.receive_cpu))
     if not len(deliver):
         deliver = np.asarray(m.trace_ops("sync").host_dur_s)
     if not len(handoff):
@@ -120,12 +118,12 @@ def startup_seconds(m: Machine, s: Shape, cores: int) -> float:
     rollouts are (``CpuSpec.core_throughput``). Without it: the capture's wall time before
     its first operation, per actor (the learner starts them one after another)."""
     cpu_model = m.host.model
-    raw = m.trace.meta.workload_info.get("startup")
-    if raw is None:
+    info: ActorLearnerInfo = m.system.info
+    st = info.startup
+    if st is None:
         first = float(m.trace.ops["start_s"].min()) if len(m.trace.ops) else 0.0
         spawn = OpColumns.of("sync", host_dur_s=max(first, 0.0) / s.t_actors, dtype="none")
         return float(cpu_model.op_seconds(spawn)[0]) * s.N
-    st = StartUp.model_validate(raw)
     actor_cpu_s = float(np.mean([a.cpu_s for a in st.actors]))
     spans = OpColumns.of("sync", dtype="none", host_dur_s=np.array(
         [st.learner.cpu_s, st.spawn.cpu_s / len(st.actors), actor_cpu_s]))

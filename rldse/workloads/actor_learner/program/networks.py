@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from rldse.errors import RldseError
 from rldse.kernels.mlp import F32, Work, adam_work, cold, network
 from rldse.kernels.network_work import NetworkWork
-from rldse.kernels.trace_network import from_info
+from rldse.kernels.trace_network import read_network
 from rldse.sim.machine import Machine
+from rldse.workloads.actor_learner.info import ActorLearnerInfo
 from rldse.workloads.actor_learner.ppo_work import ppo_loss_work
 
 
@@ -41,9 +42,10 @@ def networks(m: Machine, obs_dim: int) -> tuple[Nets, Nets]:
     """(the trace's, this system's) networks. An MLP trace's widths follow the knobs
     ``hidden`` and ``obs_bytes`` (obs_dim inputs); a trace with a network description
     keeps it, and refuses knobs that would reshape it."""
-    info, k = m.trace.meta.workload_info, m.knobs
-    t_pi, t_v = list(info["policy_sizes"]), list(info["value_sizes"])
-    net = from_info(info, f"trace {m.trace.digest}")
+    info: ActorLearnerInfo = m.system.info
+    k = m.knobs
+    t_pi, t_v = info.policy_sizes, info.value_sizes
+    net = read_network(info.network, f"trace {m.trace.digest}")
     if net is None:
         if len(t_v) < 2:
             raise RldseError("an MLP trace without a network description needs its value "

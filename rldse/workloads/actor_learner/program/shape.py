@@ -11,6 +11,7 @@ from rldse.kernels.mlp import F32
 from rldse.models.kinds import KernelModel
 from rldse.sim.device import Device
 from rldse.sim.machine import Machine, Runner
+from rldse.workloads.actor_learner.info import ActorLearnerInfo
 from rldse.workloads.actor_learner.ppo_work import ROLLOUT_FIELDS
 from rldse.workloads.actor_learner.program.networks import Nets, networks
 
@@ -81,27 +82,23 @@ class Shape:
 
 
 def shape_of(m: Machine) -> Shape:
-    """The loop's sizes on machine ``m``: the knobs, else the trace's numbers."""
-    k, info = m.knobs, m.trace.meta.workload_info
-    t_envs, t_T = int(info["envs_per_actor"]), int(info["rollout_len"])
-    N = k.actors
-    # envs per actor as in the trace unless the spec sets it (its default, 1, is no choice)
-    E = k.envs_per_actor or t_envs
-    T = k.rollout_len or t_T
-    epochs = k.epochs or int(info["epochs"])
-    t_obs_bytes = F32 * int(info["obs_dim"])
-    obs_bytes = k.obs_bytes or t_obs_bytes
+    """The loop's sizes on machine ``m``: the knobs (each the trace's unless the spec sets
+    it: ``Workload.resolve_knobs``) beside the trace's own (its typed info)."""
+    info: ActorLearnerInfo = m.system.info
+    k = m.knobs
+    N, E, T, epochs, obs_bytes = k.actors, k.envs_per_actor, k.rollout_len, k.epochs, k.obs_bytes
+    t_obs_bytes = F32 * info.obs_dim
     t_nets, nets = networks(m, max(1, math.ceil(obs_bytes / F32)))
     # steps of the rollout the learner holds on its GPU at once (package docstring)
     W = min(k.resident_steps or T, T)
-    mb = min(k.batch_size or int(info["minibatch_size"]), N * E * W)
-    total = k.env_steps or m.trace.env_steps
+    mb = min(k.batch_size, N * E * W)
     asynchronous = k.learner == "async"
     return Shape(
-        t_actors=int(info["actors"]), t_envs=t_envs, t_T=t_T, t_obs_bytes=t_obs_bytes,
+        t_actors=info.actors, t_envs=info.envs_per_actor, t_T=info.rollout_len,
+        t_obs_bytes=t_obs_bytes,
         N=N, E=E, T=T, epochs=epochs, obs_bytes=obs_bytes, t_nets=t_nets, nets=nets, W=W,
         mb=mb, n_mb=epochs * math.ceil(N * E * T / mb),
-        iterations=max(1, math.ceil(total / (N * E * T))),
+        iterations=max(1, math.ceil(k.env_steps / (N * E * T))),
         central=k.inference == "central", asynchronous=asynchronous,
         lag=k.sync_interval if asynchronous else 0)
 
