@@ -334,15 +334,6 @@ class Machine:
     def of_kind(self, kind: str) -> list[Device]:
         return [d for d in self.devices.values() if d.kind == kind]
 
-    def info(self, key: str):
-        """A workload_info entry the program needs; a one-line error if the trace lacks it."""
-        info = self.trace.meta.workload_info
-        if key not in info:
-            raise RldseError(f"trace {self.trace.digest}: workload_info has no '{key}' "
-                             f"({self.trace.meta.workload} traces from this rldse have it; "
-                             "capture the trace again)")
-        return info[key]
-
     # ---- trace costs ----------------------------------------------------------------
     def trace_ops(self, phase: str) -> OpColumns:
         """The trace's rows of ``phase`` as read-only columns (computed once per trace

@@ -28,8 +28,8 @@ def test_replay_buffer_beyond_host_memory_is_infeasible():
     m = Machine(trace, load_spec(DGX, short))
     # replay on the CPU: capacity × 41 B transitions; the GPU learner's host copy of its
     # 4,610 parameters and each actor's copy
-    k, params = m.knobs, int(m.info("n_params"))
-    expected = (k.replay_capacity * int(m.info("transition_bytes"))
+    k, params = m.knobs, m.system.info.n_params
+    expected = (k.replay_capacity * m.system.info.transition_bytes
                 + params * F32 * (1 + k.actors))
     assert ok.host_memory_peak_bytes == expected
     tight = load_spec(DGX, {**short, "cpu.mem_bytes": ok.host_memory_peak_bytes // 2 - 1})

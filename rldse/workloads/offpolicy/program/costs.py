@@ -211,8 +211,8 @@ def refuse_ignored_knobs(m: Machine, hidden: list[int]) -> None:
     without replay on a GPU; on measured tables (fixed latencies) any knob that changes
     the work from the trace's (its batch size, replay capacity and ``hidden`` widths)."""
     k, replay_r, learn_r = m.knobs, m.runner("replay"), m.runner("learn")
-    trace_knobs = {"batch_size": m.info("batch_size"),
-                   "replay_capacity": m.info("replay_capacity"), "hidden": list(hidden)}
+    trace_knobs = {"batch_size": m.system.info.batch_size,
+                   "replay_capacity": m.system.info.replay_capacity, "hidden": list(hidden)}
     if k.gpu_swap and not replay_r.on_kernel_part:
         raise RldseError(f"gpu_swap swaps a GPU replay buffer, but replay runs on "
                          f"'{replay_r.kind}'", where="workload.gpu_swap")

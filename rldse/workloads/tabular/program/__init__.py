@@ -32,7 +32,7 @@ def program(m: Machine) -> Outcome:
         if getattr(m.knobs, knob) is not None and q.runs is not Runs.DPUS:
             raise RldseError(f"{knob} applies to DPUs: q_update runs on '{q.kind}'",
                              where=f"workload.{knob}")
-    if m.trace.meta.workload_info.get("mode") == "online":
+    if m.system.info.mode == "online":
         if not q.is_host:
             raise RldseError(f"'{q.kind}' runs offline (SwiftRL-style) tabular traces only; "
                              "this trace is online (one agent stepping its env), which runs "
@@ -48,11 +48,11 @@ def program(m: Machine) -> Outcome:
 
 
 def _on_cores(m: Machine) -> Outcome:
-    return cpu_program(m, offline_loop(m, int(m.info("agents"))))
+    return cpu_program(m, offline_loop(m, m.system.info.agents))
 
 
 def _as_kernels(m: Machine) -> Outcome:
-    return gpu_program(m, offline_loop(m, int(m.info("agents"))))
+    return gpu_program(m, offline_loop(m, m.system.info.agents))
 
 
 def _on_dpus(m: Machine) -> Outcome:

@@ -55,7 +55,7 @@ class _Plan:
 def same_dtype_on_cpu(m: Machine) -> None:
     """The CPU twin replays the trace's measured numpy loop: another number format is not
     something it can predict (int32 runs were measured 1.4x slower than fp32)."""
-    want, got = m.knobs.dtype, str(m.trace.meta.workload_info["dtype"])
+    want, got = m.knobs.dtype, m.system.info.dtype
     if want and want != got:
         raise RldseError(f"the CPU model cannot predict an {want} numpy loop from an {got} "
                          f"trace; capture with --dtype {want}", where="workload.dtype")
@@ -93,11 +93,11 @@ def cpu_program(m: Machine, sh: Offline) -> Outcome:
 
 def _plan(m: Machine, sh: Offline) -> _Plan:
     """Workers, groups and per-round costs (cpu_program's docstring)."""
-    info, k, cm = m.trace.meta.workload_info, m.knobs, m.host.model
-    workers = min(k.cores or int(info["workers"]), sh.agents)
+    info, k, cm = m.system.info, m.knobs, m.host.model
+    workers = min(k.cores or info.workers, sh.agents)
     g = _offline_glue(m)
     scale = cm.interp_scale
-    shared = max(1.0, int(info["workers"]) / m.trace.meta.host.cores)
+    shared = max(1.0, info.workers / m.trace.meta.host.cores)
     upd_ops = m.trace_ops("q_update")
     per_transition = Cycle(m.phase_cost("q_update") / np.maximum(upd_ops.items, 1.0)
                            / shared, start=int(m.rng.integers(len(upd_ops))))
@@ -171,8 +171,8 @@ def _offline_glue(m: Machine) -> _Glue:
     """Split the capture's untimed wall time into per-transition, per-agent and per-round
     parts: gaps between consecutive agents of one process are agent switches; what a round
     took beyond its busiest process's agents and the average is the round's own glue."""
-    info, ops = m.trace.meta.workload_info, m.trace.ops
-    agents, workers = int(info["agents"]), int(info["workers"])
+    info, ops = m.system.info, m.trace.ops
+    agents, workers = info.agents, info.workers
     edges = np.array([split(agents, workers, w) for w in range(workers + 1)])
     upd = ops[ops["phase"] == "q_update"]
     agent = upd["worker"].astype(str).str.rpartition("/")[2].astype(int).to_numpy()
@@ -197,12 +197,12 @@ def _offline_glue(m: Machine) -> _Glue:
                      m.trace.meta.wall_time_s + offset - first.iloc[-1])
     glue = span - busy.to_numpy() - agg.reindex(first.index, fill_value=0.0).to_numpy()
     glue = glue[:-1] if len(glue) > 1 else glue  # the last round also holds the teardown
-    q_bytes = int(info["q_table_bytes"])
+    q_bytes = info.q_table_bytes
     ipc = _ipc_s(workers, q_bytes, agents, m.trace.meta.host.copy_gbs)
     round_s = max(float(glue.mean()) - ipc, 0.0)
     forks = workers * FORK.value if workers > 1 else 0.0
     load_s = max(float(first.iloc[0]) - offset - forks, 0.0) * workers  # built in parallel
-    return _Glue(load_s / int(info["dataset_transitions"]), switch_s, round_s)
+    return _Glue(load_s / info.dataset_transitions, switch_s, round_s)
 
 
 def _aggregate_s(m: Machine, agents: int) -> float:
@@ -212,8 +212,8 @@ def _aggregate_s(m: Machine, agents: int) -> float:
     scales with the roofline, the rest (numpy call overhead) stays, as offpolicy rescales
     a learner step to another batch size; then the CPU model costs it on the target."""
     ops, cm = m.trace_ops("aggregate"), m.host.model
-    info = m.trace.meta.workload_info
-    cells = int(info["n_states"]) * int(info["n_actions"])
+    info = m.system.info
+    cells = info.n_states * info.n_actions
     rescaled = with_work(cm.host, ops, (agents + 1) * cells, Q_BYTES * cells * (agents + 1),
                          agents)
     return float(np.mean(cm.op_seconds(rescaled)))

@@ -50,10 +50,10 @@ class Offline:
 def offline_loop(m: Machine, default_agents: int) -> Offline:
     """The offline loop's shape: the knobs, else the trace's numbers; ``default_agents``
     is the device's (one per DPU on PIM, the trace's elsewhere)."""
-    info, k = m.trace.meta.workload_info, m.knobs
-    n = k.transitions or int(info["dataset_transitions"])
-    ppr = int(info["passes_per_round"])
-    passes = k.passes or int(info["passes"])
+    info, k = m.system.info, m.knobs
+    n = k.transitions or info.dataset_transitions
+    ppr = info.passes_per_round
+    passes = k.passes or info.passes
     if passes % ppr:
         raise RldseError(f"workload.passes: {passes} is not a multiple of the trace's "
                          f"passes_per_round ({ppr})")
@@ -64,8 +64,8 @@ def offline_loop(m: Machine, default_agents: int) -> Offline:
     upd = m.trace.ops[m.trace.ops["phase"] == "q_update"]
     items = float(upd["items"].sum())
     return Offline(
-        algorithm=m.trace.meta.algorithm, n_states=int(info["n_states"]),
-        n_actions=int(info["n_actions"]), dtype=k.dtype or str(info["dtype"]),
+        algorithm=m.trace.meta.algorithm, n_states=info.n_states,
+        n_actions=info.n_actions, dtype=k.dtype or info.dtype,
         transitions=n, agents=agents, passes=passes, passes_per_round=ppr,
         flops_per=float(upd["flops"].sum()) / items,
         touches_per=float(upd["touches"].sum()) / items,

@@ -47,7 +47,7 @@ def online_program(m: Machine) -> Outcome:
     steps = k.env_steps or m.trace.env_steps
     m.env.process(_agent(m, _step_costs(m), steps))
     m.env.run()
-    q_bytes = Q_BYTES * int(m.info("n_states")) * int(m.info("n_actions"))
+    q_bytes = Q_BYTES * m.system.info.n_states * m.system.info.n_actions
     return Outcome(env_steps=steps, updates=steps,
                    host_memory_bytes=int(steps * PY_LOG_STEP_BYTES.value + q_bytes))
 

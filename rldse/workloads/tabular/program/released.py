@@ -88,7 +88,7 @@ def released_program(m: Machine, sh: Offline, layout: DpuLayout) -> Outcome:
 
 def _refuse(m: Machine, sh: Offline, layout: DpuLayout) -> None:
     """One-line errors for what the released binary cannot run."""
-    if m.knobs.dtype != m.trace.meta.workload_info["dtype"]:  # set away from the trace's
+    if m.knobs.dtype != m.system.info.dtype:  # set away from the trace's
         raise RldseError("the released kernel's number format is fixed (a uint8 table, FP64 "
                          "arithmetic); drop workload.dtype or use pim_kernel: split",
                          where="workload.dtype")
