@@ -131,7 +131,7 @@ def checked(table: pd.DataFrame) -> pd.DataFrame:
     """``summary`` rows keyed by the part each device is (``Dataset.part_of``)."""
     known = datasets()
     part = [known[r.dataset].part_of(r.device) for r in table.itertuples(index=False)]
-    return table.assign(part=part)[list(CHECKED_COLUMNS)].round(4).sort_values(
+    return table.assign(part=part)[list(CHECKED_COLUMNS)].round(6).sort_values(
         ["part", "dataset", "regime"], ignore_index=True)
 
 

@@ -73,7 +73,7 @@ from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, Runs, regis
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES, ArrayLike, OpColumns, Phase, per_phase
 from rldse.models.power import UtilisationPower, utilisation_power_w
-from rldse.models.spec import PartSpec, idle_at_most, quantity
+from rldse.models.spec import PartSpec, quantity
 
 KernelCounts = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
 
@@ -175,9 +175,7 @@ class GpuSpec(PartSpec):
                                       "with its tensors on this GPU (autograd, optimizer, "
                                       "Python), on a core of dispatch_core", ge=0, le=1.0)
 
-    _idle_at_most_max = idle_at_most("idle_w", "max_w")
-
-    @field_validator("idle_w")
+    @field_validator("idle_w")  # stricter than models.spec.idle_at_most, which others use
     @classmethod
     def _below_max(cls, value: float, info) -> float:
         """A GPU's sustained clock is set by the power it may draw above idle
