@@ -16,8 +16,13 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   # every other dependency at the version constraints.txt locks, installed by uv (pinned):
   # the same versions as pip resolves from the same constraints, in a tenth of the time;
   # it leaves the torch above in place, which satisfies the pin
-  .venv/bin/python -m pip install -q --no-compile uv==0.13.8
-  .venv/bin/uv pip install -q --python .venv/bin/python -c constraints.txt -e '.[test]'
+  # (pip, slower, if uv cannot be had or cannot reach the package index)
+  if ! { .venv/bin/python -m pip install -q --no-compile uv==0.13.8 &&
+         .venv/bin/uv pip install -q --python .venv/bin/python -c constraints.txt -e '.[test]'; }
+  then
+    echo "venv.sh: uv failed (above); installing with pip instead" >&2
+    .venv/bin/python -m pip install -q --no-compile -c constraints.txt -e '.[test]'
+  fi
   # packages' own test suites (a quarter of the bytes) are never imported here and stay
   # uncompiled; as with pip's own compile, files that are not this Python's syntax (torch's
   # tests of Python 3.12 syntax) do too: compileall reports them, so its status is not used
