@@ -121,6 +121,7 @@ from pathlib import Path
 from time import perf_counter_ns, thread_time_ns
 
 import numpy as np
+from switched_windows import ratio_interval, unit_cost_s
 
 from rldse.cpu_clock import (
     OFF_EDGES_NS,
@@ -360,30 +361,6 @@ def classify(ops, switch_ns: np.ndarray, guard_ns: int) -> tuple[np.ndarray, np.
     kk = np.clip(k0, 0, last - 1)
     ok &= (t0 >= switch_ns[kk] + guard_ns) & (t1 <= switch_ns[kk + 1] - guard_ns)
     return np.where(ok, k0, -1), ok
-
-
-def unit_cost_s(col: np.ndarray, win: np.ndarray, windows: np.ndarray) -> float:
-    """Mean of ``col`` over the ops whose window is in ``windows``."""
-    m = np.isin(win, windows)
-    return float(col[m].sum() / max(m.sum(), 1))
-
-
-def ratio_interval(col: np.ndarray, win: np.ndarray, a: np.ndarray, b: np.ndarray,
-                   n: int, rng: np.random.Generator, draws: int = 400) -> tuple[float, float]:
-    """5th and 95th percentiles of mean(b)/mean(a) - 1, windows resampled with replacement
-    (each window a block: ops inside one window share its host state); ``n`` windows."""
-    sums, counts = np.zeros(n), np.zeros(n)
-    m = win >= 0
-    np.add.at(sums, win[m], col[m])
-    np.add.at(counts, win[m], 1)
-    out = []
-    for _ in range(draws):
-        ra, rb = rng.choice(a, len(a)), rng.choice(b, len(b))
-        ca, cb = counts[ra].sum(), counts[rb].sum()
-        if ca and cb:
-            out.append((sums[rb].sum() / cb) / (sums[ra].sum() / ca) - 1)
-    return (float(np.percentile(out, 5)), float(np.percentile(out, 95))) if out else (
-        float("nan"), float("nan"))
 
 
 def whole_window_cost(ops, switch_ns: np.ndarray, state: np.ndarray,

@@ -39,6 +39,7 @@ import sys
 import time
 
 import numpy as np
+from switched_windows import ratio_interval, unit_cost_s
 
 WINDOW_S = (0.2, 0.5)
 SETTLE_S = 0.02
@@ -68,7 +69,7 @@ def run(probe_cpu: int, loop_cpu: int, seconds: float, chunk, seed: int):
         os.kill(loop.pid, signal.SIGSTOP)
         rng = random.Random(seed)
         costs, windows = [], []
-        end, window = time.monotonic() + seconds, 0
+        end, window = time.monotonic() + seconds, -1
         while time.monotonic() < end:
             window += 1  # odd: loaded, even: quiet
             os.kill(loop.pid, signal.SIGCONT if window % 2 else signal.SIGSTOP)
@@ -83,16 +84,6 @@ def run(probe_cpu: int, loop_cpu: int, seconds: float, chunk, seed: int):
         loop.kill()
         loop.wait()
     return np.array(costs), np.array(windows)
-
-
-def ratio(costs, windows, a, b, rng, draws: int = 2000):
-    """Mean chunk cost in windows ``a`` over that in ``b``, and its 90 % interval from
-    resampling whole windows."""
-    def mean(ws):
-        return np.concatenate([costs[windows == w] for w in ws]).mean()
-    point = mean(a) / mean(b)
-    boot = [mean(rng.choice(a, len(a))) / mean(rng.choice(b, len(b))) for _ in range(draws)]
-    return point, *np.percentile(boot, [5, 95])
 
 
 def main() -> None:
@@ -113,15 +104,17 @@ def main() -> None:
     for place in chosen:
         for name, chunk in CHUNKS.items():
             costs, windows = run(probe, places[place], args.seconds, chunk, args.seed)
-            ws = np.unique(windows)
+            ws, n = np.unique(windows), int(windows.max()) + 1
             loaded, quiet = ws[ws % 2 == 1], ws[ws % 2 == 0]
-            r, lo, hi = ratio(costs, windows, loaded, quiet, rng)
-            c, clo, chi = ratio(costs, windows, quiet[::2], quiet[1::2], rng)
-            q_ms = np.concatenate([costs[windows == w] for w in quiet]).mean() * 1e3
-            print(f"loop on {place} CPU, {name}: quiet {q_ms:.2f} ms CPU per chunk; loaded "
-                  f"{r - 1:+.1%} [{lo - 1:+.1%}, {hi - 1:+.1%}]; control quiet a/b "
-                  f"{c - 1:+.1%} [{clo - 1:+.1%}, {chi - 1:+.1%}] "
-                  f"({len(loaded)}+{len(quiet)} windows)")
+            q = unit_cost_s(costs, windows, quiet)
+            r = unit_cost_s(costs, windows, loaded) / q - 1
+            lo, hi = ratio_interval(costs, windows, quiet, loaded, n, rng)
+            qa, qb = quiet[::2], quiet[1::2]
+            c = unit_cost_s(costs, windows, qb) / unit_cost_s(costs, windows, qa) - 1
+            clo, chi = ratio_interval(costs, windows, qa, qb, n, rng)
+            print(f"loop on {place} CPU, {name}: quiet {q * 1e3:.2f} ms CPU per chunk; loaded "
+                  f"{r:+.1%} [{lo:+.1%}, {hi:+.1%}]; control quiet a/b "
+                  f"{c:+.1%} [{clo:+.1%}, {chi:+.1%}] ({len(loaded)}+{len(quiet)} windows)")
 
 
 if __name__ == "__main__":
