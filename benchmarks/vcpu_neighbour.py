@@ -12,18 +12,20 @@ numpy pass over an 8 MB array (memory traffic beyond the 1 MB L2). Per placement
 it prints the CPU time per chunk quiet and loaded, their ratio with a 90 % bootstrap
 interval over windows, and the control: quiet windows split alternately into halves.
 
-What it showed on the 2-vCPU EPYC KVM guest (2026-11-27): with the loop on the *other*
-vCPU, an interpreter loop cost +1 to +37 % more CPU time per chunk in five runs of 20-40 s
-(+8.0, +36.6, +5.6, +1.2, +1.4 %), and the 8 MB numpy pass +29.9 % [+19, +42] (load
-average 2.5 from other work); with the loop on the *same* vCPU, the interpreter loop moved
--4.6 to +3.8 % (it has nothing to warm up) and the numpy pass +120 % [+101, +143]. So a
-loop the guest never schedules beside the probe still slows it, by an amount that changes
-from minute to minute: the two vCPUs share hardware on the host (an SMT core, its caches
-or memory bandwidth) that the guest cannot see; and work with a real working set pays
-for every turn the loop takes on its own vCPU. Both are CPU time the thread really spent.
-CPU time read inside such a guest is not a property of the work alone, so no recorder can
-make a busy capture's unit costs match a quiet one's to 5 % here without a reference taken
-on the same hardware at the same time. Exits 0 either way.
+What it showed on the 2-vCPU EPYC KVM guest (2026-11-27, three runs of 20 s per case,
+loaded vs quiet CPU time per chunk): with the loop on the *same* vCPU, the 8 MB numpy
+pass +120 %, +93 % and +38 % (90 % intervals clear of zero; the control within ±4 %), the
+interpreter loop -7.5 to -1.3 % (it has nothing to warm up); with the loop on the *other*
+vCPU, the numpy pass +29.9 % [+19, +42] in the run with other work on the host (load
+2.5) and +4.1 % and +2.5 % (inside the control's spread) with none, the interpreter loop
++1.4 to +6.0 %. An earlier version of the probe read +8.0, +36.6, +5.6 and +1.2 % for an
+interpreter loop beside a loop on the other vCPU. So work with a real working set pays
+for every turn a neighbour takes on its vCPU, by an amount that moves between runs, and
+a neighbour the guest never schedules beside it sometimes slows it too: the two vCPUs
+share hardware on the host that the guest cannot see. Both are CPU time the thread
+really spent. CPU time read inside such a guest is not a property of the work alone, so
+no recorder can make a busy capture's unit costs match a quiet one's to 5 % here without
+a reference taken on the same hardware at the same time. Exits 0 either way.
 
     python benchmarks/vcpu_neighbour.py [--seconds 30] [--loop-cpu other|same|both]
 """
