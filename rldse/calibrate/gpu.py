@@ -14,9 +14,9 @@ Measurements (``measure``), each a function below:
   behind a GPU sleep (so the host's dispatch cannot starve the GPU).
 - copies: host→device and device→host copies of 4 B - 64 MiB, pageable and pinned;
   ``fixed + bytes / bandwidth`` fitted by least squares on relative residuals.
-- gemm: fp32 GEMMs (TF32 off), square and MLP-like shapes; ``e(f) = g·f / (f + f_half)``
-  fitted to achieved / peak where the peak is known (the base preset's fp32_tflops on
-  CUDA), else only achieved rates reported.
+- gemm: fp32 GEMMs (TF32 off), square and MLP-like shapes, achieved rates reported (no
+  preset field: GEMMs are priced by rldse.models.gpu_ops's tile model from the spec
+  sheet, which ``rldse validate external`` checks; these rates are a check of it).
 - loads: a pointer chase through a random cyclic permutation of an L2-resident and a
   DRAM-resident working set: a one-thread Triton kernel where Triton is installed, else
   a CUDA graph of 1-element gathers less the kernel overhead, else (cpu) eager gathers
@@ -89,10 +89,6 @@ FIELDS: tuple[FieldRule, ...] = (
     FieldRule("copy_gbs", "GB/s", "bandwidth of that fit", _get("copies", "fit", "gbs")),
     FieldRule("copy_efficiency", "fraction", "bandwidth of that fit / the base preset's host "
               "link bandwidth (at most 1)", _get("copies", "fit", "link_share")),
-    FieldRule("gemm_efficiency", "fraction", "g of e(f) = g·f/(f + f_half) fitted to achieved "
-              "/ peak fp32 GEMM rates (TF32 off), square and MLP shapes",
-              _get("gemm", "fit", "efficiency")),
-    FieldRule("gemm_half_flops", "flop", "f_half of that fit", _get("gemm", "fit", "half_flops")),
     FieldRule("sumtree_ops_per_level", "kernels", "framework ops (non-view aten ops) per level "
               "of an eager sum-tree sample, counted at two depths",
               _get("sumtree", "ops_per_level")),
@@ -280,21 +276,7 @@ def measure_copies(b: Bench, link_gbs: float) -> dict[str, Any]:
     return out
 
 
-def fit_gemm_curve(flops: np.ndarray, eff: np.ndarray) -> tuple[float, float]:
-    """(g, f_half) of e(f) = g·f / (f + f_half), least squares on e."""
-    from scipy.optimize import curve_fit
-
-    def curve(f, g, log_half):
-        return g * f / (f + np.exp(log_half))
-
-    g0 = float(min(1.0, max(eff.max(), 1e-3)))
-    half0 = float(np.log(np.median(flops)))
-    (g, log_half), _ = curve_fit(curve, flops, eff, p0=(g0, half0),
-                                 bounds=([1e-4, 0.0], [1.0, np.log(1e15)]), maxfev=20_000)
-    return float(g), float(np.exp(log_half))
-
-
-def measure_gemm(b: Bench, peak_flops: float | None, overhead_s: float) -> dict[str, Any]:
+def measure_gemm(b: Bench) -> dict[str, Any]:
     torch = b.torch
     if b.quick:
         shapes = [(n, n, n) for n in (32, 64, 128)] + [(m, 64, 64) for m in (1, 32, 128)]
@@ -325,15 +307,6 @@ def measure_gemm(b: Bench, peak_flops: float | None, overhead_s: float) -> dict[
     finally:
         torch.backends.cuda.matmul.allow_tf32 = tf32
     out_: dict[str, Any] = {"dtype": "fp32, TF32 off", "points": rows}
-    if peak_flops:
-        f = np.array([r["flops"] for r in rows])
-        work = np.maximum(np.array([r["s"] for r in rows]) - overhead_s, 1e-9)
-        eff = f / (peak_flops * work)
-        g, half = fit_gemm_curve(f, np.minimum(eff, 1.0))
-        out_["fit"] = {"peak_flops": peak_flops, "efficiency": g, "half_flops": half,
-                       "method": "time less kernel_overhead_s; achieved / peak"}
-    else:
-        out_["note"] = "peak unknown on this device: achieved rates only, no fit"
     return out_
 
 
@@ -550,8 +523,7 @@ def measure(b: Bench, base: presets.Preset) -> Measurements:
     m["dispatch"] = measure_dispatch(b)
     m["kernel"] = measure_kernel(b)
     m["copies"] = measure_copies(b, link_gbs)
-    peak = spec.fp32_tflops * 1e12 if b.cuda else None
-    m["gemm"] = measure_gemm(b, peak, m["kernel"]["per_kernel_s"])
+    m["gemm"] = measure_gemm(b)
     m["loads"] = measure_loads(b, m["kernel"]["per_kernel_s"], m["dispatch"]["per_op_s"])
     m["sumtree"] = measure_sumtree(b)
     m["power"] = measure_power(b, b.quick)
@@ -642,11 +614,6 @@ def _notes(m: Measurements) -> list[str]:
             lines.append(f"    {key}: fixed {v['fixed_s'] * 1e6:.2f} us, {v['gbs']:.2f} GB/s")
     lines.append(f"  GEMM ({g['dtype']}): " + ", ".join(
         f"{p['m']}x{p['k']}x{p['n']} {p['gflops']:.3g}" for p in g["points"]) + " GFLOP/s")
-    if "fit" in g:
-        lines.append(f"    fit: efficiency {g['fit']['efficiency']:.3g}, half at "
-                     f"{g['fit']['half_flops']:.3g} flop")
-    else:
-        lines.append(f"    {g['note']}")
     lines.append(f"  dependent loads: L2 set {_ns(loads['l2_ns'])}, DRAM set "
                  f"{_ns(loads['dram_ns'])} ({loads['method']})")
     lines.append(f"  sum tree {s['capacity']} x batch {s['batch']}: eager sample "

@@ -21,6 +21,8 @@ def _print_result(result) -> None:
     print(f"energy {result.energy_j:,.1f} J, average power {result.avg_power_w:,.1f} W, "
           f"{result.steps_per_joule:,.2f} steps/J, parts cost ${result.cost_usd:,.0f}")
     print(f"bottleneck: {result.bottleneck} ({result.critical_share:.0%} of its time)")
+    for line in top_operators(result):
+        print(line)
     if result.steps_to_target is not None:
         cost = ("" if result.cost_to_target_usd is None
                 else f", ${result.cost_to_target_usd:,.4g} at the hourly price")
@@ -63,6 +65,41 @@ def _print_result(result) -> None:
           "lane-seconds the device ran the phase, overlapped or not; count '-': accounted "
           "in bulk, not per operation")
     print(f"trace {result.trace_digest}, spec {result.spec_digest}, seed {result.seed}")
+
+
+#: Operators of the pacing worker's phases that ``rldse simulate`` prints.
+TOP_OPERATORS = 5
+#: Columns of ``--ops FILE.csv``, in order.
+OPS_CSV_COLUMNS = ("phase", "op", "shape", "dtype", "part", "count", "host_s", "device_s",
+                   "bound", "share")
+
+
+def top_operators(result, n: int = TOP_OPERATORS) -> list[str]:
+    """The operators that take most of the pacing worker's phases on a GPU: calls ×
+    max(host, device) of one call, largest first."""
+    pacing = result.bottleneck.partition(":")[0]
+    phases = {p.phase for p in result.phases if p.worker == pacing}
+    ops = sorted((o for o in result.operators if o.phase in phases and o.count > 0),
+                 key=lambda o: -o.count * max(o.host_s, o.device_s))[:n]
+    if not ops:
+        return []
+    lines = [f"top operators of the {pacing}'s phases (--ops FILE.csv lists all):"]
+    for o in ops:
+        lines.append(f"  {o.phase}: {o.op} {o.shape} {o.dtype} on {o.part}, {o.count:,.0f} calls, host "
+                     f"{o.host_s * 1e6:.2f} µs, device {o.device_s * 1e6:.2f} µs each "
+                     f"({o.bound}), {o.share:.0%} of {o.phase}")
+    return lines
+
+
+def write_ops(result, path) -> None:
+    """``--ops FILE.csv``: one row per operator kind per phase (``OPS_CSV_COLUMNS``)."""
+    import pandas as pd
+
+    from rldse.files import atomic_write
+
+    frame = pd.DataFrame([o.model_dump() for o in result.operators],
+                         columns=list(OPS_CSV_COLUMNS))
+    atomic_write(path, lambda p: frame.to_csv(p, index=False))
 
 
 def phase_table(result):
@@ -113,6 +150,8 @@ def cmd_simulate(args: argparse.Namespace) -> None:
     check_seed(args.seed)
     if args.timeline is not None:
         check_output_file(args.timeline, "--timeline", ".json")
+    if args.ops is not None:
+        check_output_file(args.ops, "--ops", ".csv")
     window = None
     if args.timeline_window is not None:
         from rldse.sim.timeline import parse_window
@@ -154,6 +193,8 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
     if target is not None:
         result = with_target(result, target[1].steps, target[0], spec.price_usd_per_hour,
                              spread=target[1])
+    if args.ops is not None:
+        write_ops(result, args.ops)
     if args.json:
         if band is None:
             print(result.to_json())
@@ -165,6 +206,8 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
         print(json.dumps(out, indent=1))
         return
     _print_result(result)
+    if args.ops is not None:
+        print(f"operators: {args.ops} ({len(result.operators)} rows)")
     if args.timeline:
         print(f"timeline: {args.timeline} (open in https://ui.perfetto.dev)")
     if band is not None:
@@ -274,6 +317,10 @@ def add_parser(sub) -> None:
                     help="fast (default): merged and closed-form paths where they apply; "
                          "reference: every operation its own event, for checking them (slow)")
     si.add_argument("--json", action="store_true", help="the Result as JSON")
+    si.add_argument("--ops", metavar="FILE.csv",
+                    help="write one row per operator kind per phase priced on a GPU: "
+                         "phase, op, shape, dtype, part, count, host_s and device_s per call, "
+                         "bound, share of the phase")
     si.add_argument("--target-return", type=float, metavar="R",
                     help="run until the trace's learning curve first reaches return R and "
                          "report steps_to_target, time_to_target_s, energy_to_target_j (and "

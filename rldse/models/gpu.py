@@ -8,16 +8,14 @@ An operation's cost has two sides (``GpuTimes``), because they occupy different 
   GPU power. dispatch_s is per a core of ``dispatch_core`` (a CPU preset, or the trace's
   capture host); the machine has the model dispatch from its system's CPU
   (``GpuModel.issue_from``), scaling by single-thread speed (clock × ipc_factor).
-- **Device time**: what the GPU is busy for, ``kernels × kernel_overhead_s`` (a minimal
-  kernel's launch latency and duration on the device) plus the work's roofline,
-  max(flops / (peak(dtype) × sustained clock share × e(f)), bytes / memory bandwidth)
-  (the share a power-limited board sustains, ``gpu_ops.sustained_clock_share``; an
-  operator of known shape is priced by ``gpu_ops`` instead), plus dependent levels ×
-  load latency. e(f) is the GEMM efficiency curve against f, the flops per kernel:
-  e(f) = gemm_efficiency × f / (f + gemm_half_flops), Hockney's half-performance form
-  (so an operation's compute time is (flops + kernels × gemm_half_flops) /
-  (gemm_efficiency × peak)): small GEMMs leave most SMs idle (too few output tiles),
-  large ones reach cuBLAS's sustained share of peak.
+- **Device time**: what the GPU is busy for, priced operator by operator by
+  ``rldse.models.gpu_ops`` (the model ``rldse parts cost`` answers with and ``rldse
+  validate external`` checks against NeuSight's measurements): each GEMM of an
+  operation's Work by its shape (sustained clock under the power limit, thread-block
+  tiles and waves, k-fill: ``GpuModel.work_costs``), its other kernels as
+  ``kernels × kernel_overhead_s`` plus their bytes at achieved bandwidth, plus dependent
+  levels × load latency. Work without shapes (a kernel the engine makes up) has its flops
+  at the large-GEMM limit of the same model (``gpu_ops.large_gemm_flops``), a lower bound.
 
 Power (``GpuTimes.active_s``): while a kernel runs the board draws
 P = idle_w + (max_w − idle_w) × (static_share + (1 − static_share) × occupancy), the
@@ -60,15 +58,23 @@ CPU core and a mostly idle GPU, which is what profilers show for RL on small MLP
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Annotated, Literal, cast
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, cast
 
 import numpy as np
 from pydantic import Field, field_validator
 
 from rldse.errors import RldseError
 from rldse.models.cpu import CpuSpec
-from rldse.models.gpu_ops import OpCost, op_cost, power_limited_ops, sustained_clock_share
+from rldse.models.cpu.roofline import WorkColumns, WorkLike
+from rldse.models.gpu_ops import (
+    OpCost,
+    achieved_bps,
+    gemm_shape,
+    large_gemm_flops,
+    op_cost,
+    price,
+)
 from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, Runs, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES, ArrayLike, OpColumns, Phase, per_phase
@@ -99,10 +105,6 @@ class GpuSpec(PartSpec):
     tf32_tflops: float = quantity("TFLOP/s", "peak TF32 tensor-core (dense); 0 if none",
                                   ge=0, le=1e5)
     use_tf32: bool = quantity("", "let fp32 work run at the TF32 tensor rate")
-    gemm_efficiency: float = quantity("fraction", "share of peak large GEMMs sustain",
-                                      gt=0, le=1)
-    gemm_half_flops: float = quantity("flop", "flops per kernel at which a GEMM reaches half "
-                                      "of gemm_efficiency", ge=0, le=1e15)
     mem_bw_gbs: float = quantity("GB/s", "device memory bandwidth", ge=0.001, le=1e5)
     mem_bytes: int = quantity("B", "device memory capacity", ge=1, le=2**50)
     mem_latency_ns: float = quantity("ns", "latency of one dependent load that misses L2",
@@ -231,6 +233,24 @@ class GpuTimes:
         return PartTime.overlapped(float(np.sum(self.host_s)), float(np.sum(self.device_s)))
 
 
+@dataclass
+class PhaseOperators:
+    """The operators priced for one phase: rows priced, and per (op, shape, dtype) the
+    calls summed over those rows with one call's cost; the rows' operator dispatch and
+    booked host seconds (``GpuModel.operator_rows``)."""
+
+    rows: int = 0
+    calls: dict[tuple[str, tuple[int, ...], str], tuple[int, OpCost]] = field(
+        default_factory=dict)
+    operator_host_s: float = 0.0  # the rows' operators' dispatch, summed
+    booked_host_s: float = 0.0  # the rows' host seconds as costed (captured or moved)
+
+    def add(self, cost: OpCost, rows: int) -> None:
+        key = (cost.op, cost.shape, cost.dtype)
+        calls, _ = self.calls.get(key, (0, cost))
+        self.calls[key] = (calls + rows, cost)
+
+
 class GpuModel(UtilisationPower):
     """One GPU and the link that connects it to the host. Energy: idle power for the run
     plus (max_w − idle_w) × the share each kernel or copy draws (module docstring), never
@@ -250,16 +270,9 @@ class GpuModel(UtilisationPower):
         fp32 = spec.tf32_tflops if spec.use_tf32 and spec.tf32_tflops > 0 else spec.fp32_tflops
         peak = {"fp32": fp32, "fp64": spec.fp64_tflops, "int32": spec.int32_tops,
                 "int64": spec.int32_tops, "none": fp32}
-        #: peak operations per second at the boost clock, indexed by dtype code (op_times
-        #: scales by the sustained clock; gpu_ops per tile)
+        #: peak operations per second at the boost clock, indexed by dtype code (gpu_ops
+        #: scales them by the sustained clock)
         self.peak_ops = np.array([peak[d] * 1e12 for d in DTYPE_NAMES])
-        #: peak operations per second at the clock the board sustains under its power limit
-        #: (SIMT work: no more than the power above idle pays for; TF32 tensor-core work
-        #: at the clock the same FP32 load would sustain)
-        self.sustained_ops = np.minimum(self.peak_ops, power_limited_ops(spec))
-        if fp32 is not spec.fp32_tflops:
-            self.sustained_ops[DTYPE_NAMES.index("fp32")] = fp32 * 1e12 \
-                * sustained_clock_share(spec)
         #: host seconds per dispatched operator on the issuing core (``issue_from``)
         self.dispatch_s = spec.dispatch_s
         #: host seconds per op of a training step on the issuing core (``moved_host_s``)
@@ -278,6 +291,14 @@ class GpuModel(UtilisationPower):
         self.copy_bps = spec.copy_efficiency * link.bandwidth_gbs * 1e9
         #: phase -> [device seconds, active seconds] costed so far (class docstring)
         self._ledger: dict[str, list[float]] = {}
+        #: phase -> the operators priced for it (``operator_rows``)
+        self._operators: dict[str, PhaseOperators] = {}
+        #: (id(work), kernels, dtype) -> (work, its operators' costs) (``work_costs``)
+        self._work_memo: dict[tuple[int, float, str], tuple[WorkLike, tuple[OpCost, ...]]] = {}
+        #: flop/s of shape-less work by dtype code (``_unshaped_times``)
+        self._unshaped_rate = np.array([large_gemm_flops(spec, p, self.is_tensor(d))
+                                        for d, p in zip(DTYPE_NAMES, self.peak_ops,
+                                                        strict=True)])
 
     def issue_from(self, core: CpuSpec) -> None:
         """Dispatch from a core of ``core``: dispatch_s, framework work measured or assumed on
@@ -315,6 +336,11 @@ class GpuModel(UtilisationPower):
                              f"{', '.join(d for d in DTYPE_NAMES if d != 'none')})")
         return float(self.peak_ops[DTYPE_NAMES.index(dtype)])
 
+    def is_tensor(self, dtype: str) -> bool:
+        """Whether ``dtype``'s work runs on tensor cores: tf32, or fp32 with use_tf32."""
+        return dtype == "tf32" or (dtype in ("fp32", "none") and self.spec.use_tf32
+                                   and self.spec.tf32_tflops > 0)
+
     def op_cost(self, op: str, shape: str | tuple[int, ...], dtype: str = "fp32") -> OpCost:
         """One eager call of a framework operator of known shape (``gpu_ops``)."""
         return op_cost(self, op, shape, dtype)
@@ -351,20 +377,44 @@ class GpuModel(UtilisationPower):
         return utilisation_power_w(self.spec.idle_w, self.spec.max_w,
                                    self.power_share(occupancy))
 
-    def _times(self, kernels: np.ndarray, flops: np.ndarray, bytes_: np.ndarray,
-               peak: np.ndarray | float, levels: np.ndarray | float = 0.0,
-               level_s: float = 0.0) -> GpuTimes:
+    def _unshaped_times(self, kernels: np.ndarray, flops: np.ndarray, bytes_: np.ndarray,
+                        dtype: np.ndarray | int, levels: np.ndarray | float = 0.0,
+                        level_s: float = 0.0) -> GpuTimes:
+        """Work whose operators' shapes are unknown (a made-up kernel, a bare trace row):
+        kernels × overhead + the longer of its flops at the large-GEMM rate
+        (``gpu_ops.large_gemm_flops``: a lower bound) and its bytes at achieved bandwidth,
+        plus dependent levels × their latency."""
         s = self.spec
-        # flops / (peak × e(flops / K)) with e(f) = gemm_efficiency × f / (f + half), which is
-        # Hockney's (flops + K × half) / (gemm_efficiency × peak); work without kernels of
-        # its own (K = 0) is one kernel's worth
-        gemms = np.where(kernels > 0, kernels, 1.0)
-        compute_s = np.where(flops > 0, (flops + gemms * s.gemm_half_flops)
-                             / (peak * s.gemm_efficiency), 0.0)
-        roof = np.maximum(compute_s, bytes_ / (s.mem_bw_gbs * 1e9))
+        rate = self._unshaped_rate[dtype]
+        roof = np.maximum(np.divide(flops, rate), bytes_ / achieved_bps(s))
         device = kernels * s.kernel_overhead_s + roof + levels * level_s
         active = device * self.power_share(self.occupancy(flops, bytes_, kernels))
         return GpuTimes(host_s=kernels * self.dispatch_s, device_s=device, active_s=active)
+
+    def work_costs(self, work: WorkLike, kernels: float, dtype: str = "fp32"
+                   ) -> tuple[OpCost, ...]:
+        """The operators of one operation doing ``work`` (an analytic Work: its GEMMs by
+        shape, the rest in total) in ``kernels`` eager kernels (the phase's framework
+        count): each GEMM as the ``linear`` operator ``rldse parts cost`` prices, the other
+        kernels as one ``kernels`` operator moving the non-GEMM bytes (cold-state bytes are
+        the CPU's cache misses: every kernel's operands already come from device memory).
+        Memoized per work and count: programs price the same few works for many rows."""
+        key = (id(work), float(kernels), dtype)
+        hit = self._work_memo.get(key)
+        if hit is not None and hit[0] is work:
+            return hit[1]
+        peak_dtype = "fp32" if dtype == "none" else dtype
+        gemms = tuple(price(self, "linear", gemm_shape(*g), peak_dtype) for g in work.gemms)
+        rest_bytes = max(work.bytes - work.gemm_bytes - work.cold_bytes, 0)
+        rest_flops = max(work.flops - work.gemm_flops, 0)
+        rest_kernels = max(int(round(kernels)) - len(gemms), 0)
+        if rest_kernels == 0 and (rest_bytes or rest_flops):
+            rest_kernels = 1  # work outside the GEMMs runs in at least one kernel
+        rest = (price(self, "kernels", (rest_kernels, rest_bytes, rest_flops), peak_dtype),) \
+            if rest_kernels else ()
+        costs = gemms + rest
+        self._work_memo[key] = (work, costs)
+        return costs
 
     def _record(self, phase: str, device_s: ArrayLike, active_s: ArrayLike) -> None:
         """Add costed seconds to the phase's ledger entry (class docstring)."""
@@ -385,27 +435,34 @@ class GpuModel(UtilisationPower):
 
     def kernel_times(self, kernels: ArrayLike, flops: ArrayLike, bytes_: ArrayLike,
                      dtype: str = "fp32") -> GpuTimes:
-        """Kernels the engine makes up (no trace row): dispatch, and on the device
-        kernels × overhead + max(flops / (peak(dtype) × e), bytes / bandwidth)."""
+        """Kernels the engine makes up (no trace row, no shapes): dispatch, and on the
+        device ``_unshaped_times``."""
         if dtype not in DTYPE_NAMES:
             raise RldseError(f"gpu: dtype '{dtype}' is not one of {', '.join(DTYPE_NAMES)}")
         k, f, b = np.broadcast_arrays(*(np.asarray(x, dtype=np.float64)
                                         for x in (kernels, flops, bytes_)))
-        t = self._times(k.copy(), f.copy(), b.copy(),
-                        self.sustained_ops[DTYPE_NAMES.index(dtype)])
+        t = self._unshaped_times(k.copy(), f.copy(), b.copy(), DTYPE_NAMES.index(dtype))
         self._record(UNPHASED, t.device_s, t.active_s)
         return t
 
     def op_times(self, ops: OpColumns, layers: ArrayLike = 0) -> GpuTimes:
         """Each traced operation run on this GPU (its data already on the device).
 
-        Touches are dependent loads, touches / items levels in sequence (a descent per
-        item), items in parallel, each at device-memory latency (a trace row does not say
-        what its loads walk, so L2 hits are not assumed)."""
+        Rows that carry their operators (``WorkColumns.works``, the analytic Work of the
+        operation at this system's shapes) are priced operator by operator
+        (``work_costs``: each GEMM exactly as ``rldse parts cost`` prices it); others by
+        ``_unshaped_times``. The kernel count is the phase's eager count
+        (``kernels_fixed`` + ``kernels_per_layer`` × ``layers``). Touches are dependent
+        loads, touches / items levels in sequence (a descent per item), items in
+        parallel, each at device-memory latency (a trace row does not say what its loads
+        walk, so L2 hits are not assumed)."""
         levels = ops.touches / np.maximum(ops.items, 1.0)
         kernels = np.broadcast_to(self.kernels(ops, layers), ops.flops.shape).astype(np.float64)
-        t = self._times(kernels, ops.flops, ops.bytes, self.sustained_ops[ops.dtype], levels,
-                        self.spec.mem_latency_ns * 1e-9)
+        level_s = self.spec.mem_latency_ns * 1e-9
+        t = self._unshaped_times(kernels, ops.flops, ops.bytes, ops.dtype, levels, level_s)
+        if getattr(ops, "works", ()):
+            t = self._priced_by_operators(cast(WorkColumns, ops), kernels, levels * level_s, t)
+        op_host_s = t.host_s
         anchored = self._anchored[ops.phase]
         if anchored.any():  # host time measured dispatching this code (anchor_dispatch)
             t = GpuTimes(np.where(anchored, ops.host_dur_s * self._capture_scale, t.host_s),
@@ -417,8 +474,60 @@ class GpuModel(UtilisationPower):
                          t.device_s, t.active_s)
         for code in np.unique(ops.phase):
             rows = ops.phase == code
-            self._record(PHASE_NAMES[int(code)], t.device_s[rows], t.active_s[rows])
+            phase = PHASE_NAMES[int(code)]
+            self._record(phase, t.device_s[rows], t.active_s[rows])
+            entry = self._operators.setdefault(phase, PhaseOperators())
+            entry.rows += int(rows.sum())
+            entry.operator_host_s += float(np.sum(op_host_s[rows]))
+            entry.booked_host_s += float(np.sum(t.host_s[rows]))
         return t
+
+    def _priced_by_operators(self, ops: WorkColumns, kernels: np.ndarray,
+                             level_s: np.ndarray, t: GpuTimes) -> GpuTimes:
+        """``t`` with the rows that carry a Work priced by its operators (``work_costs``),
+        each distinct (work, kernel count, dtype) once; their operators are entered in the
+        phase's operator ledger (``operator_rows``)."""
+        host, device, active = t.host_s.copy(), t.device_s.copy(), t.active_s.copy()
+        has = ops.work_index >= 0
+        keys = np.stack([ops.work_index, kernels, ops.dtype, ops.phase], axis=1)[has]
+        groups, inverse = np.unique(keys, axis=0, return_inverse=True)
+        where = np.flatnonzero(has)
+        for g, (j, k, d, code) in enumerate(groups):
+            rows = where[inverse.reshape(-1) == g]
+            costs = self.work_costs(ops.works[int(j)], float(k), DTYPE_NAMES[int(d)])
+            host[rows] = sum(c.host_s for c in costs)
+            device[rows] = sum(c.device_s for c in costs) + level_s[rows]
+            active[rows] = sum(self._active_s(c) for c in costs) + level_s[rows] \
+                * self.power_share(0.0)
+            entry = self._operators.setdefault(PHASE_NAMES[int(code)], PhaseOperators())
+            for c in costs:
+                entry.add(c, len(rows))
+        return GpuTimes(host, device, active)
+
+    def _active_s(self, c: OpCost) -> float:
+        """An operator's device seconds weighted by the dynamic-power share it draws."""
+        kernels = c.shape[0] if c.op == "kernels" else 1
+        return float(c.device_s * self.power_share(self.occupancy(c.flops, c.bytes, kernels)))
+
+    def operator_rows(self) -> list[dict[str, Any]]:
+        """Per phase, each operator priced for it: calls per operation (over the rows
+        priced), one call's device seconds and bound as ``op_cost`` gives them, and its
+        host seconds as booked: where a captured host time or the framework ratio set the
+        rows' host side (``anchor_dispatch``, ``moved_host_s``), the operators' dispatch
+        scaled to it."""
+        out = []
+        for phase, entry in self._operators.items():
+            if not entry.rows:
+                continue
+            scale = entry.booked_host_s / entry.operator_host_s if entry.operator_host_s \
+                else 1.0
+            for (op, shape, dtype), (calls, c) in entry.calls.items():
+                out.append({"phase": phase, "op": op, "shape": ",".join(map(str, shape)),
+                            "dtype": dtype, "part": f"gpu/{self.spec.name}",
+                            "calls_per_operation": calls / entry.rows,
+                            "host_s": c.host_s * scale, "device_s": c.device_s,
+                            "bound": c.bound})
+        return out
 
     def moved_host_s(self, ops: OpColumns, ratio: np.ndarray,
                      kernels: np.ndarray) -> np.ndarray:

@@ -96,6 +96,16 @@ def sustained_clock_share(spec: GpuSpec, energy_scale=1.0):
     return np.minimum(1.0, power_limited_ops(spec, energy_scale) / (spec.fp32_tflops * 1e12))
 
 
+def sustained_flops(spec: GpuSpec, peak_flops, energy_scale=1.0, tensor: bool = False):
+    """Operations per second a full load of one kind sustains under the power limit:
+    SIMT work (FP32, FP64, INT32 lanes) no more than the power above idle pays for at the
+    energy per op of FP32 × ``energy_scale`` (``power_limited_ops``); tensor-core work
+    (``tensor``: TF32) its peak at the clock the same FP32 load would sustain."""
+    if tensor:
+        return np.asarray(peak_flops) * sustained_clock_share(spec, energy_scale)
+    return np.minimum(peak_flops, power_limited_ops(spec, energy_scale))
+
+
 def tile_efficiency(spec: GpuSpec, tm: int, tn: int) -> float:
     """Share of its SM's FP32 peak a tm×tn tile's inner loop reaches: per k-step it issues
     F FMA instructions and F × gemm_tile_half / reuse others (shared-memory loads, address
@@ -117,13 +127,14 @@ def operands_aligned(k, n, element_bytes: int = F32_BYTES):
     return (np.asarray(k) % per_vector == 0) & (np.asarray(n) % per_vector == 0)
 
 
-def gemm_device_s(spec: GpuSpec, peak_flops: float, batch, m, n, k) -> tuple[np.ndarray, ...]:
+def gemm_device_s(spec: GpuSpec, peak_flops: float, batch, m, n, k,
+                  tensor: bool = False) -> tuple[np.ndarray, ...]:
     """Device seconds of GEMMs (batch × (m×k)·(k×n)), element-wise over arrays: (work_s,
-    compute_s at the chosen tile, memory_s, waves, full-wave compute_s). Excludes
-    kernel_overhead_s."""
+    compute_s at the chosen tile, memory_s, waves, full-wave compute_s), at
+    ``sustained_flops``. Excludes kernel_overhead_s."""
     b, m, n, k = (np.asarray(x, dtype=np.float64) for x in (batch, m, n, k))
     energy = 1.0 + spec.unaligned_energy_share * ~operands_aligned(k, n)
-    sm_flops = peak_flops * sustained_clock_share(spec, energy) / spec.sm_count
+    sm_flops = sustained_flops(spec, peak_flops, energy, tensor) / spec.sm_count
     best = np.full(np.broadcast(b, m, n, k).shape, np.inf)
     waves_at = np.zeros_like(best)
     for tm, tn in GEMM_TILES:
@@ -159,16 +170,18 @@ class OpWork:
 @dataclass(frozen=True)
 class GpuOp:
     """An operator ``rldse parts cost`` can price: its shape's dimension names and how its
-    device work follows from them."""
+    device work follows from them; ``zero_ok``: dimensions that may be 0."""
 
     name: str
     dims: tuple[str, ...]
-    work: Callable[[GpuSpec, float, tuple[int, ...]], OpWork]
+    work: Callable[[GpuSpec, float, tuple[int, ...], bool], OpWork]
+    zero_ok: tuple[str, ...] = ()
 
 
-def _gemm_work(spec: GpuSpec, peak: float, batch: int, m: int, n: int, k: int) -> OpWork:
+def _gemm_work(spec: GpuSpec, peak: float, tensor: bool, batch: int, m: int, n: int,
+               k: int) -> OpWork:
     work, compute, memory, waves, even = (float(x) for x in
-                                          gemm_device_s(spec, peak, batch, m, n, k))
+                                          gemm_device_s(spec, peak, batch, m, n, k, tensor))
     if memory >= compute:
         bound = "memory"
     else:  # quantization or too few tiles cost more than a quarter over the even spread
@@ -177,12 +190,32 @@ def _gemm_work(spec: GpuSpec, peak: float, batch: int, m: int, n: int, k: int) -
                   work, bound)
 
 
-def _elementwise(operands: int) -> Callable[[GpuSpec, float, tuple[int, ...]], OpWork]:
+def _elementwise(operands: int) -> Callable[[GpuSpec, float, tuple[int, ...], bool], OpWork]:
     """``operands`` tensors of B×H read, one written."""
-    def work(spec: GpuSpec, peak: float, shape: tuple[int, ...]) -> OpWork:
+    def work(spec: GpuSpec, peak: float, shape: tuple[int, ...], tensor: bool) -> OpWork:
         nbytes = float(F32_BYTES * (operands + 1) * int(np.prod(shape)))
         return OpWork(0.0, nbytes, nbytes / achieved_bps(spec), "memory")
     return work
+
+
+def large_gemm_flops(spec: GpuSpec, peak_flops, tensor: bool = False):
+    """The rate of work whose GEMM shapes are unknown: every SM at ``sustained_flops`` and
+    the largest tile's efficiency, the limit ``gemm_device_s`` approaches for large aligned
+    shapes (no wave quantisation or k-fill), so a lower bound on its time."""
+    return sustained_flops(spec, peak_flops, 1.0, tensor) * tile_efficiency(spec,
+                                                                              *GEMM_TILES[0])
+
+
+def _kernels(spec: GpuSpec, peak: float, dims: tuple[int, ...], tensor: bool) -> OpWork:
+    """``kernels`` element-wise, reduction or optimizer kernels moving ``bytes`` and
+    computing ``flops`` in all: the per-kernel model (bytes at achieved bandwidth) is
+    affine, so their sum is priced exactly from the totals; flops, where they outlast the
+    bytes (a shape-less GEMM-like layer counted by FLOPs alone), at ``large_gemm_flops``."""
+    kernels, nbytes, flops = dims
+    memory_s = nbytes / achieved_bps(spec)
+    compute_s = flops / large_gemm_flops(spec, peak, tensor) if flops else 0.0
+    return OpWork(float(flops), float(nbytes), max(memory_s, compute_s),
+                  "compute" if compute_s > memory_s else "memory", int(kernels))
 
 
 #: Operators by name; shapes as NeuSight gives them. linear: input (B·M)×N through an
@@ -196,12 +229,29 @@ def register_op(op: GpuOp) -> GpuOp:
     return op
 
 
-register_op(GpuOp("linear", ("B", "M", "N", "K"), lambda s, p, d: _gemm_work(
-    s, p, 1, d[0] * d[1], d[3], d[2])))
-register_op(GpuOp("bmm", ("B", "M", "N", "K"), lambda s, p, d: _gemm_work(
-    s, p, d[0], d[1], d[3], d[2])))
+register_op(GpuOp("linear", ("B", "M", "N", "K"), lambda s, p, d, t: _gemm_work(
+    s, p, t, 1, d[0] * d[1], d[3], d[2])))
+register_op(GpuOp("bmm", ("B", "M", "N", "K"), lambda s, p, d, t: _gemm_work(
+    s, p, t, d[0], d[1], d[3], d[2])))
 for _name, _operands in (("add", 2), ("mul", 2), ("relu", 1), ("tanh", 1)):
     register_op(GpuOp(_name, ("B", "H"), _elementwise(_operands)))
+#: a traced operation's non-GEMM kernels in total (``_kernels``)
+register_op(GpuOp("kernels", ("KERNELS", "BYTES", "FLOPS"), _kernels,
+                  zero_ok=("BYTES", "FLOPS")))
+
+
+def gemm_shape(product: str, batch: int, inputs: int, outputs: int) -> tuple[int, ...]:
+    """One product of a layer of ``inputs`` → ``outputs`` at ``batch`` rows as the
+    ``linear`` operator's (B, M, N, K), input (B·M)×N through an N→K layer: 'fwd' x·W is
+    (batch × inputs)·(inputs × outputs); 'dw' xᵀ·dy (inputs × batch)·(batch × outputs);
+    'dx' dy·Wᵀ (batch × outputs)·(outputs × inputs)."""
+    if product == "fwd":
+        return (1, batch, inputs, outputs)
+    if product == "dw":
+        return (1, inputs, batch, outputs)
+    if product == "dx":
+        return (1, batch, outputs, inputs)
+    raise ValueError(f"GEMM product {product!r}: expected fwd, dw or dx")
 
 
 @dataclass(frozen=True)
@@ -245,20 +295,28 @@ def parse_shape(op: str, shape: str | tuple[int, ...]) -> tuple[int, ...]:
     except ValueError:
         raise RldseError(f"--shape {shape}: expected comma-separated integers "
                          f"({','.join(dims)})") from None
-    if not 1 <= len(values) <= len(dims) or min(values) < 1:
+    full = (1,) * (len(dims) - len(values)) + values
+    zero_ok = GPU_OPS[op].zero_ok
+    if not 1 <= len(values) <= len(dims) or any(
+            v < (0 if d in zero_ok else 1) for d, v in zip(dims, full, strict=True)):
         raise RldseError(f"--shape {shape}: expected 1 to {len(dims)} positive integers "
                          f"({','.join(dims)})")
-    return (1,) * (len(dims) - len(values)) + values
+    return full
 
 
 def op_cost(model: GpuModel, op: str, shape: str | tuple[int, ...],
             dtype: str = "fp32") -> OpCost:
-    """One eager call of ``op`` on ``model``'s GPU (module docstring)."""
+    """One eager call of ``op`` on ``model``'s GPU (module docstring): ``rldse parts
+    cost``, and every operator ``rldse simulate`` prices (``GpuModel.work_costs``)."""
+    return price(model, op, parse_shape(op, shape), dtype)
+
+
+def price(model: GpuModel, op: str, dims: tuple[int, ...], dtype: str = "fp32") -> OpCost:
+    """``op_cost`` of a shape already checked (``parse_shape``)."""
     s = model.spec
-    dims = parse_shape(op, shape)
     peak = model.peak_flops(dtype)
-    w = GPU_OPS[op].work(s, peak, dims)
-    host_s = s.op_dispatch_calls.get(op, 1.0) * model.dispatch_s
+    w = GPU_OPS[op].work(s, peak, dims, model.is_tensor(dtype))
+    host_s = w.kernels * s.op_dispatch_calls.get(op, 1.0) * model.dispatch_s
     launch_s = s.launch_share * host_s
     device_s = w.kernels * s.kernel_overhead_s + w.work_s
     bound = w.bound if w.work_s > w.kernels * s.kernel_overhead_s else "waves/launch"

@@ -25,7 +25,14 @@ from rldse.models.spec import PartSpec
 from rldse.sim import trace_cache
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
-from rldse.sim.result import Result, WorkerClock, bottleneck, device_stats, ramp_warnings
+from rldse.sim.result import (
+    Result,
+    WorkerClock,
+    bottleneck,
+    device_stats,
+    operator_stats,
+    ramp_warnings,
+)
 from rldse.sim.timeline import NO_TAG, TimelineStream
 from rldse.system import HOST_KIND, ResolvedSystem, capture_host_cpu, resolve
 from rldse.trace import NETWORK_PHASES, Trace, networks_on_gpu
@@ -460,6 +467,9 @@ class Machine:
             swapped_bytes=outcome.swapped_bytes,
             host_memory_peak_bytes=outcome.host_memory_bytes, checks=self._checks(outcome),
             breakdown_s=outcome.breakdown_s, warnings=warnings, devices=devices, phases=phases,
+            operators=operator_stats([r for m in {id(m): m for m in self.models.values()}
+                                      .values() if hasattr(m, "operator_rows")
+                                      for r in m.operator_rows()], phases),
             trace_digest=self.trace.digest, spec_digest=self.system.digest,
             seed=self.seed).checked_physical(f"trace {self.trace.source}")
 

@@ -62,6 +62,26 @@ class PhaseStats(BaseModel):
     share: float = Field(description="fraction of this worker kind's total time")
 
 
+class OperatorStats(BaseModel):
+    """One operator kind a phase ran on a part that prices operators (a GPU): its calls in
+    the run and one call's cost, as ``rldse parts cost`` gives it (``simulate --ops``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    phase: str
+    op: str = Field(description="operator (rldse.models.gpu_ops.GPU_OPS)")
+    shape: str = Field(description="its dimensions, as `rldse parts cost --shape` takes them")
+    dtype: str
+    part: str = Field(description="KIND/PRESET")
+    count: float = Field(description="calls in the run: the phase's operations × the mean "
+                         "calls per operation over the trace rows priced")
+    host_s: float = Field(description="host time of one call on the issuing core, as booked "
+                          "(its dispatch, scaled to a captured or framework-ratio host time)")
+    device_s: float = Field(description="device time of one call")
+    bound: str = Field(description="the model term that bound the call")
+    share: float = Field(description="count × max(host_s, device_s) over the phase's sum")
+
+
 #: Metric names of feasibility checks: `checks.gpu_memory`.
 CHECK_PREFIX = "checks."
 
@@ -96,6 +116,8 @@ class Result(BaseModel):
                                 description="things in the spec that did not do what it implies")
     devices: list[DeviceStats]
     phases: list[PhaseStats]
+    operators: list[OperatorStats] = Field(default_factory=list, description="per phase, "
+                                           "each operator priced on a GPU (simulate --ops)")
 
     def checked_physical(self, where: str) -> Result:
         """This result, refused in one line if a time, energy, power or memory is negative
@@ -223,6 +245,27 @@ def ramp_warnings(breakdown_s: dict[str, float], sim_time_s: float) -> list[str]
             "loop (simulate more env steps to see it)"
             for key, label in RAMP_KEYS.items()
             if sim_time_s > 0 and breakdown_s.get(key, 0.0) > RAMP_SHARE * sim_time_s]
+
+
+def operator_stats(rows: list[dict], phases: list[PhaseStats]) -> list[OperatorStats]:
+    """``rows`` (a part model's ``operator_rows``: calls per operation) with each phase's
+    operation count on that kind of part, sorted by phase and share."""
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for p in phases:
+        counts[(p.phase, p.device)] += p.count
+    out = []
+    for r in rows:
+        kind = r["part"].partition("/")[0]
+        count = r["calls_per_operation"] * counts.get((r["phase"], kind), 0)
+        fields = {k: v for k, v in r.items() if k != "calls_per_operation"}
+        out.append(OperatorStats(**fields, count=count, share=0.0))
+    totals: dict[str, float] = defaultdict(float)
+    for o in out:
+        totals[o.phase] += o.count * max(o.host_s, o.device_s)
+    for o in out:
+        t = totals[o.phase]
+        o.share = o.count * max(o.host_s, o.device_s) / t if t > 0 else 0.0
+    return sorted(out, key=lambda o: (o.phase, -o.share, o.op, o.shape))
 
 
 def bottleneck(phases: list[PhaseStats], instances: dict[str, int]) -> tuple[str, float]:

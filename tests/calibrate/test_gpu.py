@@ -49,13 +49,6 @@ def test_copy_fit_recovers_fixed_cost_and_bandwidth():
     assert fixed == pytest.approx(8e-6, rel=1e-6) and gbs == pytest.approx(12.0, rel=1e-6)
 
 
-def test_gemm_fit_recovers_efficiency_and_half_point():
-    f = np.logspace(4, 12, 12)
-    eff = 0.85 * f / (f + 3e7)
-    g, half = gpu.fit_gemm_curve(f, eff)
-    assert g == pytest.approx(0.85, rel=1e-3) and half == pytest.approx(3e7, rel=1e-2)
-
-
 def test_unknown_device_needs_a_base(capsys, tmp_path):
     code = main(["calibrate", "gpu", "--device", "cpu", "--name", "g", "-o", str(tmp_path),
                  "--quick"])

@@ -150,3 +150,30 @@ def test_a_timeline_that_cannot_be_written_is_one_line_and_leaves_the_old_file(
     assert line == f"rldse: error: {timeline}: cannot write: {cause}"
     assert timeline.read_text() == "an earlier run's"
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]  # no temporary left
+
+
+def test_ops_csv_prices_each_gemm_as_parts_cost_does(tmp_path, capsys):
+    """The one pricing path, end to end: every linear row of ``--ops`` has the device time
+    ``rldse parts cost`` gives for its shape, and the learner's calls are its operations ×
+    its GEMMs (a 4-64-64-2 MLP's double-free DQN step: 3 forward GEMMs online, 3 target,
+    3 weight-gradient and 2 input-gradient)."""
+    import csv
+    import json
+
+    ops = tmp_path / "ops.csv"
+    main(["simulate", "traces/dqn_cartpole_uniform.parquet", "--system",
+          "examples/dgx1_like.yaml", "--set", "workload.env_steps=4000", "--ops", str(ops)])
+    out = capsys.readouterr().out
+    assert "top operators of the learner's phases" in out
+    rows = list(csv.DictReader(ops.open()))
+    linear = [r for r in rows if r["op"] == "linear"]
+    assert linear and {r["part"] for r in rows} == {"gpu/v100-sxm2"}
+    for r in linear:
+        main(["parts", "cost", r["part"], "--op", "linear", "--shape", r["shape"], "--json"])
+        cost = json.loads(capsys.readouterr().out)
+        assert float(r["device_s"]) == pytest.approx(cost["device_s"], rel=1e-6)
+    learns = [r for r in rows if r["phase"] == "learn"]
+    updates = float(next(r for r in learns if r["op"] == "kernels")["count"])
+    assert sum(float(r["count"]) for r in linear if r["phase"] == "learn") == \
+        pytest.approx(11 * updates)
+    assert sum(float(r["share"]) for r in learns) == pytest.approx(1.0)

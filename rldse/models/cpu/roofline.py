@@ -6,7 +6,7 @@ element-wise, caches")."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -95,6 +95,10 @@ class WorkColumns(OpColumns):
     elementwise_bytes: np.ndarray  # float64: bytes of element-wise kernels
     vector_bytes: np.ndarray  # float64: bytes of contiguous kernels (Adam, Polyak)
     cold_bytes: np.ndarray  # float64: state read from memory
+    #: the distinct Works the rows do (their operators: a GPU prices each GEMM by shape)
+    works: tuple[WorkLike, ...] = ()
+    #: int64 per row: its Work in ``works``, -1 for a row that did none
+    work_index: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
 def with_works(host: CpuSpec, ops: OpColumns, new: WorkLike | Sequence[WorkLike],
@@ -124,6 +128,10 @@ def with_works(host: CpuSpec, ops: OpColumns, new: WorkLike | Sequence[WorkLike]
                          w.vector_bytes, w.cold_bytes)
         return memo[key]
 
+    distinct = list({id(w): w for w in news}.values())
+    position = {id(w): j for j, w in enumerate(distinct)}
+    work_index = np.where(mask, np.array([position[id(w)] for w in news], np.int64)
+                          .reshape(-1), -1) if n else np.zeros(0, np.int64)
     new_c = np.array([cols(w) for w in news], np.float64).reshape(-1, 9) * mask[:, None]
     old_c = np.array([cols(w) for w in olds], np.float64).reshape(-1, 9) * mask[:, None]
     r_new, r_old = new_c[:, 0], old_c[:, 0]
@@ -142,7 +150,8 @@ def with_works(host: CpuSpec, ops: OpColumns, new: WorkLike | Sequence[WorkLike]
                        flops=counted(ops.flops, 2), bytes=counted(ops.bytes, 3),
                        touches=ops.touches, host_dur_s=dur, gemm_host_s=new_c[:, 4],
                        other_flops=new_c[:, 5], elementwise_bytes=new_c[:, 6],
-                       vector_bytes=new_c[:, 7], cold_bytes=new_c[:, 8])
+                       vector_bytes=new_c[:, 7], cold_bytes=new_c[:, 8],
+                       works=tuple(distinct), work_index=work_index)
 
 
 def _per_row(work: WorkLike | Sequence[WorkLike], n: int) -> list[WorkLike]:

@@ -44,7 +44,10 @@ def test_timerl_study_oom_pattern_swap_and_td_vs_mc(tmp_path):
     ratio = row("iteration time, Monte-Carlo / n-step TD")
     assert ratio.p5 <= ratio.p50 <= ratio.p95 and ratio.p50 > 1
     gap = row("Monte-Carlo's extra time")
-    assert gap.p5 <= 18.1 <= gap.p95  # 2 × 201 GB over PCIe 4 at 60-92 % of line rate
+    # 2 × 201 GB over PCIe 4 (31.5 GB/s) at copy_efficiency's 60-92 % of line rate, less
+    # what overlaps the step's kernels: within the copies' own closed-form range
+    assert gap.p5 <= gap.p50 <= gap.p95
+    assert 402 / (31.5 * 0.92) <= gap.p50 <= 402 / (31.5 * 0.6)
 
     results = pd.read_csv(out / "results.csv")
     ppo = results[(results.part == "ppo") & ~results.swap].set_index("side")

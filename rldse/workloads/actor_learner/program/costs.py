@@ -142,7 +142,9 @@ def _server_costs(m: Machine, s: Shape, roles: Roles, act_ops: OpColumns) -> Ser
     if roles.act.kernels:
         flops = np.array([x.flops for x in w], np.float64)
         bytes_ = np.array([x.bytes for x in w], np.float64)
-        ops = OpColumns.of("act", items=B, flops=flops, bytes=bytes_)
+        # with each batch's Work, so the GPU prices its GEMMs by shape
+        ops = with_works(m.host.model.host, OpColumns.of("act", items=B, flops=flops,
+                                                          bytes=bytes_), w, w, B)
         am = roles.act.model
         t = (am.copy_times(B * s.obs_bytes)
              + am.op_times(ops, layers=s.layers)

@@ -14,6 +14,7 @@ import pytest
 from rldse.errors import RldseError
 from rldse.kernels.mlp import forward_work, n_params, network
 from rldse.models import OpColumns, cpu_from_host
+from rldse.models.cpu.roofline import with_works
 from rldse.sim import simulate
 from rldse.sim.machine import Machine
 from rldse.sim.sharing import shared_ends
@@ -211,9 +212,9 @@ def test_central_inference_alternates_gpu_and_cores(synthetic):
     r = m.result(al.program(m))
     g = m.model("gpu")
     work = forward_work(PI, 1) + forward_work(V, 1)
-    fwd = float((g.copy_times(16) + g.op_times(OpColumns.of("act", flops=work.flops,
-                                                            bytes=work.bytes), layers=4)
-                 + g.copy_times(12)).wall_s[0])
+    act = with_works(m.host.model.host, OpColumns.of("act", flops=work.flops,
+                                                     bytes=work.bytes), work, work, 1)
+    fwd = float((g.copy_times(16) + g.op_times(act, layers=4) + g.copy_times(12)).wall_s[0])
     param = float(g.copy_times(4 * (n_params(PI) + n_params(V))).wall_s)
     iteration = param + (T + 1) * fwd + T * E_S + H + L
     assert r.sim_time_s == pytest.approx(U + K * iteration, rel=1e-9)
