@@ -13,7 +13,6 @@ from rldse.models.kinds import Check, ModelContext, PartKind, Runs, register
 from rldse.models.ops import ArrayLike, OpColumns
 from rldse.models.power import UTILISATION, EnergyEstimate, dram_joules, utilisation_joules
 
-
 #: Busy cores of the capture host while it captured: rldse's loops run one busy thread per
 #: process (one BLAS thread), and the fingerprint's clock is the clock a busy core reaches
 #: (cpufreq's max; rldse.host.HostFingerprint.clock_mhz), so the host preset's clock is
