@@ -37,7 +37,7 @@ def parse_set(pairs: Sequence[str]) -> dict:
     lists, mappings) by rldse's YAML rules (rldse.yamlfile)."""
     import yaml
 
-    from rldse.yamlfile import describe, load_yaml
+    from rldse.yamlfile import Yaml11Form, describe, load_yaml
 
     out = {}
     for pair in pairs:
@@ -48,6 +48,8 @@ def parse_set(pairs: Sequence[str]) -> dict:
             raise RldseError(f"--set {key}: given twice")
         try:
             out[key] = load_yaml(raw)
+        except Yaml11Form as exc:
+            raise RldseError(f"--set {key}: {exc.problem}") from None
         except yaml.YAMLError as exc:
             raise RldseError(f"--set {pair!r}: the value is {describe(exc)}") from None
     return out

@@ -300,12 +300,13 @@ class GpuModel(UtilisationPower):
                                         for d, p in zip(DTYPE_NAMES, self.peak_ops,
                                                         strict=True)])
 
-    def issue_from(self, core: CpuSpec) -> None:
+    def issue_from(self, core: CpuSpec, busy_cores: int | None = None) -> None:
         """Dispatch from a core of ``core``: dispatch_s, framework work measured or assumed on
         a core of ``dispatch_core``, scaled by that core's single-thread speed (clock ×
         ipc_factor, the CPU model's interpreter rate) over the issuing core's. Without a
-        reference core (``host`` with no capture host) dispatch_s stays as given."""
-        speed = core.interp_speed()
+        reference core (``host`` with no capture host) dispatch_s stays as given.
+        ``busy_cores``: the system's cores busy at once (the issuing core's turbo)."""
+        speed = core.interp_speed(busy_cores)
         if self._dispatch_ref is not None:
             self.dispatch_s = self.spec.dispatch_s * self._dispatch_ref.interp_speed() / speed
             self.train_op_s = (self.spec.train_op_host_s * self._dispatch_ref.interp_speed()

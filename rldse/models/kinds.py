@@ -77,8 +77,9 @@ class KernelModel(PartModel, Protocol):
 
     def op_times(self, ops: Any, layers: Any = 0) -> Any: ...
 
-    def issue_from(self, core: Any) -> None:
-        """Dispatch runs on ``core`` (a CPU spec): the system's cores."""
+    def issue_from(self, core: Any, busy_cores: int | None = None) -> None:
+        """Dispatch runs on ``core`` (a CPU spec): the system's cores, ``busy_cores`` of
+        them busy at once (their clock; None: all)."""
 
     def anchor_dispatch(self, phases: Any) -> None:
         """The capture ran ``phases`` on a device too: anchor dispatch to its rows."""
@@ -165,10 +166,12 @@ class Check:
 @dataclass(frozen=True)
 class ModelContext:
     """What a model factory may need besides its spec: the capture host's CPU spec (CPU
-    models scale measured times from it) and a loader for presets it depends on."""
+    models scale measured times from it), a loader for presets it depends on, and the
+    cores the program keeps busy at once (a CPU's clock follows it; None: all)."""
 
     host: PartSpec | None
     load: Callable[[str, str, str], PartSpec]  # (kind, preset, where) -> spec
+    busy_cores: int | None = None
 
 
 @dataclass(frozen=True)

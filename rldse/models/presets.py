@@ -137,14 +137,17 @@ def get_preset(kind: str, name: str, *, host: HostFingerprint | None = None) -> 
                      f"(presets: {', '.join(names)})")
 
 
-def make_model(spec: PartSpec, *, host: HostFingerprint | CpuSpec | None = None) -> Any:
+def make_model(spec: PartSpec, *, host: HostFingerprint | CpuSpec | None = None,
+               busy_cores: int | None = None) -> Any:
     """The cost model of a spec, built by its registered kind. A CPU needs the capture
-    host (fingerprint or spec) it scales measured times from."""
+    host (fingerprint or spec) it scales measured times from; its cores run at the clock
+    ``busy_cores`` busy cores allow (None: the all-core clock)."""
     kind = next((k for k in PART_KINDS.values() if type(spec) is k.spec), None)
     if kind is None:
         raise TypeError(f"{type(spec).__name__} is not the spec of a registered part kind")
     host_spec = cpu_from_host(host) if isinstance(host, HostFingerprint) else host
-    context = ModelContext(host=host_spec, load=lambda k, n, where: load_part(k, n, where=where))
+    context = ModelContext(host=host_spec, load=lambda k, n, where: load_part(k, n, where=where),
+                           busy_cores=busy_cores)
     return kind.model(spec, context)
 
 

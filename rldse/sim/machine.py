@@ -231,6 +231,16 @@ class Outcome:
 ENGINES = ("fast", "reference")
 
 
+def busy_cores(system: ResolvedSystem) -> int:
+    """Cores of the host CPU that ``system``'s program keeps busy at once: its family's
+    busy processes (Workload.busy_processes), at most the CPU's cores; processes beyond
+    them run as further hardware threads (SMT) or time-sliced on cores already busy,
+    which lowers no clock further (turbo counts active cores)."""
+    n = max(int(system.workload.busy_processes(system)), 1)
+    cpu = system.specs.get(HOST_KIND)
+    return min(n, cpu.lanes) if cpu is not None else n
+
+
 class Machine:
     """The simulated machine a program runs on: one Device per part instance of a
     ResolvedSystem, the knobs resolved for the trace, and the roles' placement."""
@@ -259,6 +269,9 @@ class Machine:
         self.clock = WorkerClock()
         self.timeline: TimelineStream | None = None
         host = capture_host_cpu(trace)  # what CPU models scale from, built once
+        #: cores the program keeps busy at once (its processes at its busiest, capped at
+        #: the host CPU's cores): the clock every busy core runs at (CpuSpec.busy_clock_mhz)
+        self.busy_cores = busy_cores(system)
         self.parts: dict[str, PartSpec] = system.specs
         self.models: dict[str, PartModel] = {}
         self.devices: dict[str, Device] = {}
@@ -268,7 +281,8 @@ class Machine:
             for inst in insts:
                 model = built.get(id(inst.spec))
                 if model is None:
-                    model = built[id(inst.spec)] = make_model(inst.spec, host=host)
+                    model = built[id(inst.spec)] = make_model(inst.spec, host=host,
+                                                              busy_cores=self.busy_cores)
                 self.models.setdefault(kind, model)
                 self.models[inst.name] = model
                 self.devices[inst.name] = Device(
@@ -288,7 +302,7 @@ class Machine:
                           for i in system.parts[kind]}.values():
                 assert isinstance(model, KernelModel)
                 if cpu is not None:
-                    model.issue_from(cpu.spec)
+                    model.issue_from(cpu.spec, self.busy_cores)
                 if gpu_captured:
                     model.anchor_dispatch(NETWORK_PHASES)
         if timeline is not None:  # opened last: nothing after it can fail

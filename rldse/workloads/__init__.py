@@ -158,6 +158,10 @@ class Workload:
     #: workload_info keys holding CPU time of spans that are no op (process start-up,
     #: receives): dropped where a trace is read at wall time (``without_cpu_time``)
     cpu_info: tuple[str, ...] = ()
+    #: (ResolvedSystem) -> the processes its program keeps busy on CPU cores at once, at
+    #: its busiest: what sets the clock a busy core runs at (CpuSpec.busy_clock_mhz; the
+    #: Machine caps it at the CPU's cores). Default: one process (the loop and its dispatch)
+    busy_processes: Callable[[Any], int] = field(default=lambda system: 1)
 
     def without_cpu_time(self, trace: Trace, rows: bool = True) -> Trace:
         """``trace`` as one from before CPU time was recorded: its ``cpu_info`` entries

@@ -136,3 +136,52 @@ def test_duplicate_keys_and_deep_nesting_are_one_line(text):
             code = main(["simulate", TRACE, "--system", str(path)])
         assert code == 2
         assert out.err.getvalue().count("\n") == 1
+
+
+#: YAML 1.1 forms (rldse.yamlfile.YAML_11_FORMS) where a knob or count is read: refused
+_YAML_11 = ["010", "1:30", "yes", "no", "on", "off", "1_000", "0b11", "-0x10", "08"]
+
+
+@pytest.mark.parametrize("value", _YAML_11)
+def test_yaml_11_forms_in_set_are_one_line_naming_the_field(value):
+    """`--set gpu.count=010` once gave 8 GPUs and `workload.env_steps=1:30` 90 steps."""
+    for field in ("gpu.count", "workload.env_steps", "workload.gpu_swap"):
+        with _captured() as out:
+            code = main(["simulate", TRACE, "--system", str(ROOT / "examples" /
+                                                          "dgx1_like.yaml"),
+                         "--set", f"{field}={value}"])
+        assert code == 2
+        assert out.err.getvalue() == (out.err.getvalue().splitlines()[0] + "\n")
+        assert f"--set {field}: {value} " in out.err.getvalue()
+
+
+@pytest.mark.parametrize("value", _YAML_11)
+def test_yaml_11_forms_in_spec_study_and_preset_files_are_one_line(tmp_path, value):
+    from rldse.search import load_study_file
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"name: x\ncpu: {{preset: epyc-7742}}\ngpu: {{preset: v100-sxm2, "
+                    f"count: {value}}}\n")
+    with _captured() as out:
+        assert main(["simulate", TRACE, "--system", str(spec)]) == 2
+    assert f"spec.yaml: line 3: count: {value} " in out.err.getvalue()
+    study = tmp_path / "study.yaml"
+    study.write_text(yaml.safe_dump({**STUDY, "trials": 2}) + f"n_startup_trials: {value}\n")
+    with pytest.raises(RldseError, match=f"n_startup_trials: {value} "):
+        load_study_file(study)
+    presets = tmp_path / "presets"
+    presets.mkdir()
+    (presets / "mine.yaml").write_text(
+        "kind: link\npresets:\n  mylink:\n    description: x\n"
+        f"    bandwidth_gbs: {{value: {value}, unit: GB/s, source: test}}\n")
+    with _captured() as out:
+        assert main(["parts", "list", "--presets", str(presets)]) == 2
+    assert f"value: {value} " in out.err.getvalue()
+
+
+def test_yaml_12_numbers_in_set_are_read_as_12_reads_them():
+    """0o2 is octal 2 and 0x1 hex 1 in YAML 1.2 (and 1e3 a number): a run of 2 GPUs."""
+    from rldse.cli.common import parse_set
+
+    assert parse_set(["gpu.count=0o2", "a=0x1", "b=1e3", "c=true", "d='yes'"]) == {
+        "gpu.count": 2, "a": 1, "b": 1000.0, "c": True, "d": "yes"}

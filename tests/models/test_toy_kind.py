@@ -57,7 +57,7 @@ class ToyModel:
         self.spec, self.lanes = spec, 1
         self.idle_w, self.max_w = spec.idle_w, spec.max_w
 
-    def issue_from(self, core) -> None:
+    def issue_from(self, core, busy_cores=None) -> None:
         pass
 
     def anchor_dispatch(self, phases) -> None:

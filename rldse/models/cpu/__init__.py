@@ -53,8 +53,35 @@ of them busy (a preset's base clock: what the vendor guarantees at TDP), ``singl
 the one a lone busy core reaches (the datasheet's max turbo or boost); with k of the cores
 busy a core runs at a linear mix of the two (``busy_clock_mhz``: an assumption; real turbo
 tables step down by active cores, and power-limited laptops fall faster).
-``single_thread_scale(k)`` is interp_scale at that clock: an interpreted env loop on an
-otherwise idle machine runs at the single-core turbo. A subprocess vector env (gym's
+``interp_speed(k)`` is the one place a busy-core count becomes single-thread speed
+(clock × ipc_factor); ``single_thread_scale(k)`` is interp_scale at that clock.
+
+In ``simulate`` a CpuModel is built for the cores its program keeps busy
+(``CpuModel(..., busy_cores)``; ``rldse.sim.machine.busy_cores``): each family's
+``Workload.busy_processes`` counts the processes that run on CPU cores at its busiest
+moment (off-policy: the actors, capped at ``cores``, plus learner and replay manager when
+``async``; actor-learner: the actors, plus each central inference server and an
+``async`` learner; tabular: the offline workers, else the one loop), at most the CPU's
+cores (``lanes``, every socket's): processes beyond them run as SMT siblings or
+time-sliced on busy cores, which lowers no clock further (turbo counts active cores).
+Every per-cycle rate of that core runs at ``busy_clock_mhz(k)``: the interpreter (the
+overhead share), the GEMM and ``other_flops`` rate, element-wise and contiguous bytes
+(``CpuModel.core``); DRAM bandwidth, latencies and caches do not follow the clock. The
+GPU's issuing core takes the same count (``GpuModel.issue_from``). One count per run: a
+phase that runs with fewer cores busy (a sync learner while the actors wait) runs at the
+busiest moment's clock, so the model understates turbo there. Without a count (``rldse
+parts cost``, a model built alone) every core is busy: the base clock.
+
+The capture host's side is a busy clock too: rldse's loops run one busy thread per
+process (one BLAS thread), and the fingerprint's ``clock_mhz`` is cpufreq's
+``cpuinfo_max_freq``, the clock a busy core reaches; its measured rates (GEMM curve,
+copy, element-wise) were timed at that clock. The ``host`` preset has no
+``single_core_mhz``, so its ``interp_speed`` is that clock at any count
+(``CAPTURE_BUSY_CORES``), and a trace replayed on ``host`` scales by exactly 1. Where the
+kernel exposes no cpufreq (many VMs) the fingerprint's clock is /proc/cpuinfo's, the
+hypervisor's nominal clock, which may sit below what the busy vCPU ran at: scaling from
+such a host then overstates the target's speed-up by that ratio (unknown; stated here).
+A subprocess vector env (gym's
 AsyncVectorEnv, SB3's SubprocVecEnv: one worker process per env, the main process sends
 each a command and collects each reply in turn) takes per batch step
 ``subprocess_batch_seconds``: the env step on a worker, stretched when the workers and the

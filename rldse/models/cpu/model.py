@@ -13,23 +13,38 @@ from rldse.models.kinds import Check, ModelContext, PartKind, Runs, register
 from rldse.models.ops import ArrayLike, OpColumns
 from rldse.models.power import UTILISATION, EnergyEstimate, dram_joules, utilisation_joules
 
+#: Busy cores of the capture host while it captured: rldse's loops run one busy thread per
+#: process (one BLAS thread), and the fingerprint's clock is the clock a busy core reaches
+#: (cpufreq's max; rldse.host.HostFingerprint.clock_mhz), so the host preset's clock is
+#: this count's clock (it has no single_core_mhz: every count gives it)
+CAPTURE_BUSY_CORES = 1
+
 
 class CpuModel:
-    """A target CPU, with the capture host it scales measured times from."""
+    """A target CPU, with the capture host it scales measured times from, its cores
+    running at the clock ``busy_cores`` busy cores allow (rldse.models.cpu, "Clock under
+    load"; None: the all-core clock_mhz)."""
 
-    def __init__(self, spec: CpuSpec, host: CpuSpec) -> None:
+    def __init__(self, spec: CpuSpec, host: CpuSpec, busy_cores: int | None = None) -> None:
         self.spec = spec
         self.host = host
-        #: factor on interpreter time: host single-thread speed / target's
-        self.interp_scale = host.interp_speed() / spec.interp_speed()
+        self.busy_cores = busy_cores
+        #: the target's core as it runs: every per-cycle rate (GEMM flops, element-wise
+        #: and contiguous bytes) at the busy clock; DRAM and latencies do not scale
+        self.core = spec if busy_cores is None else spec.model_copy(
+            update={"clock_mhz": spec.busy_clock_mhz(busy_cores)})
+        #: factor on interpreter time: the capture host's busy core's single-thread speed
+        #: / the target's (the host's clock is already a busy clock: CAPTURE_BUSY_CORES)
+        self.interp_scale = self.single_thread_scale(busy_cores)
         #: factor on the host's GEMM time: its core_gflops / the target's (the host curve's
         #: shape carries over; small call-bound GEMMs may scale nearer interp_scale)
-        self.gemm_scale = host.core_gflops / spec.core_gflops
+        self.gemm_scale = host.core_gflops / self.core.core_gflops
 
-    def single_thread_scale(self, busy_cores: int) -> float:
-        """interp_scale with ``busy_cores`` of the target's cores busy (turbo), against the
-        host's measured clock."""
-        return self.host.interp_speed() / self.spec.interp_speed(busy_cores)
+    def single_thread_scale(self, busy_cores: int | None) -> float:
+        """Host interpreter time → the target's with ``busy_cores`` of its cores busy
+        (turbo; None: all of them), against the capture host's busy clock."""
+        return (self.host.interp_speed(CAPTURE_BUSY_CORES)
+                / self.spec.interp_speed(busy_cores))
 
     def subprocess_batch_seconds(self, step_s: float, workers: int, round_trip_s: float,
                                  per_worker_s: float) -> float:
@@ -53,10 +68,10 @@ class CpuModel:
                 + ops.vector_bytes / (s.vector_gbs * 1e9) + ops.cold_bytes / (s.core_bw_gbs * 1e9)
                 + ops.touches * s.random_access_ns * 1e-9
                 for s, gemm in ((self.host, ops.gemm_host_s),
-                                (self.spec, ops.gemm_host_s * self.gemm_scale)))
+                                (self.core, ops.gemm_host_s * self.gemm_scale)))
         else:
             r_host = roofline_seconds(self.host, ops.flops, ops.bytes, ops.touches)
-            r_target = roofline_seconds(self.spec, ops.flops, ops.bytes, ops.touches)
+            r_target = roofline_seconds(self.core, ops.flops, ops.bytes, ops.touches)
         work = np.minimum(dur, r_host)
         return self.interp_scale * (dur - work) + rescaled(work, r_host, r_target)
 
@@ -68,7 +83,7 @@ class CpuModel:
     def roofline_seconds(self, flops: ArrayLike, bytes_: ArrayLike,
                          touches: ArrayLike = 0) -> np.ndarray:
         """Seconds for work nobody measured (e.g. a reduction the engine adds), one core."""
-        return roofline_seconds(self.spec, flops, bytes_, touches)
+        return roofline_seconds(self.core, flops, bytes_, touches)
 
     # ---- power (see rldse.models.power) -------------------------------------------------
     method = UTILISATION
@@ -113,7 +128,8 @@ def _capture_host(spec: CpuSpec, ctx: ModelContext) -> CpuSpec:
 
 
 register(PartKind(
-    name="cpu", spec=CpuSpec, model=lambda spec, ctx: CpuModel(spec, _capture_host(spec, ctx)),
+    name="cpu", spec=CpuSpec,
+    model=lambda spec, ctx: CpuModel(spec, _capture_host(spec, ctx), ctx.busy_cores),
     description="CPU sockets: cores run env steps and any placed phase",
     serves={"act": Runs.CORES, "learn": Runs.CORES, "replay": Runs.CORES,
             "q_update": Runs.CORES},

@@ -52,6 +52,19 @@ class ActorLearnerKnobs(Knobs):
                     "learn work follows mlp.py's layer formulas and the host's GEMM curve")
 
 
+def _busy_processes(system: Any) -> int:
+    """Processes on CPU cores at once: the actors (on at most ``cores`` cores), plus with
+    ``central`` inference one server per GPU (or one on a core when ``act`` is on the
+    CPU), each issuing from a core; ``async`` adds the learner, which learns while actors
+    collect; ``sync``'s learner runs while the actors wait, so they are the busiest."""
+    k = system.knobs
+    actors = min(k.actors, k.cores) if k.cores else k.actors
+    if k.inference == "central":
+        on = system.placement.get("act", "cpu")
+        actors += len(system.parts.get(on, ())) if on != "cpu" else 1
+    return actors + 1 if k.learner == "async" else actors
+
+
 def _trace_knobs(info: ActorLearnerInfo, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
     return {"env_steps": trace.env_steps,
             "actors": info.actors, "envs_per_actor": info.envs_per_actor,
@@ -89,7 +102,7 @@ register(Workload(
     capture_options={"actors": (int, Field(default=1, ge=1, le=256,
                                            description="actor processes"))},
     sides={p: SIDES[p] for p in ("env_step", "env_reset", "act", "learn")},
-    worker_knob="actors", host_knobs=("actors", "envs_per_actor", "rollout_len"),
+    worker_knob="actors", busy_processes=_busy_processes, host_knobs=("actors", "envs_per_actor", "rollout_len"),
     recording=Recordable(loop="on_policy", networks=("policy", "value"), one_network="policy",
                          required=("env_step", "act", "rollout_add", "learn", "sync"),
                          learner_phases=frozenset({"learn", "sync"}), info=_recorded),

@@ -120,6 +120,16 @@ def _recorded_ddpg(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
             "warmup_steps": hp.get("learning_starts", hp.get("warmup_steps"))}
 
 
+def _busy_processes(system: Any) -> int:
+    """Processes on CPU cores at once: the actors (on at most ``cores`` cores); ``async``
+    adds the learner and the replay manager, each on a core of its own, whatever part they
+    drive (a GPU's dispatch runs on that core); ``sync`` runs the learner while the actors
+    wait (the real loop's one process for one actor), so the actors are the busiest."""
+    k = system.knobs
+    actors = min(k.actors, k.cores) if k.cores else k.actors
+    return actors + 2 if k.learner == "async" else actors
+
+
 PLACEMENTS = {"act": (Runs.CORES, Runs.KERNELS),
               "learn": (Runs.CORES, Runs.KERNELS, Runs.LOOKUP), "replay": ("*",)}
 #: Phases of the off-policy loop: acting and env steps on the actor, replay and learning
@@ -143,5 +153,6 @@ for _name, _info, _text, _options, _recorded, _nets in (
         capture_module=f"rldse.workloads.offpolicy.{_name}",
         program_module=f"rldse.workloads.offpolicy.program_{_name}",
         capture_options=_options, sides=_SIDES, worker_knob="actors",
+        busy_processes=_busy_processes,
         recording=Recordable(loop="off_policy", networks=_nets, required=_REQUIRED,
                              info=_recorded)))

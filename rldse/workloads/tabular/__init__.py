@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from rldse.kernels.network_work import F32
+from rldse.models import PART_KINDS
 from rldse.models.kinds import Runs
 from rldse.workloads import SIDES, Count, Info, Knobs, Recordable, Workload, learning_knob, register
 
@@ -53,6 +54,18 @@ def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[st
     return {"transitions": info.dataset_transitions, "passes": info.passes, "dtype": info.dtype}
 
 
+def _busy_processes(system: Any) -> int:
+    """Processes on CPU cores at once: online, the one loop; offline with ``q_update`` on
+    the cores, the worker processes (``workload.cores``, else the trace's workers, at most
+    the agents: the host waits while they run); offline on a GPU or DPUs, the host process
+    that drives them."""
+    info, k = system.info, system.knobs
+    kind = system.placement.get("q_update", "cpu")
+    if info.mode == "online" or PART_KINDS[kind].runs("q_update") is not Runs.CORES:
+        return 1
+    return min(k.cores or info.workers or 1, k.agents or info.agents)
+
+
 def _recorded(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
     cells = int(hp.get("n_states", 0)) * int(hp.get("n_actions", 0))
     return {"mode": "online", "agents": 1, "dtype": "fp32", "q_table_bytes": F32 * cells}
@@ -71,7 +84,7 @@ register(Workload(
         "agents": (int, Field(default=1, ge=1, description="offline: agents (dataset chunks)")),
         "dtype": (Literal["fp32", "int32"], Field(default="fp32", description="Q-value type"))},
     sides={p: SIDES[p] for p in ("env_step", "env_reset", "act", "q_update")},
-    worker_knob="agents",
+    worker_knob="agents", busy_processes=_busy_processes,
     host_knobs=("agents", "passes", "dtype", "transitions"),
     recording=Recordable(loop="tabular", networks=(), required=("env_step", "q_update"),
                          info=_recorded)))

@@ -129,3 +129,28 @@ def test_subprocess_batch_by_hand(host_fp):
     # one worker on an idle machine: no stretch, turbo
     one = 3000 / (4100 * 0.78) * (1e-3 + 100e-6)
     assert m.subprocess_batch_seconds(1e-3, 1, 100e-6, 50e-6) == pytest.approx(one)
+
+
+def test_two_busy_cores_run_at_the_clock_the_preset_interpolates(host_fp):
+    """i7-8750h (presets/cpu.yaml): 6 cores, base 2200 MHz, max turbo 4100 MHz; with 2 of
+    6 busy, 4100 − (4100 − 2200) × 1/5 = 3720 MHz, for the interpreter and per-cycle rates."""
+    host = cpu_from_host(host_fp, clock_mhz=3000.0)
+    spec = load_part("cpu", "i7-8750h")
+    m = CpuModel(spec, host, busy_cores=2)
+    assert m.core.clock_mhz == pytest.approx(3720.0)
+    assert m.interp_scale == pytest.approx(3000 / (3720 * 0.78))
+    assert m.core.core_gflops == pytest.approx(
+        3720e-3 * spec.flops_per_cycle * spec.blas_efficiency)
+    op = OpColumns.of("env_step", host_dur_s=50e-6)  # interpreter time only
+    assert m.op_seconds(op)[0] == pytest.approx(50e-6 * 3000 / (3720 * 0.78))
+    # DRAM-bound work does not follow the clock
+    bw = OpColumns.of("learn", bytes=4e5, host_dur_s=4e5 / (host.core_bw_gbs * 1e9))
+    assert m.op_seconds(bw)[0] == pytest.approx(4e5 / (spec.core_bw_gbs * 1e9))
+    # without a busy count: every core busy, the base clock (what `rldse parts cost` gives)
+    assert CpuModel(spec, host).interp_scale == pytest.approx(3000 / (2200 * 0.78))
+
+
+def test_busy_cores_change_the_cost_cache_key(host_fp):
+    from rldse.sim.trace_cache import model_key
+    host, spec = cpu_from_host(host_fp), load_part("cpu", "i7-8750h")
+    assert model_key(CpuModel(spec, host, 1)) != model_key(CpuModel(spec, host, 2))
