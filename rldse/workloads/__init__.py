@@ -206,7 +206,8 @@ class Workload:
             return self.info.model_validate(trace.meta.workload_info)
         except ValidationError as exc:
             err = validation_error(exc, "")
-            raise RldseError(f"workload_info: {err.where}: {err.message} ({self.name} traces "
+            at = f"{err.where}: " if err.where else ""
+            raise RldseError(f"workload_info: {at}{err.message} ({self.name} traces "
                              "from this rldse have it; capture the trace again)",
                              where=f"trace {trace.source}") from None
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from rldse.kernels.network_work import F32
 from rldse.models.kinds import Runs
@@ -44,6 +44,16 @@ class TabularInfo(Info):
     workers: Count | None = None
     dataset_transitions: Count | None = None
     q_table_bytes: Count
+
+    @model_validator(mode="after")
+    def _offline_shape(self) -> TabularInfo:
+        """An offline run's loop is its dataset, passes and rounds: none may be missing."""
+        if self.mode == "offline":
+            for name in ("passes", "passes_per_round", "dataset_transitions"):
+                if getattr(self, name) is None:
+                    raise ValueError(f"{name} is missing or null: an offline run needs it "
+                                     "(a whole number, at least 1)")
+        return self
 
 
 def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
