@@ -158,6 +158,9 @@ class Workload:
     #: workload_info keys holding CPU time of spans that are no op (process start-up,
     #: receives): dropped where a trace is read at wall time (``without_cpu_time``)
     cpu_info: tuple[str, ...] = ()
+    #: resolved knobs -> (units of work the program simulates at least, what they are):
+    #: priced before any pilot (rldse.sim.budget.check_size); None: env_steps
+    work: Callable[[Any], tuple[float, str]] | None = None
 
     def without_cpu_time(self, trace: Trace, rows: bool = True) -> Trace:
         """``trace`` as one from before CPU time was recorded: its ``cpu_info`` entries

@@ -68,6 +68,15 @@ def _recorded(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
     return {"mode": "online", "agents": 1, "dtype": "fp32", "q_table_bytes": F32 * cells}
 
 
+def _work(k: Any) -> tuple[float, str]:
+    """An offline run's work is its updates: every transition once per pass (the agents
+    split the dataset); an online run's, its env steps."""
+    if k.transitions is None or k.passes is None:
+        return float(k.env_steps or 0), "env steps"
+    return (float(k.transitions) * k.passes,
+            f"updates ({k.transitions:,} transitions x {k.passes:,} passes)")
+
+
 register(Workload(
     name="tabular", family="tabular", description="tabular Q-learning and SARSA (online, "
     "or offline SwiftRL-style over agents)", knobs=TabularKnobs, info=TabularInfo,
@@ -81,7 +90,7 @@ register(Workload(
         "agents": (int, Field(default=1, ge=1, description="offline: agents (dataset chunks)")),
         "dtype": (Literal["fp32", "int32"], Field(default="fp32", description="Q-value type"))},
     sides={p: SIDES[p] for p in ("env_step", "env_reset", "act", "q_update")},
-    worker_knob="agents",
+    worker_knob="agents", work=_work,
     host_knobs=("agents", "passes", "dtype", "transitions"),
     recording=Recordable(loop="tabular", networks=(), required=("env_step", "q_update"),
                          info=_recorded)))
