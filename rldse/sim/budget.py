@@ -306,7 +306,7 @@ def check(budget: Budget, limits: Limits) -> None:
                     if limits.memory_bytes is None else
                     f"over the memory limit of {memory / 1e9:,.2f} GB")
     if over:
-        _refuse(f"this run would take {budget.describe()}: {' and '.join(over)}",
+        refuse_over(f"this run would take {budget.describe()}: {' and '.join(over)}",
                 "lower workload.env_steps or the workers", "simulate", limits)
 
 
@@ -329,7 +329,7 @@ def check_repeated(run_s: float, runs: int, limits: Limits, what: str) -> bool:
     returns whether a progress bar is due (the total is over ``limits.progress_after_s``)."""
     total_s = run_s * runs
     if total_s > limits.wall_s:
-        _refuse(f"{what} would take about {duration(total_s)} ({runs:,} simulations of about "
+        refuse_over(f"{what} would take about {duration(total_s)} ({runs:,} simulations of about "
                 f"{duration(run_s)} each): over the {duration(limits.wall_s)} limit",
                 "fewer of them, or lower workload.env_steps", "simulate", limits)
     return total_s > limits.progress_after_s
@@ -384,7 +384,7 @@ TIMELINE_BYTES_PER_EVENT = 130
 TIMELINE_LIMIT_BYTES = 10**9
 
 
-def _refuse(what: str, advice: str, where: str, limits: Limits) -> None:
+def refuse_over(what: str, advice: str, where: str, limits: Limits) -> None:
     """The one refusal of a run over its limits (none with ``limits.allow_long``):
     ``what`` gives the estimate, ``advice`` the smaller run."""
     if not limits.allow_long:
@@ -399,7 +399,7 @@ def check_size(system: ResolvedSystem, limits: Limits) -> None:
     units, what = work(system.knobs) if work is not None else \
         (float(system.knobs.env_steps or 0), "env steps")
     if units > MAX_WORK_UNITS:
-        _refuse(f"this run would simulate {units:.3g} {what}: over the {MAX_WORK_UNITS:.0e} "
+        refuse_over(f"this run would simulate {units:.3g} {what}: over the {MAX_WORK_UNITS:.0e} "
                 "limit", "lower workload.env_steps or the workers", "simulate", limits)
 
 
@@ -408,7 +408,7 @@ def check_workers(workers: int, limits: Limits, where: str) -> None:
     running its own simulations (more only queue for the cores and hold memory)."""
     cores = os.cpu_count() or 1
     if workers > cores:
-        _refuse(f"--workers {workers:,}: more than this host's {cores} cores",
+        refuse_over(f"--workers {workers:,}: more than this host's {cores} cores",
                 f"at most --workers {cores}", where, limits)
 
 
@@ -419,7 +419,7 @@ def check_grid(points: int, dims: int, limits: Limits, where: str) -> None:
     grid_bytes = points * (GRID_BYTES_PER_POINT_BASE + GRID_BYTES_PER_DIM * dims)
     memory = limits.memory_bytes if limits.memory_bytes is not None else half_of_ram_bytes()
     if wall_s > limits.wall_s or grid_bytes > memory:
-        _refuse(f"the grid has {points:,} points ({points:.3g}): listing them would take "
+        refuse_over(f"the grid has {points:,} points ({points:.3g}): listing them would take "
                 f"about {duration(wall_s)} and {grid_bytes / 1e9:,.3g} GB (limits "
                 f"{duration(limits.wall_s)}, {memory / 1e9:,.3g} GB)", "fewer values per "
                 "dimension (a step, a shorter range) or another sampler", where, limits)
@@ -430,7 +430,7 @@ def check_runs(run_s: float, runs: int, limits: Limits, what: str, where: str) -
     asked for them, e.g. '--seeds 1000000') whose total is over ``limits.wall_s``."""
     total_s = run_s * runs
     if total_s > limits.wall_s:
-        _refuse(f"{what} would take about {duration(total_s)} ({runs:,} runs of about "
+        refuse_over(f"{what} would take about {duration(total_s)} ({runs:,} runs of about "
                 f"{duration(run_s)} each): over the {duration(limits.wall_s)} limit",
                 "fewer of them", where, limits)
 
@@ -450,6 +450,6 @@ def check_timeline(events: float, path: str | Path, limits: Limits) -> None:
                          f"MB ({events:,.0f} events), more than the {free / 1e6:,.0f} MB "
                          "free there; lower workload.env_steps or give --timeline-window")
     if timeline_bytes > TIMELINE_LIMIT_BYTES:
-        _refuse(f"--timeline {path}: would write about {timeline_bytes / 1e6:,.0f} MB "
+        refuse_over(f"--timeline {path}: would write about {timeline_bytes / 1e6:,.0f} MB "
                 f"({events:,.0f} events), over the {TIMELINE_LIMIT_BYTES / 1e9:.0f} GB limit",
                 "lower workload.env_steps or give --timeline-window", "simulate", limits)
