@@ -109,6 +109,10 @@ _DIGEST_KEY = b"rldse.digest"
 DIGEST_REQUIRED_FROM_VERSION = 3
 #: how deep the metadata's JSON may nest (a real trace's is 4-5 levels)
 _MAX_META_DEPTH = 64
+#: wall time over which a CPU clock has surely ticked: a trace whose rows took longer and
+#: have CPU time 0 on every one did not measure it (the coarsest per-thread CPU clock,
+#: Windows', ticks every 15.6 ms; a recording of a few empty phases may read 0 throughout)
+_CPU_CLOCK_TICKS_S = 0.05
 #: phases whose rows always handle something (items >= 1); ``sync`` copies parameters
 _WORK_PHASES = tuple(p for p in PHASES if p != "sync")
 
@@ -473,7 +477,7 @@ def _depth(value: Any) -> int:
 def check_rows(ops: pd.DataFrame, where: str) -> None:
     """Refuse rows no capture writes, which would change the answer unseen: a row twice
     (same worker, phase, iteration and start), a working phase's row with no items, and
-    CPU time recorded as 0 on every row that has it."""
+    CPU time recorded as 0 on every row that has it (over _CPU_CLOCK_TICKS_S of wall time)."""
     dup = ops.duplicated(["worker", "phase", "iter", "start_s"]).to_numpy()
     if dup.any():
         row = int(np.flatnonzero(dup)[0])
@@ -486,7 +490,8 @@ def check_rows(ops: pd.DataFrame, where: str) -> None:
                          f"{row} (phase '{ops['phase'].iloc[row]}' handles at least 1)")
     cpu = ops["cpu_s"].to_numpy(np.float64)
     known = ~np.isnan(cpu)
-    if known.any() and not (cpu[known] > 0).any() and ops["dur_s"].to_numpy()[known].sum() > 0:
+    wall_s = ops["dur_s"].to_numpy()[known].sum()
+    if known.any() and not (cpu[known] > 0).any() and wall_s > _CPU_CLOCK_TICKS_S:
         raise RldseError(f"{where}: column 'cpu_s' is 0 on every row (a capture measures "
                          "each operation's CPU time; unknown is NaN)")
 

@@ -311,6 +311,8 @@ def test_rows_that_did_no_work_are_refused(small_trace, tmp_path, phase, column,
     ops = pq.read_table(path).to_pandas()
     rows = ops["phase"] == phase if phase else slice(None)
     ops.loc[rows, column] = value
+    if column == "cpu_s":  # 0.5 s of wall time: a CPU clock has ticked (_CPU_CLOCK_TICKS_S)
+        ops["dur_s"] = 0.01
     _rewrite(path, tmp_path / "z.parquet", table=pa.Table.from_pandas(ops, preserve_index=False))
     with pytest.raises(RldseError, match=message):
         load_trace(tmp_path / "z.parquet")
