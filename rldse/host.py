@@ -14,10 +14,10 @@ import multiprocessing
 import os
 import platform
 import time
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer
 
 from rldse.threads import single_blas_thread
 
@@ -149,6 +149,40 @@ def session_runnable() -> int:
     return max(n, 1)
 
 
+#: the products of an MLP layer's training step a GEMM curve measures (GEMM_GRID)
+GEMM_PRODUCTS = ("fwd", "dw", "dx")
+
+
+def check_gemm_curve(curve: Any) -> Any:
+    """``curve`` (a list of (product, batch, inputs, outputs, GFLOP/s) points) if the
+    interpolation of rldse.models.cpu.gemm_curve can read it: known products, shapes of
+    at least 1, a positive finite rate, and per product a full grid of at least two
+    values on each axis; else ValueError saying what is wrong (a pydantic validator)."""
+    if curve is None:
+        return None
+    grids: dict[str, list[set[int]]] = {}
+    points: dict[str, int] = {}
+    for n, (product, *dims, gflops) in enumerate(curve):
+        if product not in GEMM_PRODUCTS:
+            raise ValueError(f"point {n}: product {product!r} is not one of "
+                             f"{', '.join(GEMM_PRODUCTS)}")
+        if any(d < 1 for d in dims):
+            raise ValueError(f"point {n}: batch, inputs and outputs must be at least 1")
+        if not 0 < gflops < float("inf"):
+            raise ValueError(f"point {n}: GFLOP/s must be positive and finite, not {gflops}")
+        for value, seen in zip(dims, grids.setdefault(product, [set(), set(), set()]),
+                               strict=True):
+            seen.add(value)
+        points[product] = points.get(product, 0) + 1
+    for product, axes in grids.items():
+        sizes = [len(a) for a in axes]
+        if min(sizes) < 2 or points[product] != sizes[0] * sizes[1] * sizes[2]:
+            raise ValueError(f"product {product!r}: expected a full grid of at least two "
+                             f"values per axis (batch x inputs x outputs: {sizes[0]} x "
+                             f"{sizes[1]} x {sizes[2]} values, {points[product]} points)")
+    return curve
+
+
 class HostFingerprint(BaseModel):
     """The capture host, as measured at capture time. Units are in the field names."""
 
@@ -221,6 +255,11 @@ class HostFingerprint(BaseModel):
     load: CaptureLoad | None = Field(
         default=None, description="the host's load around the capture; None: not "
         "recorded (a trace from before it, an import)")
+
+    @field_validator("gemm_curve")
+    @classmethod
+    def _gemm_curve(cls, curve: Any) -> Any:
+        return check_gemm_curve(curve)
 
     @model_serializer(mode="wrap")
     def _drop_unmeasured(self, handler):

@@ -11,7 +11,11 @@ A Trace is three things, kept as free of the capture machine as possible:
 On disk it is one Parquet file: the table is ``ops``; ``meta`` is JSON under the
 file's key ``rldse.meta``; ``transitions`` is a zstd-compressed Arrow IPC stream,
 base64-encoded, under ``rldse.transitions``. The digest hashes all three canonically,
-independent of Parquet's encoding, so equal content gives equal digests.
+independent of Parquet's encoding, so equal content gives equal digests; `Trace.save`
+writes it under ``rldse.digest`` and `load_trace` recomputes it, so a file changed after
+it was written is refused (`digest_required` says from which schema version a file must
+carry one). `load_trace` also refuses rows no capture writes (`check_rows`: duplicates,
+phases that did no work, CPU time 0 throughout).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, validation_error
 from rldse.files import atomic_write
 from rldse.host import HostFingerprint
 
@@ -99,6 +103,23 @@ def set_wait_phases(workload: str, phases: frozenset[str]) -> None:
 
 _META_KEY = b"rldse.meta"
 _TRANSITIONS_KEY = b"rldse.transitions"
+_DIGEST_KEY = b"rldse.digest"
+#: the schema version from which a trace file must carry its digest (older files are
+#: checked when they carry one: the shipped v2 traces were written before it)
+DIGEST_REQUIRED_FROM_VERSION = 3
+#: how deep the metadata's JSON may nest (a real trace's is 4-5 levels)
+_MAX_META_DEPTH = 64
+#: wall time over which a CPU clock has surely ticked: a trace whose rows took longer and
+#: have CPU time 0 on every one did not measure it (the coarsest per-thread CPU clock,
+#: Windows', ticks every 15.6 ms; a recording of a few empty phases may read 0 throughout)
+_CPU_CLOCK_TICKS_S = 0.05
+#: phases whose rows always handle something (items >= 1); ``sync`` copies parameters
+_WORK_PHASES = tuple(p for p in PHASES if p != "sync")
+
+
+def digest_required(schema_version: int) -> bool:
+    """Whether a trace file of ``schema_version`` must carry its digest to be read."""
+    return schema_version >= DIGEST_REQUIRED_FROM_VERSION
 
 
 class SeedCurve(BaseModel):
@@ -185,6 +206,11 @@ class Trace:
     @property
     def digest(self) -> str:
         """sha256 of the canonical content (ops, meta, transitions); 16 hex digits."""
+        return self.full_digest[:16]
+
+    @property
+    def full_digest(self) -> str:
+        """sha256 of the canonical content, all 64 hex digits (written into the file)."""
         if self._digest is None:
             self._digest = _digest(self)
         return self._digest
@@ -239,6 +265,7 @@ class Trace:
         md[_META_KEY] = self.meta.model_dump_json().encode()
         if self.transitions is not None:
             md[_TRANSITIONS_KEY] = _encode_frame(self.transitions)
+        md[_DIGEST_KEY] = self.full_digest.encode()
         table = table.replace_schema_metadata(md)
         categorical = [c for c, (kind, _) in OPS_COLUMNS.items() if kind == "category"]
         return atomic_write(path, lambda tmp: pq.write_table(  # dictionaries pay only there
@@ -374,36 +401,99 @@ def load_trace(path: str | Path) -> Trace:
         table = pf.read()
     except (pa.ArrowException, OSError, ValueError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise RldseError(f"{path}: not a readable Parquet trace ({first})") from None
+        raise RldseError(f"{path}: not a readable Parquet trace, damaged or not a trace "
+                         f"({first})") from None
     md = table.schema.metadata or {}
     if _META_KEY not in md:
         raise RldseError(f"{path}: Parquet file has no rldse metadata (key 'rldse.meta'); "
                          "is it a trace written by rldse?")
+    meta = _read_meta(path, md[_META_KEY])
+    stored = md.get(_DIGEST_KEY)
+    if stored is None and digest_required(meta.schema_version):
+        raise RldseError(f"{path}: schema v{meta.schema_version} trace without its digest "
+                         "(key 'rldse.digest'): not written by rldse, or modified after capture")
+    transitions = None
+    if _TRANSITIONS_KEY in md:
+        try:
+            transitions = _decode_frame(md[_TRANSITIONS_KEY])
+        except Exception as exc:  # noqa: BLE001  pyarrow and pandas raise a dozen kinds
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise RldseError(f"{path}: embedded transitions are unreadable ({first})") from None
     try:
-        raw = json.loads(md[_META_KEY])
+        trace = Trace(ops=table.to_pandas(), meta=meta, transitions=transitions,
+                      source=str(path))
+    except RldseError as exc:
+        if stored is None:
+            raise
+        raise RldseError(f"{exc}: this trace was modified after capture") from None
+    if stored is not None and stored.decode("ascii", "replace") != trace.full_digest:
+        raise RldseError(f"{path}: this trace was modified after capture (its content no "
+                         "longer matches the digest written with it)")
+    check_rows(trace.ops, str(path))
+    return trace
+
+
+def _read_meta(path: Path, blob: bytes) -> TraceMeta:
+    """The metadata JSON as TraceMeta: version and every field of its own type (a
+    boolean is no version, 2.0 no count), nesting bounded."""
+    try:
+        raw = json.loads(blob)
     except json.JSONDecodeError as exc:
         raise RldseError(f"{path}: metadata 'rldse.meta' is not valid JSON ({exc.msg})") from None
     except UnicodeDecodeError as exc:
         raise RldseError(f"{path}: metadata 'rldse.meta' is not UTF-8 (byte {exc.start})") \
             from None
+    except RecursionError:
+        raise RldseError(f"{path}: metadata 'rldse.meta' nests deeper than "
+                         f"{_MAX_META_DEPTH} levels") from None
+    if _depth(raw) > _MAX_META_DEPTH:
+        raise RldseError(f"{path}: metadata 'rldse.meta' nests deeper than "
+                         f"{_MAX_META_DEPTH} levels")
     version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if version not in READABLE_VERSIONS:
+    if type(version) is not int or version not in READABLE_VERSIONS:
         raise RldseError(f"{path}: schema_version {version!r} is not supported "
                          f"(this rldse reads versions "
                          f"{', '.join(map(str, READABLE_VERSIONS))})")
     try:
-        meta = TraceMeta.model_validate(raw)
+        return TraceMeta.model_validate_json(blob, strict=True)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"{path}: meta field '{loc}': {err['msg']}") from None
-    transitions = None
-    if _TRANSITIONS_KEY in md:
-        try:
-            transitions = _decode_frame(md[_TRANSITIONS_KEY])
-        except (pa.ArrowException, ValueError) as exc:
-            raise RldseError(f"{path}: embedded transitions are unreadable ({exc})") from None
-    return Trace(ops=table.to_pandas(), meta=meta, transitions=transitions, source=str(path))
+        raise validation_error(exc, "meta").within(str(path)) from None
+
+
+def _depth(value: Any) -> int:
+    """How deep JSON ``value`` nests (a scalar: 0), without recursing."""
+    deepest, stack = 0, [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            deepest = max(deepest, depth + 1)
+            if deepest > _MAX_META_DEPTH:
+                return deepest
+            stack.extend((v, depth + 1) for v in (node.values() if isinstance(node, dict)
+                                                  else node))
+    return deepest
+
+
+def check_rows(ops: pd.DataFrame, where: str) -> None:
+    """Refuse rows no capture writes, which would change the answer unseen: a row twice
+    (same worker, phase, iteration and start), a working phase's row with no items, and
+    CPU time recorded as 0 on every row that has it (over _CPU_CLOCK_TICKS_S of wall time)."""
+    dup = ops.duplicated(["worker", "phase", "iter", "start_s"]).to_numpy()
+    if dup.any():
+        row = int(np.flatnonzero(dup)[0])
+        raise RldseError(f"{where}: row {row} repeats an earlier row (same worker, phase, "
+                         f"iter and start_s); {int(dup.sum()):,} rows are duplicates")
+    idle = (ops["phase"].isin(list(_WORK_PHASES)) & (ops["items"] < 1)).to_numpy()
+    if idle.any():
+        row = int(np.flatnonzero(idle)[0])
+        raise RldseError(f"{where}: column 'items' is {int(ops['items'].iloc[row])} at row "
+                         f"{row} (phase '{ops['phase'].iloc[row]}' handles at least 1)")
+    cpu = ops["cpu_s"].to_numpy(np.float64)
+    known = ~np.isnan(cpu)
+    wall_s = ops["dur_s"].to_numpy()[known].sum()
+    if known.any() and not (cpu[known] > 0).any() and wall_s > _CPU_CLOCK_TICKS_S:
+        raise RldseError(f"{where}: column 'cpu_s' is 0 on every row (a capture measures "
+                         "each operation's CPU time; unknown is NaN)")
 
 
 # ---- helpers ---------------------------------------------------------------------------
@@ -422,7 +512,7 @@ def _encode_frame(df: pd.DataFrame) -> bytes:
 def _decode_frame(blob: bytes) -> pd.DataFrame:
     import pyarrow as pa
 
-    with pa.ipc.open_stream(base64.b64decode(blob)) as reader:
+    with pa.ipc.open_stream(base64.b64decode(blob, validate=True)) as reader:
         return reader.read_all().to_pandas()
 
 
@@ -459,4 +549,4 @@ def _digest(trace: Trace) -> str:
     if trace.transitions is not None:
         h.update(b"transitions")
         _hash_frame(h, trace.transitions)
-    return h.hexdigest()[:16]
+    return h.hexdigest()

@@ -4,7 +4,10 @@
 
 Each input is a bundled trace (cut to its first rows, so a run that succeeds is quick)
 with one thing broken: a workload_info value out of range, missing, null or of the wrong
-type; an ops column at an extreme; the metadata not UTF-8; plus system specs with
+type; an ops column at an extreme; the metadata not UTF-8; rows duplicated, a working
+phase's items 0, CPU time 0 throughout, a byte changed after capture, a schema version of
+another type, metadata nested 100,000 deep, the transitions blob damaged, a GEMM-curve
+point of 0 or -1, an offline run's passes or dataset null; plus system specs with
 booleans for numbers. Every file name says what was broken. `corpus(out)` returns the
 (name, argv) pairs the suite runs through the CLI, so the corpus and the commands that
 exercise it stay in one place.
@@ -62,19 +65,64 @@ def _with_info(trace, change):
     return Trace(ops=trace.ops, meta=meta, transitions=trace.transitions)
 
 
-def _write_raw(ops, path: Path, blob: bytes) -> None:
-    """Write a trace file by hand: the table and metadata as given, unchecked."""
+def _write_raw(ops, path: Path, blob: bytes, extra: dict[bytes, bytes] | None = None) -> Path:
+    """Write a trace file by hand: the table and metadata as given, unchecked (no digest)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(ops, preserve_index=False)
-    pq.write_table(table.replace_schema_metadata({b"rldse.meta": blob}), path)
+    pq.write_table(table.replace_schema_metadata({b"rldse.meta": blob, **(extra or {})}), path)
+    return path
+
+
+def _damaged_rows(family: str, base, out: Path) -> list[Path]:
+    """Rows no capture writes, written raw (the digest would refuse them first)."""
+    import pandas as pd
+
+    meta = base.meta.model_dump_json().encode()
+    made = [_write_raw(pd.concat([base.ops, base.ops], ignore_index=True),
+                       out / f"{family}-rows-duplicated.parquet", meta)]
+    ops = base.ops.copy()
+    ops["cpu_s"] = 0.0
+    made.append(_write_raw(ops, out / f"{family}-rows-cpu0.parquet", meta))
+    for phase in ("learn", "q_update"):
+        if (base.ops["phase"] == phase).any():
+            ops = base.ops.copy()
+            ops.loc[ops["phase"] == phase, "items"] = 0
+            made.append(_write_raw(ops, out / f"{family}-rows-{phase}-items0.parquet", meta))
+    return made
+
+
+def _damaged_meta(family: str, base, out: Path) -> list[Path]:
+    """Metadata of the wrong type or shape, a GEMM curve with a bad point, a byte changed."""
+    import json
+
+    made = []
+    raw = json.loads(base.meta.model_dump_json())
+    for tag, version in {"true": True, "float": 2.0}.items():
+        made.append(_write_raw(base.ops, out / f"{family}-schema-version-{tag}.parquet",
+                               json.dumps(raw | {"schema_version": version}).encode()))
+    deep = json.dumps(raw)[:-1] + ', "x": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    made.append(_write_raw(base.ops, out / f"{family}-meta-nested.parquet", deep.encode()))
+    for tag, rate in {"0": 0.0, "neg": -1.0}.items():
+        curve = [list(p) for p in raw["host"]["gemm_curve"]]
+        curve[0][4] = rate
+        changed = raw | {"host": raw["host"] | {"gemm_curve": curve}}
+        made.append(_write_raw(base.ops, out / f"{family}-gemm-curve-{tag}.parquet",
+                               json.dumps(changed).encode()))
+    saved = base.save(out / f"{family}-flipped.parquet")
+    data = bytearray(saved.read_bytes())
+    at = data.index(b'"seed":') + len(b'"seed":')  # the file stays readable: only the digest
+    data[at] = ord("9") if data[at] != ord("9") else ord("8")
+    saved.write_bytes(bytes(data))
+    made.append(saved)
+    return made
 
 
 def make_traces(out: Path) -> list[Path]:
     import numpy as np
 
-    from rldse.trace import Trace
+    from rldse.trace import Trace, _encode_frame, load_trace
 
     out.mkdir(parents=True, exist_ok=True)
     made = []
@@ -112,6 +160,7 @@ def make_traces(out: Path) -> list[Path]:
         step = base.ops[base.ops["phase"] == "env_step"].iloc[:1].reset_index(drop=True)
         one = Trace(ops=step, meta=base.meta, transitions=base.transitions)
         made.append(one.save(out / f"{family}-one-row-env-step.parquet"))
+        made += _damaged_rows(family, base, out) + _damaged_meta(family, base, out)
         blob = base.meta.model_dump_json().encode().replace(b'"env_id":"', b'"env_id":"\xff\xfe')
         _write_raw(base.ops, out / f"{family}-meta-not-utf8.parquet", blob)
         made.append(out / f"{family}-meta-not-utf8.parquet")
@@ -119,6 +168,17 @@ def make_traces(out: Path) -> list[Path]:
     offline = _with_info(tab, lambda i: i.update(mode="offline", passes=1, passes_per_round=1,
                                                   workers=1, dataset_transitions=0))
     made.append(offline.save(out / "tabular-offline-no-transitions.parquet"))
+    import base64
+
+    shipped = load_trace(ROOT / "traces" / "tabular_taxi_offline_7.parquet")
+    for key in ("passes", "passes_per_round", "dataset_transitions"):
+        t = _with_info(shipped, lambda i, k=key: i.__setitem__(k, None))
+        made.append(t.save(out / f"tabular-offline-{key}-null.parquet"))
+    blob = base64.b64decode(_encode_frame(shipped.transitions))
+    meta = shipped.meta.model_dump_json().encode()
+    for tag, damaged in {"cut": blob[:-4], "zeroed": blob[:40] + bytes(len(blob) - 40)}.items():
+        made.append(_write_raw(shipped.ops, out / f"tabular-transitions-{tag}.parquet", meta,
+                               {b"rldse.transitions": base64.b64encode(damaged)}))
     empty = Trace(ops=tab.ops.iloc[:0].copy(), meta=tab.meta, transitions=tab.transitions)
     made.append(empty.save(out / "tabular-no-rows.parquet"))
     return sorted(set(made))
@@ -153,7 +213,8 @@ def corpus(out: Path) -> list[tuple[str, list[str]]]:
     runs: list[tuple[str, list[str]]] = []
     for path in make_traces(out / "traces"):
         runs.append((path.name, ["simulate", str(path), "--system", str(SYSTEM)]))
-        if any(tag in path.name for tag in ("-ok", "-ops-", "-one-row", "-meta-", "-no-")):
+        if any(tag in path.name for tag in ("-ok", "-ops-", "-one-row", "-meta-", "-no-",
+                                            "-rows-", "-flipped", "-schema-")):
             # validate passes the same door as simulate: its own cases are the ops
             runs.append((f"validate {path.name}", ["validate", str(path)]))
     ok = out / "traces" / "dqn-ok.parquet"

@@ -69,10 +69,13 @@ def test_phase_summary_totals(small_trace):
     assert summary["flops"].sum() == small_trace.ops["flops"].sum()
 
 
-def _rewrite(src, dst, table=None, meta=None):
+def _rewrite(src, dst, table=None, meta=None, keep_digest=False):
+    """``src`` rewritten by hand (not by rldse: without its digest, unless kept)."""
     pf = pq.read_table(src)
     table = table if table is not None else pf
     md = dict(pf.schema.metadata)
+    if not keep_digest:
+        md.pop(b"rldse.digest")
     if meta is not None:
         md[b"rldse.meta"] = json.dumps(meta).encode()
     pq.write_table(table.replace_schema_metadata(md), dst)
@@ -138,7 +141,7 @@ def test_bad_meta_field(small_trace, tmp_path):
     meta = _meta(path)
     meta["host"]["cores"] = 0
     _rewrite(path, tmp_path / "h.parquet", meta=meta)
-    with pytest.raises(RldseError, match="meta field 'host.cores'"):
+    with pytest.raises(RldseError, match=r"meta\.host\.cores: "):
         load_trace(tmp_path / "h.parquet")
 
 
@@ -242,3 +245,117 @@ def test_numpy_values_in_meta_become_plain_and_others_are_refused(small_trace, t
     with pytest.raises(RldseError) as err:
         type(small_trace.meta).model_validate(meta)
     assert err.value.where == "hyperparameters.env"
+
+
+# ---- damaged files: the digest, rows no capture writes, metadata of the wrong type --------
+
+def test_a_saved_trace_carries_its_digest_and_loads_with_it(small_trace, tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    stored = pq.read_table(path).schema.metadata[b"rldse.digest"].decode()
+    assert len(stored) == 64 and stored.startswith(small_trace.digest)
+    assert load_trace(path).digest == small_trace.digest
+
+
+def test_a_trace_with_one_changed_byte_is_refused(small_trace, tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    data = bytearray(path.read_bytes())
+    at = data.index(b'"seed":3')  # inside the metadata JSON: the file stays readable
+    data[at + 7] = ord("4")
+    flipped = tmp_path / "flipped.parquet"
+    flipped.write_bytes(bytes(data))
+    with pytest.raises(RldseError, match="modified after capture"):
+        load_trace(flipped)
+
+
+def test_a_table_changed_after_capture_is_refused_even_where_its_rows_are_valid(small_trace,
+                                                                                tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    table = pq.read_table(path)
+    ops = table.to_pandas()
+    ops.loc[3, "dur_s"] *= 2  # still valid: only the digest can tell
+    changed = pa.Table.from_pandas(ops, preserve_index=False)
+    _rewrite(path, tmp_path / "c.parquet", table=changed, keep_digest=True)
+    with pytest.raises(RldseError, match="modified after capture"):
+        load_trace(tmp_path / "c.parquet")
+
+
+def test_the_digest_is_required_from_its_schema_version(small_trace, tmp_path, monkeypatch):
+    import rldse.trace as trace_module
+
+    path = small_trace.save(tmp_path / "t.parquet")
+    _rewrite(path, tmp_path / "no-digest.parquet")
+    assert load_trace(tmp_path / "no-digest.parquet").digest == small_trace.digest
+    monkeypatch.setattr(trace_module, "DIGEST_REQUIRED_FROM_VERSION", SCHEMA_VERSION)
+    with pytest.raises(RldseError, match="without its digest"):
+        load_trace(tmp_path / "no-digest.parquet")
+
+
+def test_duplicated_rows_are_refused(small_trace, tmp_path):
+    import pandas as pd
+
+    path = small_trace.save(tmp_path / "t.parquet")
+    ops = pq.read_table(path).to_pandas()
+    twice = pa.Table.from_pandas(pd.concat([ops, ops], ignore_index=True), preserve_index=False)
+    _rewrite(path, tmp_path / "d.parquet", table=twice)
+    with pytest.raises(RldseError, match=f"row {len(ops)} repeats an earlier row.*"
+                                         f"{len(ops)} rows are duplicates"):
+        load_trace(tmp_path / "d.parquet")
+
+
+@pytest.mark.parametrize(("phase", "column", "value", "message"), [
+    ("learn", "items", 0, "'items' is 0 at row 2 \\(phase 'learn'"),
+    (None, "cpu_s", 0.0, "'cpu_s' is 0 on every row")])
+def test_rows_that_did_no_work_are_refused(small_trace, tmp_path, phase, column, value,
+                                           message):
+    path = small_trace.save(tmp_path / "t.parquet")
+    ops = pq.read_table(path).to_pandas()
+    rows = ops["phase"] == phase if phase else slice(None)
+    ops.loc[rows, column] = value
+    if column == "cpu_s":  # 0.5 s of wall time: a CPU clock has ticked (_CPU_CLOCK_TICKS_S)
+        ops["dur_s"] = 0.01
+    _rewrite(path, tmp_path / "z.parquet", table=pa.Table.from_pandas(ops, preserve_index=False))
+    with pytest.raises(RldseError, match=message):
+        load_trace(tmp_path / "z.parquet")
+
+
+@pytest.mark.parametrize("version", [True, 2.0, "2", None])
+def test_a_schema_version_of_another_type_is_refused(small_trace, tmp_path, version):
+    path = small_trace.save(tmp_path / "t.parquet")
+    _rewrite(path, tmp_path / "v.parquet", meta=_meta(path) | {"schema_version": version})
+    with pytest.raises(RldseError, match=f"schema_version {version!r} is not supported"):
+        load_trace(tmp_path / "v.parquet")
+
+
+def test_a_count_given_as_a_boolean_or_a_float_is_refused(small_trace, tmp_path):
+    path = small_trace.save(tmp_path / "t.parquet")
+    for value in (True, 3.0):
+        _rewrite(path, tmp_path / "s.parquet", meta=_meta(path) | {"seed": value})
+        with pytest.raises(RldseError, match="meta.seed: "):
+            load_trace(tmp_path / "s.parquet")
+
+
+@pytest.mark.parametrize("depth", [65, 100_000])
+def test_deeply_nested_metadata_is_one_line(small_trace, tmp_path, depth):
+    path = small_trace.save(tmp_path / "t.parquet")
+    text = json.dumps(_meta(path))[:-1] + ', "hyperparameters": ' + "[" * depth + "]" * depth + "}"
+    md = dict(pq.read_table(path).schema.metadata)
+    md[b"rldse.meta"] = text.replace('"hyperparameters": {', '"_x": {', 1).encode()
+    md.pop(b"rldse.digest")
+    pq.write_table(pq.read_table(path).replace_schema_metadata(md), tmp_path / "n.parquet")
+    with pytest.raises(RldseError, match="nests deeper than 64 levels"):
+        load_trace(tmp_path / "n.parquet")
+
+
+def test_corrupt_transitions_are_one_line(small_trace, tmp_path):
+    import base64
+
+    path = small_trace.save(tmp_path / "t.parquet")
+    md = dict(pq.read_table(path).schema.metadata)
+    blob = base64.b64decode(md[b"rldse.transitions"])
+    cut, zeroed = blob[:-4], blob[:40] + bytes(len(blob) - 40)  # OSError, ArrowInvalid
+    for damaged in (base64.b64encode(cut), base64.b64encode(zeroed), b"not base64!", b""):
+        md[b"rldse.transitions"] = damaged
+        md.pop(b"rldse.digest", None)
+        pq.write_table(pq.read_table(path).replace_schema_metadata(md), tmp_path / "b.parquet")
+        with pytest.raises(RldseError, match="embedded transitions are unreadable"):
+            load_trace(tmp_path / "b.parquet")

@@ -65,9 +65,11 @@ def cmd_capture(args: argparse.Namespace) -> None:
         raise RldseError("--seeds: an offline capture (--dataset) has no learning curve to "
                          "repeat")
     with progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id}") as bar:
-        trace = capture(cfg, Bounded(bar.update, run_steps(cfg), args.allow_long,
-                                     warm_steps(cfg)))
+        bounded = Bounded(bar.update, run_steps(cfg), args.allow_long, warm_steps(cfg),
+                          runs=args.seeds)
+        trace = capture(cfg, bounded)
     if args.seeds > 1:
+        bounded.check_runs()  # a run shorter than its probe: priced from the whole of it
         trace = _with_seed_curves(trace, cfg, args.seeds)
     path = save_trace(trace, out)
     print(f"wrote {path} ({len(trace.ops)} ops, digest {trace.digest})")
@@ -87,11 +89,13 @@ class Bounded:
     before hours go into a run nobody meant to start."""
 
     def __init__(self, update, steps: int | None, allow_long: bool, warm_steps: int = 0,
-                 **clocks) -> None:
+                 runs: int = 1, **clocks) -> None:
+        from rldse.sim.budget import Limits
         from rldse.sim.run_cost import Watch
 
-        self.update, self.steps = update, steps
-        self.watch = None if allow_long or steps is None else \
+        self.update, self.steps, self.runs = update, steps, runs
+        self.limits = Limits(wall_s=CAPTURE_LIMIT_S, allow_long=allow_long)
+        self.watch = None if steps is None else \
             Watch(steps, warm_steps, self._check, **clocks)
 
     def __call__(self, n: int) -> None:
@@ -100,15 +104,25 @@ class Bounded:
             self.watch(n)
 
     def _check(self, probe) -> None:
+        from rldse.sim.budget import check_runs, refuse_over
+
         cost = probe.cost(self.steps)
         if cost.wall_s > CAPTURE_LIMIT_S:
-            raise RldseError(f"--steps {self.steps:,}: this capture would train for "
-                             f"{cost.describe()}, over the {CAPTURE_LIMIT_S / 3600:.0f} h "
-                             "limit; give --allow-long to run it anyway, or fewer --steps")
-        if cost.wall_s > SHOW_AFTER_S:
+            refuse_over(f"--steps {self.steps:,}: this capture would train for "
+                        f"{cost.describe()}, over the {CAPTURE_LIMIT_S / 3600:.0f} h limit",
+                        "fewer --steps", "", self.limits)
+        if self.runs > 1:
+            check_runs(cost.wall_s, self.runs, self.limits, f"--seeds {self.runs:,}", "")
+        if cost.wall_s * self.runs > SHOW_AFTER_S:
             from tqdm import tqdm
 
             tqdm.write(f"capture: {cost.describe()}", file=sys.stderr)
+
+
+    def check_runs(self) -> None:
+        """Price every seed's run from the first, where it ended before its probe did."""
+        if self.watch is not None and not self.watch.probed:
+            self._check(self.watch.probe(whole=True))
 
 
 def _with_seed_curves(trace, cfg, seeds: int):

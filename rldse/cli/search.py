@@ -24,7 +24,8 @@ def add_parser(sub) -> None:
                "on the first machine and the same with --resume on every other one.")
     se.add_argument("study", help="study file (YAML): trace, base spec, space, objectives, ...")
     se.add_argument("--trials", type=int, help="total finished trials (default: the file's)")
-    se.add_argument("--workers", type=int, default=1, help="worker processes on this machine")
+    se.add_argument("--workers", type=int, default=1, help="worker processes on this machine "
+                    "(at most its cores, unless --allow-long)")
     se.add_argument("--storage", metavar="URL",
                     help="shared study database, e.g. postgresql://user:pw@host/db "
                          "(default: the journal file out/journal.log beside the study)")

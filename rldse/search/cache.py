@@ -3,11 +3,16 @@
 One SQLite file under the study's out/ (WAL mode, so local worker processes read while
 one writes). Simulation is deterministic in its inputs, so a
 hit is the Result the simulation would return. Workers on other machines keep their own.
+
+The cache only saves time: where its file cannot be read or written (a full disk, a
+read-only folder) a lookup is a miss and a result is not kept, with one warning on
+stderr, so the trial still finishes with its simulated result.
 """
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 
 from rldse.sim.result import Result
@@ -18,6 +23,7 @@ class ResultCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db: sqlite3.Connection | None = None
+        self._warned = False
 
     def _conn(self) -> sqlite3.Connection:
         # opened lazily, so a forked worker opens its own connection
@@ -29,14 +35,28 @@ class ResultCache:
         return self._db
 
     def get(self, trace: str, spec: str, seed: int) -> Result | None:
-        row = self._conn().execute("SELECT result FROM results WHERE trace=? AND spec=? AND "
-                                   "seed=?", (trace, spec, seed)).fetchone()
+        try:
+            row = self._conn().execute("SELECT result FROM results WHERE trace=? AND spec=? "
+                                       "AND seed=?", (trace, spec, seed)).fetchone()
+        except sqlite3.Error as exc:
+            self._unusable(exc)
+            return None
         return Result.model_validate_json(row[0]) if row else None
 
     def put(self, result: Result) -> None:
-        self._conn().execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?)",
-                             (result.trace_digest, result.spec_digest, result.seed,
-                              result.model_dump_json()))
+        try:
+            self._conn().execute("INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?)",
+                                 (result.trace_digest, result.spec_digest, result.seed,
+                                  result.model_dump_json()))
+        except sqlite3.Error as exc:
+            self._unusable(exc)
+
+    def _unusable(self, exc: sqlite3.Error) -> None:
+        """Warn once that the cache file cannot be used (module docstring)."""
+        if not self._warned:
+            self._warned = True
+            print(f"rldse: warning: {self.path}: the result cache cannot be used ({exc}); "
+                  "trials run without it", file=sys.stderr)
 
     def __len__(self) -> int:
         return self._conn().execute("SELECT COUNT(*) FROM results").fetchone()[0]

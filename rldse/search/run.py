@@ -50,7 +50,7 @@ from rldse.search.storage import (
 )
 from rldse.search.study_file import StudyFile, load_study_file
 from rldse.search.trial import TrialRunner
-from rldse.sim.budget import Limits
+from rldse.sim.budget import Limits, check_grid, check_workers
 from rldse.workloads import workload_of
 
 CACHE_FILE = "cache.sqlite"
@@ -73,7 +73,11 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
     where = str(path)
     if workers < 1:
         raise RldseError(f"--workers {workers}: must be at least 1")
+    check_workers(workers, study_file.limits, where)
     budget = trial_budget(study_file, trials, where)
+    if study_file.sampler.name == "grid":
+        space = study_file.search_space
+        check_grid(space.grid_size(), len(space.dims), study_file.limits, where)
     try:
         workload_of(study_file.loaded_trace)
     except RldseError as exc:
@@ -92,24 +96,39 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
             _warn(note)
         st = open_storage(ref)
         with creation_lock(ref, st, study_file.study_name):
+            created = study_file.study_name not in optuna.get_all_study_names(st)
             study, requeued = _open_study(study_file, st, ref, resume, where)
-        if resume and not priced:
-            _check_cost(study_file, budget - _finished(study), workers, where, progress)
-        if requeued:
-            notes.append(f"{requeued} trial(s) left running by an earlier run were failed "
-                         "and queued again")
-        before = _finished(study)
-        if workers == 1:
-            notes += _work(study_file, ref, budget, 0, None, progress, st)
-        else:
-            if hasattr(st, "engine"):
-                st.engine.dispose()  # forked workers must not share pooled connections
-            notes += _fork_workers(study_file, ref, budget, workers, progress, study)
-        elapsed_s = time.perf_counter() - started
-        report = write_outputs(study_file, study, ref, budget,
-                               finished_now=_finished(study) - before, elapsed_s=elapsed_s,
-                               requeued=requeued, workers=workers, run_notes=notes)
-        return report
+        try:
+            return _run_opened(study_file, study, st, ref, budget, workers, resume, priced,
+                               progress, where, started, notes, requeued)
+        except BaseException:
+            if created and not study.get_trials(deepcopy=False):
+                optuna.delete_study(study_name=study.study_name, storage=st)  # none left
+            raise
+
+
+def _run_opened(study_file: StudyFile, study: optuna.Study, st: optuna.storages.BaseStorage,
+                ref: StorageRef, budget: int, workers: int, resume: bool, priced: bool,
+                progress: bool, where: str, started: float, notes: list[str],
+                requeued: int) -> StudyReport:
+    """run_study once its study is open: the trials, then its outputs."""
+    if resume and not priced:
+        _check_cost(study_file, budget - _finished(study), workers, where, progress)
+    if requeued:
+        notes.append(f"{requeued} trial(s) left running by an earlier run were failed "
+                     "and queued again")
+    before = _finished(study)
+    if workers == 1:
+        notes += _work(study_file, ref, budget, 0, None, progress, st)
+    else:
+        if hasattr(st, "engine"):
+            st.engine.dispose()  # forked workers must not share pooled connections
+        notes += _fork_workers(study_file, ref, budget, workers, progress, study)
+    elapsed_s = time.perf_counter() - started
+    report = write_outputs(study_file, study, ref, budget,
+                           finished_now=_finished(study) - before, elapsed_s=elapsed_s,
+                           requeued=requeued, workers=workers, run_notes=notes)
+    return report
 
 
 def _check_cost(study_file: StudyFile, trials: int, workers: int, where: str,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rldse.errors import RldseError
 from rldse.files import write_error
-from rldse.sim.budget import Limits, Meter, estimate, is_small
+from rldse.sim.budget import Limits, Meter, check_size, check_timeline, estimate, is_small
 from rldse.sim.machine import ENGINES, Machine, Outcome
 from rldse.sim.result import Result
 from rldse.sim.timeline import TimelineStream
@@ -33,8 +33,12 @@ def simulate(trace: Trace, system, seed: int = 0,
     if not isinstance(system, ResolvedSystem):
         system = resolve(system, trace)
     budget = None
-    if limits is not None and not is_small(trace, system):
-        budget = estimate(trace, system, limits)
+    if limits is not None:
+        check_size(system, limits)
+        if not is_small(trace, system):
+            budget = estimate(trace, system, limits)
+        if timeline is not None and budget is not None:
+            check_timeline(budget.events, timeline, limits)
     machine = Machine(trace, system, seed=seed, timeline=timeline,
                       timeline_window=timeline_window, engine=engine)
     meter = Meter(machine, budget, limits) if budget is not None else None

@@ -29,6 +29,14 @@ DQN actor (tracemalloc peaks and wall times at 8 to 1,024 actors).
 `check` refuses an estimate over the limits (default 10 minutes of wall time or half of
 the machine's RAM) with one line giving it; `Meter` counts the real run's events and
 shows a progress bar when the estimate is over about 2 s.
+
+Sizes a run grows with are priced in closed form before anything runs, here too, so
+``allow_long`` is read in this one module: the work one simulation asks for
+(`check_size`: its family's ``Workload.work``, e.g. actors × envs × rollout length per
+iteration, an offline run's transitions × passes), a search's worker processes
+(`check_workers`: at most this host's cores), a grid sampler's points (`check_grid`:
+Optuna lists them all when it is made), repeated runs (`check_repeated`, `check_runs`)
+and a timeline's bytes (`check_timeline`).
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ import sys
 import time
 import tracemalloc
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -208,6 +217,8 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
     Without limits, ``enough_s`` stops the pilots early (as a limit does) once the wall
     time is surely over it: a caller that only needs to know that (a whole search)
     gets a rougher number sooner."""
+    if limits is not None:
+        check_size(system, limits)
     steps, knob, workers = size(trace, system)
     w_time = min(workers, TIMED_WORKERS[1])
     first = _run(trace, system, min(steps, 2 * w_time), knob, w_time, memory=False)
@@ -295,9 +306,8 @@ def check(budget: Budget, limits: Limits) -> None:
                     if limits.memory_bytes is None else
                     f"over the memory limit of {memory / 1e9:,.2f} GB")
     if over:
-        raise RldseError(f"this run would take {budget.describe()}: {' and '.join(over)}; "
-                         "give --allow-long to run it anyway, or lower workload.env_steps "
-                         "or the workers", where="simulate")
+        refuse_over(f"this run would take {budget.describe()}: {' and '.join(over)}",
+                "lower workload.env_steps or the workers", "simulate", limits)
 
 
 def per_run_s(trace: Trace, system: ResolvedSystem, enough_s: float | None = None) -> float:
@@ -318,12 +328,10 @@ def check_repeated(run_s: float, runs: int, limits: Limits, what: str) -> bool:
     line giving the estimate (``what``: the flag that asked for them, e.g. '--bands 64');
     returns whether a progress bar is due (the total is over ``limits.progress_after_s``)."""
     total_s = run_s * runs
-    if total_s > limits.wall_s and not limits.allow_long:
-        raise RldseError(f"{what} would take about {duration(total_s)} ({runs:,} simulations "
-                         f"of about {duration(run_s)} each): over the "
-                         f"{duration(limits.wall_s)} limit; give --allow-long to run them "
-                         "anyway, or fewer of them, or lower workload.env_steps",
-                         where="simulate")
+    if total_s > limits.wall_s:
+        refuse_over(f"{what} would take about {duration(total_s)} ({runs:,} simulations of about "
+                f"{duration(run_s)} each): over the {duration(limits.wall_s)} limit",
+                "fewer of them, or lower workload.env_steps", "simulate", limits)
     return total_s > limits.progress_after_s
 
 
@@ -357,3 +365,91 @@ class Meter:
     def close(self) -> None:
         if self._bar is not None:
             self._bar.close()
+
+
+# ---- sizes priced before anything runs (module docstring) ------------------------------
+
+#: the most units of work (env steps, an offline run's updates) one simulation may ask for
+#: without allow_long: the env_steps knob's own ceiling (rldse.workloads.Knobs)
+MAX_WORK_UNITS = 10**10
+#: CPU seconds and bytes per point Optuna's GridSampler spends listing its grid when it is
+#: made: 320 ns and 64 B (2 dimensions, 4e6 points, under tracemalloc on this project's
+#: 2-core host); a point is a tuple of d values, about 48 + 8·d bytes
+GRID_CPU_S_PER_POINT = 320e-9
+GRID_BYTES_PER_POINT_BASE, GRID_BYTES_PER_DIM = 48, 8
+#: bytes of one timeline event in the Chrome trace JSON (rldse.sim.timeline), the larger
+#: end of what the shipped traces' timelines take
+TIMELINE_BYTES_PER_EVENT = 130
+#: the largest timeline written without allow_long (Perfetto's UI loads about 1 GB)
+TIMELINE_LIMIT_BYTES = 10**9
+
+
+def refuse_over(what: str, advice: str, where: str, limits: Limits) -> None:
+    """The one refusal of a run over its limits (none with ``limits.allow_long``):
+    ``what`` gives the estimate, ``advice`` the smaller run."""
+    if not limits.allow_long:
+        raise RldseError(f"{what}; give --allow-long to run it anyway, or {advice}",
+                         where=where)
+
+
+def check_size(system: ResolvedSystem, limits: Limits) -> None:
+    """Refuse a design whose program would simulate more than MAX_WORK_UNITS units of
+    work (its family's ``Workload.work``; env steps where it has none), before pilots."""
+    work = system.workload.work
+    units, what = work(system.knobs) if work is not None else \
+        (float(system.knobs.env_steps or 0), "env steps")
+    if units > MAX_WORK_UNITS:
+        refuse_over(f"this run would simulate {units:.3g} {what}: over the {MAX_WORK_UNITS:.0e} "
+                "limit", "lower workload.env_steps or the workers", "simulate", limits)
+
+
+def check_workers(workers: int, limits: Limits, where: str) -> None:
+    """Refuse more worker processes than this host has cores: each is a forked process
+    running its own simulations (more only queue for the cores and hold memory)."""
+    cores = os.cpu_count() or 1
+    if workers > cores:
+        refuse_over(f"--workers {workers:,}: more than this host's {cores} cores",
+                f"at most --workers {cores}", where, limits)
+
+
+def check_grid(points: int, dims: int, limits: Limits, where: str) -> None:
+    """Refuse a grid whose listing (Optuna's GridSampler lists every point when it is
+    made, before any trial) would take over ``limits.wall_s`` or the memory limit."""
+    wall_s = points * GRID_CPU_S_PER_POINT
+    grid_bytes = points * (GRID_BYTES_PER_POINT_BASE + GRID_BYTES_PER_DIM * dims)
+    memory = limits.memory_bytes if limits.memory_bytes is not None else half_of_ram_bytes()
+    if wall_s > limits.wall_s or grid_bytes > memory:
+        refuse_over(f"the grid has {points:,} points ({points:.3g}): listing them would take "
+                f"about {duration(wall_s)} and {grid_bytes / 1e9:,.3g} GB (limits "
+                f"{duration(limits.wall_s)}, {memory / 1e9:,.3g} GB)", "fewer values per "
+                "dimension (a step, a shorter range) or another sampler", where, limits)
+
+
+def check_runs(run_s: float, runs: int, limits: Limits, what: str, where: str) -> None:
+    """Refuse ``runs`` runs of about ``run_s`` wall seconds each (``what``: the flag that
+    asked for them, e.g. '--seeds 1000000') whose total is over ``limits.wall_s``."""
+    total_s = run_s * runs
+    if total_s > limits.wall_s:
+        refuse_over(f"{what} would take about {duration(total_s)} ({runs:,} runs of about "
+                f"{duration(run_s)} each): over the {duration(limits.wall_s)} limit",
+                "fewer of them", where, limits)
+
+
+def check_timeline(events: float, path: str | Path, limits: Limits) -> None:
+    """Refuse a timeline estimated over TIMELINE_LIMIT_BYTES, or over the free space of
+    its folder (even with allow_long: a full disk is no choice), before the run."""
+    import shutil
+
+    timeline_bytes = events * TIMELINE_BYTES_PER_EVENT
+    folder = Path(path).absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    free = shutil.disk_usage(folder).free
+    if timeline_bytes > free:
+        raise RldseError(f"--timeline {path}: would write about {timeline_bytes / 1e6:,.0f} "
+                         f"MB ({events:,.0f} events), more than the {free / 1e6:,.0f} MB "
+                         "free there; lower workload.env_steps or give --timeline-window")
+    if timeline_bytes > TIMELINE_LIMIT_BYTES:
+        refuse_over(f"--timeline {path}: would write about {timeline_bytes / 1e6:,.0f} MB "
+                f"({events:,.0f} events), over the {TIMELINE_LIMIT_BYTES / 1e9:.0f} GB limit",
+                "lower workload.env_steps or give --timeline-window", "simulate", limits)

@@ -162,6 +162,9 @@ class Workload:
     #: its busiest: what sets the clock a busy core runs at (CpuSpec.busy_clock_mhz; the
     #: Machine caps it at the CPU's cores). Default: one process (the loop and its dispatch)
     busy_processes: Callable[[Any], int] = field(default=lambda system: 1)
+    #: resolved knobs -> (units of work the program simulates at least, what they are):
+    #: priced before any pilot (rldse.sim.budget.check_size); None: env_steps
+    work: Callable[[Any], tuple[float, str]] | None = None
 
     def without_cpu_time(self, trace: Trace, rows: bool = True) -> Trace:
         """``trace`` as one from before CPU time was recorded: its ``cpu_info`` entries
@@ -210,7 +213,8 @@ class Workload:
             return self.info.model_validate(trace.meta.workload_info)
         except ValidationError as exc:
             err = validation_error(exc, "")
-            raise RldseError(f"workload_info: {err.where}: {err.message} ({self.name} traces "
+            at = f"{err.where}: " if err.where else ""
+            raise RldseError(f"workload_info: {at}{err.message} ({self.name} traces "
                              "from this rldse have it; capture the trace again)",
                              where=f"trace {trace.source}") from None
 

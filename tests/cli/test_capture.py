@@ -138,3 +138,28 @@ def test_a_capture_projected_past_the_limit_stops_in_one_line(monkeypatch):
     for _ in range(100):
         now[0] += 0.1
         allowed(100)  # no projection at all
+
+
+def test_many_seeds_are_priced_from_the_first_run_before_the_others(monkeypatch):
+    """--seeds N: the first run's projection times N, over the limit, stops in one line;
+    a first run that ends before its probe is priced whole (`Bounded.check_runs`)."""
+    import rldse.host
+    from rldse.cli.capture import Bounded
+    from rldse.errors import RldseError
+
+    monkeypatch.setattr(rldse.host.os, "getloadavg", lambda: (1.0, 1.0, 1.0))
+    now = [0.0]
+    clocks = {"cpu_clock": lambda: now[0], "wall_clock": lambda: now[0]}
+    bounded = Bounded(lambda n: None, steps=10_000, allow_long=False, runs=1_000_000,
+                      **clocks)
+    with pytest.raises(RldseError, match=r"--seeds 1,000,000 would take about .* \(1,000,000 "
+                                         r"runs of about .*over the 60 min limit"):
+        for _ in range(100):
+            now[0] += 0.1
+            bounded(100)  # 1 ms of CPU per step: 10 s a run
+    short = Bounded(lambda n: None, steps=500, allow_long=False, runs=1_000_000, **clocks)
+    for _ in range(5):
+        now[0] += 0.1
+        short(100)  # 0.5 s in all: never probed
+    with pytest.raises(RldseError, match=r"--seeds 1,000,000"):
+        short.check_runs()

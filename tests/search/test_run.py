@@ -185,7 +185,8 @@ def test_a_worker_killed_mid_trial_is_reported_and_its_trial_run_again(write_stu
         return fast(machine)
 
     monkeypatch.setattr(stand_in, "program", killed_once)
-    report = run_study(path, workers=3, progress=False)
+    # three workers on a 2-core host: over the cores, so allow_long (rldse.sim.budget)
+    report = run_study(path, workers=3, progress=False, allow_long=True)
     assert flag.exists()
     err = capsys.readouterr().err
     assert "rldse: warning: rldse-search-" in err and "killed by signal 9" in err
@@ -222,3 +223,41 @@ def test_experimental_samplers_warn_nothing(write_study, sampler, recwarn):
     from rldse.search.samplers import make_sampler
     make_sampler(sampler, {}, 0, lambda: {}, "s")
     assert not [w for w in recwarn if issubclass(w.category, optuna.exceptions.ExperimentalWarning)]
+
+
+def test_more_workers_than_cores_are_refused_before_any_storage(write_study):
+    import os
+
+    path = write_study()
+    with pytest.raises(RldseError, match=f"--workers 100,000: more than this host's "
+                                         f"{os.cpu_count()} cores.*--allow-long"):
+        run_study(path, workers=100_000, progress=False)
+    assert not (path.parent / "out").exists()
+
+
+def test_a_grid_too_large_to_list_is_refused_with_its_size_before_any_trial(write_study):
+    path = write_study(space={"workload.actors": {"int": [1, 65536]},
+                              "workload.cores": {"int": [1, 65536]}},
+                       sampler={"name": "grid"}, trials=4)
+    with pytest.raises(RldseError, match="the grid has 4,294,967,296 points"):
+        run_study(path, progress=False)
+    assert not (path.parent / "out").exists()
+
+
+def test_a_search_that_fails_before_any_trial_leaves_no_study(write_study, monkeypatch):
+    import rldse.search.run as run_module
+
+    path = write_study(trials=2)
+    work = run_module._work
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a worker could not start")
+
+    monkeypatch.setattr(run_module, "_work", broken)
+    with pytest.raises(RuntimeError):
+        run_study(path, progress=False)
+    sf = load_study_file(path)
+    st = open_storage(storage_ref(sf.out_dir, None, None, ""))
+    assert sf.study_name not in optuna.get_all_study_names(st)
+    monkeypatch.setattr(run_module, "_work", work)
+    assert run_study(path, progress=False).finished_now == 2  # no --resume asked for

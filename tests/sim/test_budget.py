@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,51 @@ def test_tabular_online_events_scale_with_steps_and_its_estimate_follows():
     assert budget.events == pytest.approx(at_1e10, rel=0.05)
     check(budget, Limits())  # not refused: its cost is 1e4 events
 
+
+
+# ---- sizes priced in closed form, before any pilot ---------------------------------------
+
+AL = Path(__file__).resolve().parents[2] / "traces" / "actor_learner_cartpole_2.parquet"
+
+
+@pytest.mark.parametrize(("sets", "units"), [
+    ({"rollout_len": 10**7, "actors": 65536}, 65536 * 4 * 10**7),
+    ({"envs_per_actor": 65536, "actors": 65536}, 65536 * 65536 * 128)])
+def test_an_actor_learner_iteration_over_the_limit_is_refused_before_pilots(sets, units,
+                                                                            monkeypatch):
+    import rldse.sim.budget as budget
+
+    monkeypatch.setattr(budget, "_run", lambda *a, **k: pytest.fail("a pilot ran"))
+    trace = load_trace(AL)
+    system = _system(trace, **sets)
+    with pytest.raises(RldseError, match=re.escape(f"simulate {units:.3g} env steps (one iter")):
+        simulate(trace, system, limits=Limits())
+    budget.check_size(system, Limits(allow_long=True))  # allowed: nothing raised
+
+
+def test_the_grid_workers_and_runs_refusals_name_their_size():
+    import os
+
+    from rldse.sim.budget import check_grid, check_runs, check_workers
+
+    with pytest.raises(RldseError, match=r"4,294,967,296 points .* about 22.9 min and 275 GB"):
+        check_grid(65536 * 65536, 2, Limits(memory_bytes=10**9), "s.yaml")
+    check_grid(100, 2, Limits(), "s.yaml")
+    check_workers(os.cpu_count() or 1, Limits(), "s.yaml")
+    with pytest.raises(RldseError, match="--workers 100,000: more than"):
+        check_workers(100_000, Limits(), "s.yaml")
+    with pytest.raises(RldseError, match=r"--seeds 1,000 would take about 2.78 h"):
+        check_runs(10.0, 1000, Limits(), "--seeds 1,000", "")
+
+
+def test_a_timeline_is_priced_against_the_limit_and_the_free_space(tmp_path, monkeypatch):
+    import shutil
+
+    from rldse.sim.budget import TIMELINE_BYTES_PER_EVENT, check_timeline
+
+    check_timeline(1e6, tmp_path / "t.json", Limits())
+    with pytest.raises(RldseError, match="over the 1 GB limit"):
+        check_timeline(1e9 / TIMELINE_BYTES_PER_EVENT * 2, tmp_path / "t.json", Limits())
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(1, 1, 10**6))
+    with pytest.raises(RldseError, match="more than the 1 MB free there"):
+        check_timeline(1e6, tmp_path / "new" / "t.json", Limits(allow_long=True))

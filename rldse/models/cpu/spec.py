@@ -4,8 +4,12 @@ and how runnable processes share the cores (rldse.models.cpu says why each is so
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
+from pydantic import field_validator
+
+from rldse.host import check_gemm_curve
 from rldse.models.ops import ArrayLike
 from rldse.models.spec import PartSpec, idle_at_most, quantity
 
@@ -43,6 +47,10 @@ class CpuSpec(PartSpec):
         "batch, inputs, outputs, GFLOP/s) on a grid (rldse.host.GEMM_GRID); None: the "
         "capture host's curve × core_gflops ratio (a target), or core_gflops at every shape "
         "(a host without a curve)", default=None)
+    @field_validator("gemm_curve")
+    @classmethod
+    def _gemm_curve(cls, curve: Any) -> Any:
+        return check_gemm_curve(curve)
     elementwise_bytes_per_cycle: float = quantity(
         "B/cycle", "bytes per cycle one core moves through small allocating element-wise "
         "numpy kernels (bias add, masks, reductions) on cache-resident arrays (marginal, "

@@ -91,6 +91,14 @@ def _recorded(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
             "transition_bytes": float32_bytes(pi.obs_shape) + _ROLLOUT_SCALARS * F32}
 
 
+def _work(k: Any) -> tuple[float, str]:
+    """One iteration (every actor's rollout) is the least the program simulates."""
+    per_iteration = float(k.actors) * k.envs_per_actor * k.rollout_len
+    return (max(per_iteration, float(k.env_steps or 0)),
+            f"env steps (one iteration: {k.actors:,} actors x {k.envs_per_actor:,} envs "
+            f"x {k.rollout_len:,} steps)")
+
+
 register(Workload(
     name="actor_learner", family="actor_learner",
     description="multi-process PPO: actor processes and a learner",
@@ -107,4 +115,4 @@ register(Workload(
                          required=("env_step", "act", "rollout_add", "learn", "sync"),
                          learner_phases=frozenset({"learn", "sync"}), info=_recorded),
     wait_phases=frozenset({"rollout_add", "sync"}),  # pipes between processes
-    cpu_info=CPU_FIELDS))
+    cpu_info=CPU_FIELDS, work=_work))

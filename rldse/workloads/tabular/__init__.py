@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from rldse.kernels.network_work import F32
 from rldse.models import PART_KINDS
@@ -46,6 +46,16 @@ class TabularInfo(Info):
     dataset_transitions: Count | None = None
     q_table_bytes: Count
 
+    @model_validator(mode="after")
+    def _offline_shape(self) -> TabularInfo:
+        """An offline run's loop is its dataset, passes and rounds: none may be missing."""
+        if self.mode == "offline":
+            for name in ("passes", "passes_per_round", "dataset_transitions"):
+                if getattr(self, name) is None:
+                    raise ValueError(f"{name} is missing or null: an offline run needs it "
+                                     "(a whole number, at least 1)")
+        return self
+
 
 def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
     if info.mode == "online":
@@ -71,6 +81,15 @@ def _recorded(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
     return {"mode": "online", "agents": 1, "dtype": "fp32", "q_table_bytes": F32 * cells}
 
 
+def _work(k: Any) -> tuple[float, str]:
+    """An offline run's work is its updates: every transition once per pass (the agents
+    split the dataset); an online run's, its env steps."""
+    if k.transitions is None or k.passes is None:
+        return float(k.env_steps or 0), "env steps"
+    return (float(k.transitions) * k.passes,
+            f"updates ({k.transitions:,} transitions x {k.passes:,} passes)")
+
+
 register(Workload(
     name="tabular", family="tabular", description="tabular Q-learning and SARSA (online, "
     "or offline SwiftRL-style over agents)", knobs=TabularKnobs, info=TabularInfo,
@@ -84,7 +103,7 @@ register(Workload(
         "agents": (int, Field(default=1, ge=1, description="offline: agents (dataset chunks)")),
         "dtype": (Literal["fp32", "int32"], Field(default="fp32", description="Q-value type"))},
     sides={p: SIDES[p] for p in ("env_step", "env_reset", "act", "q_update")},
-    worker_knob="agents", busy_processes=_busy_processes,
+    worker_knob="agents", busy_processes=_busy_processes, work=_work,
     host_knobs=("agents", "passes", "dtype", "transitions"),
     recording=Recordable(loop="tabular", networks=(), required=("env_step", "q_update"),
                          info=_recorded)))

@@ -32,3 +32,27 @@ def test_without_a_curve_every_gemm_runs_at_the_matmul_rate_and_the_result_says_
     assert "no GEMM curve" in CpuModel(h, h).warnings[0]
     spec = parse_spec({"name": "h", "cpu": {"preset": "host"}})
     assert any("no GEMM curve" in w for w in simulate(small_trace, spec).warnings)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda c: c.__setitem__(0, (*c[0][:4], 0.0)), "point 0: GFLOP/s must be positive"),
+    (lambda c: c.__setitem__(3, (*c[3][:4], -1.0)), "point 3: GFLOP/s must be positive"),
+    (lambda c: c.__setitem__(0, (c[0][0], 0, *c[0][2:])), "point 0: batch, inputs and outputs"),
+    (lambda c: c.__setitem__(0, ("fwdx", *c[0][1:])), "point 0: product 'fwdx'"),
+    (lambda c: c.pop(), "product 'dx': expected a full grid"),
+    (lambda c: c.__setitem__(slice(None), [p for p in c if p[1] == c[0][1]]),
+     "expected a full grid of at least two values per axis")])
+def test_a_curve_the_interpolation_cannot_read_is_refused_where_it_is_given(curved_fp, change,
+                                                                             message):
+    from pydantic import ValidationError
+
+    from rldse.host import HostFingerprint
+    from rldse.models.cpu.spec import CpuSpec
+
+    curve = list(curved_fp.gemm_curve)
+    change(curve)
+    with pytest.raises(ValidationError, match=message):
+        HostFingerprint.model_validate(curved_fp.model_dump() | {"gemm_curve": curve})
+    spec = cpu_from_host(curved_fp).model_dump()
+    with pytest.raises(ValidationError, match=message):
+        CpuSpec.model_validate(spec | {"gemm_curve": tuple(curve)})

@@ -63,6 +63,9 @@ def offline_loop(m: Machine, default_agents: int) -> Offline:
                          f"transitions (workload.transitions is {n})")
     upd = m.trace.ops[m.trace.ops["phase"] == "q_update"]
     items = float(upd["items"].sum())
+    if items <= 0:  # the per-transition work is read off these rows
+        raise RldseError("an offline tabular trace needs q_update rows with transitions "
+                         "(items); this one has none", where=m.trace.source)
     return Offline(
         algorithm=m.trace.meta.algorithm, n_states=info.n_states,
         n_actions=info.n_actions, dtype=k.dtype or info.dtype,
