@@ -28,7 +28,7 @@ from rldse.external import SUBSET, Dataset, register
 from rldse.models import load_part, make_model
 from rldse.models.cpu import CpuSpec
 from rldse.models.gpu import GpuModel
-from rldse.models.gpu_ops import F32_BYTES, call_s, gemm_device_s, operands_aligned
+from rldse.models.gpu_ops import F32_BYTES, call_s, dispatch_calls, gemm_device_s, operands_aligned
 
 #: NeuSight's device names → rldse presets.
 PRESETS = {"Tesla P4": "p4", "Tesla P100-PCIE-16GB": "p100-pcie", "Tesla T4": "t4",
@@ -54,7 +54,8 @@ SPEC_FIELDS = 8
 #: Same-architecture boards show the hosts differ: the P4's and the P100's floors (both
 #: Pascal, same driver and PyTorch) are 26.5 and 44.8 µs for one add. The H200's host is
 #: its own preset, inferred from its fingerprint.
-HOSTS = {**{device: "xeon-silver-4110" for device in PRESETS if device != "NVIDIA H200"},
+STAND_IN_HOST = "xeon-silver-4110"
+HOSTS = {**{device: STAND_IN_HOST for device in PRESETS if device != "NVIDIA H200"},
          "NVIDIA H200": "xeon-platinum-8570"}
 #: Operators NeuSight called through an nn.Module (its collect.py: ``torch.nn.ReLU()``; add,
 #: mul, tanh and bmm as torch functions); the H200 was measured with ``torch.relu``
@@ -118,6 +119,7 @@ def _model(device: str, x: np.ndarray) -> GpuModel:
     over["op_dispatch_calls"] = {"linear": float(x[SPEC_FIELDS]),
                                  "bmm": float(x[SPEC_FIELDS + 1]),
                                  "module": float(x[SPEC_FIELDS + 2])}
+    over["dispatch_core"] = STAND_IN_HOST  # the fitted dispatch_s is on NeuSight's hosts
     model = make_model(load_part("gpu", PRESETS[device], **over))
     model.issue_from(host_cpu(device))
     return model
@@ -157,10 +159,7 @@ def _predict(columns, n_rows: int, x: np.ndarray, gemm_term=None) -> np.ndarray:
         if gemm_term is not None:
             work = gemm_term(device, gm, c, work)
         ew = c["ew_bytes"] / (s.mem_bw_gbs * 1e9 * s.mem_bw_efficiency)
-        calls = np.ones(len(idx))
-        for op, weight in s.op_dispatch_calls.items():
-            calls[c["op"] == op] = weight
-        calls[np.isin(c["op"], MODULE_OPS.get(device, ()))] += s.op_dispatch_calls["module"]
+        calls = dispatch_calls(s, c["op"], np.isin(c["op"], MODULE_OPS.get(device, ())))
         host = calls * gm.dispatch_s
         out[idx] = call_s(host, s.launch_share * host,
                           s.kernel_overhead_s + np.where(c["gemm"], work, ew))
