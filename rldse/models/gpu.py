@@ -300,19 +300,20 @@ class GpuModel(UtilisationPower):
                                         for d, p in zip(DTYPE_NAMES, self.peak_ops,
                                                         strict=True)])
 
-    def issue_from(self, core: CpuSpec, busy_cores: int | None = None) -> None:
-        """Dispatch from a core of ``core``: dispatch_s, framework work measured or assumed on
-        a core of ``dispatch_core``, scaled by that core's single-thread speed (clock ×
-        ipc_factor, the CPU model's interpreter rate) over the issuing core's. Without a
-        reference core (``host`` with no capture host) dispatch_s stays as given.
-        ``busy_cores``: the system's cores busy at once (the issuing core's turbo)."""
+    def issue_from(self, core: CpuSpec, busy_cores: int = 1) -> None:
+        """Dispatch from a core of ``core`` while ``busy_cores`` of its cores are busy (one:
+        the issuing thread alone, at single-core turbo): dispatch_s, framework work measured
+        or assumed on one busy core of ``dispatch_core``, scaled by the single-thread speed
+        (``CpuSpec.interp_speed``: the clock that many busy cores allow × ipc_factor) of
+        that core over the issuing core's. Without a reference core (``host`` with no
+        capture host) dispatch_s stays as given."""
         speed = core.interp_speed(busy_cores)
         if self._dispatch_ref is not None:
-            self.dispatch_s = self.spec.dispatch_s * self._dispatch_ref.interp_speed() / speed
-            self.train_op_s = (self.spec.train_op_host_s * self._dispatch_ref.interp_speed()
-                               / speed)
+            ref = self._dispatch_ref.interp_speed(1)
+            self.dispatch_s = self.spec.dispatch_s * ref / speed
+            self.train_op_s = self.spec.train_op_host_s * ref / speed
         if self._capture_host is not None:
-            self._capture_scale = self._capture_host.interp_speed() / speed
+            self._capture_scale = self._capture_host.interp_speed(1) / speed
 
     def anchor_dispatch(self, phases: Iterable[str]) -> None:
         """The trace was captured with its networks on a GPU: its rows of ``phases`` are the

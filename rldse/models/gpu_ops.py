@@ -283,6 +283,18 @@ def call_s(host_s, launch_s, device_s):
     return launch_s + np.maximum(np.asarray(host_s) - launch_s, device_s)
 
 
+def dispatch_calls(spec: GpuSpec, ops, module=False) -> np.ndarray:
+    """Host dispatch of eager calls of ``ops`` (operator names) in ``dispatch_s`` units:
+    ``op_dispatch_calls[op]`` (1 where not listed), plus ``op_dispatch_calls['module']``
+    where ``module`` (the call goes through an ``nn.Module``, as ``nn.ReLU()`` does, rather
+    than the torch function); element-wise over arrays."""
+    names = np.asarray(ops)
+    calls = np.ones(names.shape)
+    for op, weight in spec.op_dispatch_calls.items():
+        calls[names == op] = weight
+    return calls + np.asarray(module, dtype=bool) * spec.op_dispatch_calls.get("module", 0.0)
+
+
 def parse_shape(op: str, shape: str | tuple[int, ...]) -> tuple[int, ...]:
     """``'256,64,64'`` → (256, 64, 64) for ``op``; fewer numbers than the op's dimensions
     are leading 1s (linear 256,64,64 is B=1, M=256, N=64, K=64)."""
@@ -316,7 +328,7 @@ def price(model: GpuModel, op: str, dims: tuple[int, ...], dtype: str = "fp32") 
     s = model.spec
     peak = model.peak_flops(dtype)
     w = GPU_OPS[op].work(s, peak, dims, model.is_tensor(dtype))
-    host_s = w.kernels * s.op_dispatch_calls.get(op, 1.0) * model.dispatch_s
+    host_s = w.kernels * float(dispatch_calls(s, op)) * model.dispatch_s
     launch_s = s.launch_share * host_s
     device_s = w.kernels * s.kernel_overhead_s + w.work_s
     bound = w.bound if w.work_s > w.kernels * s.kernel_overhead_s else "waves/launch"

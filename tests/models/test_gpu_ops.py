@@ -11,6 +11,7 @@ from rldse.models.gpu_ops import (
     GEMM_TILES,
     PROCESS_POWER,
     call_s,
+    dispatch_calls,
     gemm_device_s,
     operands_aligned,
     sustained_clock_share,
@@ -94,11 +95,25 @@ def test_one_call_overlaps_the_kernel_with_the_host_after_launch():
 
 
 def test_dispatch_scales_with_the_issuing_core():
+    """One issuing thread runs at the core's single-core turbo: doubling it halves the
+    dispatch; with every core busy the base clock (2.1 GHz, against the reference's 3.0 GHz
+    turbo) sets it."""
     gm = make_model(load_part("gpu", "t4", dispatch_core="xeon-silver-4110"))
     ref = load_part("cpu", "xeon-silver-4110")
     base = gm.dispatch_s
-    gm.issue_from(ref.model_copy(update={"clock_mhz": 2 * ref.clock_mhz}))
+    gm.issue_from(ref.model_copy(update={"single_core_mhz": 2 * ref.single_core_mhz}))
     assert gm.dispatch_s == pytest.approx(base / 2)
+    gm.issue_from(ref, busy_cores=ref.lanes)
+    assert gm.dispatch_s == pytest.approx(base * 3000 / 2100)
+
+
+def test_module_call_adds_its_dispatch():
+    spec = load_part("gpu", "t4")
+    calls = dispatch_calls(spec, ["relu", "relu", "linear"], [False, True, False])
+    module = spec.op_dispatch_calls["module"]
+    assert module > 0
+    assert calls.tolist() == pytest.approx([1.0, 1.0 + module,
+                                            spec.op_dispatch_calls["linear"]])
 
 
 def test_parts_cost_json_and_bounds():
