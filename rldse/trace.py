@@ -13,8 +13,7 @@ file's key ``rldse.meta``; ``transitions`` is a zstd-compressed Arrow IPC stream
 base64-encoded, under ``rldse.transitions``. The digest hashes all three canonically,
 independent of Parquet's encoding, so equal content gives equal digests; `Trace.save`
 writes it under ``rldse.digest`` and `load_trace` recomputes it, so a file changed after
-it was written is refused (`digest_required` says from which schema version a file must
-carry one). `load_trace` also refuses rows no capture writes (`check_rows`: duplicates,
+it was written, or without its digest, is refused. `load_trace` also refuses rows no capture writes (`check_rows`: duplicates,
 phases that did no work, CPU time 0 throughout).
 """
 
@@ -27,7 +26,7 @@ import json
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -39,9 +38,9 @@ from rldse.host import HostFingerprint
 if TYPE_CHECKING:  # pandas and pyarrow load on first use: the vocabularies and TraceMeta
     import pandas as pd  # are read by commands that never touch a table (parsers, presets)
 
-SCHEMA_VERSION = 2
-#: Versions this rldse reads: v1 traces have no ``cpu_s`` (loaded as unknown, NaN).
-READABLE_VERSIONS = (1, 2)
+#: v3: network operations list their operators (``TraceMeta.operators``) and the file
+#: carries its digest. Older traces are refused (``_read_meta``: re-capture them).
+SCHEMA_VERSION = 3
 
 #: Phase vocabulary (closed): what each operation is, in RL terms.
 PHASES: dict[str, str] = {
@@ -104,9 +103,6 @@ def set_wait_phases(workload: str, phases: frozenset[str]) -> None:
 _META_KEY = b"rldse.meta"
 _TRANSITIONS_KEY = b"rldse.transitions"
 _DIGEST_KEY = b"rldse.digest"
-#: the schema version from which a trace file must carry its digest (older files are
-#: checked when they carry one: the shipped v2 traces were written before it)
-DIGEST_REQUIRED_FROM_VERSION = 3
 #: how deep the metadata's JSON may nest (a real trace's is 4-5 levels)
 _MAX_META_DEPTH = 64
 #: wall time over which a CPU clock has surely ticked: a trace whose rows took longer and
@@ -117,9 +113,60 @@ _CPU_CLOCK_TICKS_S = 0.05
 _WORK_PHASES = tuple(p for p in PHASES if p != "sync")
 
 
-def digest_required(schema_version: int) -> bool:
-    """Whether a trace file of ``schema_version`` must carry its digest to be read."""
-    return schema_version >= DIGEST_REQUIRED_FROM_VERSION
+class TracedOperator(BaseModel):
+    """``count`` calls of operator ``op`` of ``shape`` (rldse.kernels.network_work's
+    ``OPERATOR_KINDS``: a GEMM as nn.Linear's B,M,N,K; element-wise and optimizer kernels
+    as KERNELS,BYTES,FLOPS in total; state read from memory as BYTES) in one operation of
+    ``phase`` that handled ``items``: what the capture's loop ran, from the work it
+    counted (the numpy loops' own kernels, or torch's flop counter over the modules)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    phase: str
+    items: int = Field(ge=0)
+    flops: int = Field(ge=0, description="the flops of the rows it belongs to: with phase and "
+                       "items, which rows ran these operators")
+    op: str
+    shape: list[int]
+    count: int = Field(ge=1)
+    source: Literal["loop", "modules"] = Field(
+        default="loop", description="'loop': the work a built-in loop counted as it ran "
+        "(the same count its simulated twin makes); 'modules': the user's torch modules' "
+        "per-layer description (torch.utils.flop_counter), the optimizer as one Adam step")
+
+    @field_validator("phase")
+    @classmethod
+    def _known_phase(cls, value: str) -> str:
+        if value not in PHASES:
+            raise ValueError(f"'{value}' is not one of {', '.join(PHASES)}")
+        return value
+
+    @field_validator("op")
+    @classmethod
+    def _known_op(cls, value: str) -> str:
+        from rldse.kernels.network_work import OPERATOR_KINDS
+
+        if value not in OPERATOR_KINDS:
+            raise ValueError(f"'{value}' is not one of {', '.join(OPERATOR_KINDS)}")
+        return value
+
+    @field_validator("shape")
+    @classmethod
+    def _counts(cls, value: list[int]) -> list[int]:
+        if not value or min(value) < 0:
+            raise ValueError("expected one or more counts ≥ 0")
+        return value
+
+
+def operator_records(phase: str, items: int, work, flops: int | None = None,
+                     source: str = "loop") -> list[TracedOperator]:
+    """The operators of one ``phase`` operation at ``items`` that did ``work`` (an
+    analytic Work: rldse.kernels.network_work), for the rows of ``flops`` (default: the
+    work's own, what the built-in loops record)."""
+    key = int(work.flops if flops is None else flops)
+    return [TracedOperator(phase=phase, items=int(items), flops=key, op=o.op,
+                           shape=list(o.shape), count=o.count, source=source)
+            for o in work.operators()]
 
 
 class SeedCurve(BaseModel):
@@ -157,6 +204,9 @@ class TraceMeta(BaseModel):
     recorder_overhead_ns: float = Field(ge=0, description="per-record bias removed from dur_s")
     library_versions: dict[str, str] = Field(default_factory=dict)
     host: HostFingerprint
+    operators: list[TracedOperator] = Field(
+        default_factory=list, description="the operators of each network operation (act, "
+        "learn, sync) the capture ran, per phase and items")
 
     @field_validator("hyperparameters", "workload_info", mode="before")
     @classmethod
@@ -409,9 +459,6 @@ def load_trace(path: str | Path) -> Trace:
                          "is it a trace written by rldse?")
     meta = _read_meta(path, md[_META_KEY])
     stored = md.get(_DIGEST_KEY)
-    if stored is None and digest_required(meta.schema_version):
-        raise RldseError(f"{path}: schema v{meta.schema_version} trace without its digest "
-                         "(key 'rldse.digest'): not written by rldse, or modified after capture")
     transitions = None
     if _TRANSITIONS_KEY in md:
         try:
@@ -430,6 +477,9 @@ def load_trace(path: str | Path) -> Trace:
         raise RldseError(f"{path}: this trace was modified after capture (its content no "
                          "longer matches the digest written with it)")
     check_rows(trace.ops, str(path))
+    if stored is None:  # last: a damaged table says what is wrong with it first
+        raise RldseError(f"{path}: trace without its digest (key 'rldse.digest'): not "
+                         "written by rldse, or modified after capture")
     return trace
 
 
@@ -450,10 +500,14 @@ def _read_meta(path: Path, blob: bytes) -> TraceMeta:
         raise RldseError(f"{path}: metadata 'rldse.meta' nests deeper than "
                          f"{_MAX_META_DEPTH} levels")
     version = raw.get("schema_version") if isinstance(raw, dict) else None
-    if type(version) is not int or version not in READABLE_VERSIONS:
+    if type(version) is int and 1 <= version < SCHEMA_VERSION:
+        raise RldseError(f"{path}: a schema v{version} trace; this rldse reads v"
+                         f"{SCHEMA_VERSION} (network operations list their operators): "
+                         "re-capture it with this rldse's `rldse capture` (traces/make.sh "
+                         "holds the shipped traces' commands)")
+    if type(version) is not int or version != SCHEMA_VERSION:
         raise RldseError(f"{path}: schema_version {version!r} is not supported "
-                         f"(this rldse reads versions "
-                         f"{', '.join(map(str, READABLE_VERSIONS))})")
+                         f"(this rldse reads version {SCHEMA_VERSION})")
     try:
         return TraceMeta.model_validate_json(blob, strict=True)
     except ValidationError as exc:

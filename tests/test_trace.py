@@ -1,4 +1,5 @@
-"""Trace schema v2 (and v1 traces, loaded with CPU time unknown): round trip, digest, and one-line errors for every kind of bad file."""
+"""Trace schema v3 (older schemas refused, saying how to re-capture): round trip, operators,
+digest, and one-line errors for every kind of bad file."""
 
 from __future__ import annotations
 
@@ -185,18 +186,43 @@ def test_a_save_killed_mid_write_leaves_the_old_trace_and_its_orphan_is_cleaned(
     assert list(tmp_path.iterdir()) == [path]
 
 
-def test_v1_trace_loads_with_cpu_time_unknown_and_its_old_digest(small_trace, tmp_path):
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_older_schema_is_refused_saying_how_to_recapture(small_trace, tmp_path, version):
     path = small_trace.save(tmp_path / "t.parquet")
-    meta = _meta(path) | {"schema_version": 1}
-    _rewrite(path, tmp_path / "v1.parquet", meta=meta,
-             table=pq.read_table(path).drop(["cpu_s"]))
-    old = load_trace(tmp_path / "v1.parquet")
-    assert old.meta.schema_version == 1
-    assert old.ops["cpu_s"].isna().all()
-    assert old.compute_wall_per_cpu is None
-    again = Trace(ops=old.ops.drop(columns="cpu_s"), meta=old.meta,
-                  transitions=old.transitions)
-    assert again.digest == old.digest  # unknown CPU time leaves the digest as before
+    _rewrite(path, tmp_path / "old.parquet", meta=_meta(path) | {"schema_version": version},
+             keep_digest=True)
+    with pytest.raises(RldseError, match=f"a schema v{version} trace; this rldse reads v3 "
+                                         ".*re-capture it"):
+        load_trace(tmp_path / "old.parquet")
+
+
+def test_unknown_cpu_time_leaves_the_digest_as_without_the_column(small_trace):
+    """An import without CPU time (NaN) hashes as a table without the column."""
+    ops = small_trace.ops.assign(cpu_s=float("nan"))
+    with_nan = Trace(ops=ops, meta=small_trace.meta, transitions=small_trace.transitions)
+    without = Trace(ops=ops.drop(columns="cpu_s"), meta=small_trace.meta,
+                    transitions=small_trace.transitions)
+    assert without.ops["cpu_s"].isna().all()
+    assert with_nan.digest == without.digest
+
+
+def test_operators_round_trip_and_are_validated(small_trace, tmp_path):
+    from rldse.kernels.network_work import gemm
+    from rldse.trace import operator_records
+
+    work = gemm("fwd", 64, 4, 64) + gemm("dw", 64, 4, 64)
+    records = operator_records("learn", 64, work.operators())
+    assert [(r.op, r.shape) for r in records] == [("linear", [1, 64, 4, 64]),
+                                                  ("linear", [1, 4, 64, 64])]
+    t = Trace(ops=small_trace.ops, meta=small_trace.meta.model_copy(
+        update={"operators": records}), transitions=small_trace.transitions)
+    assert t.digest != small_trace.digest
+    back = load_trace(t.save(tmp_path / "t.parquet"))
+    assert back.meta.operators == records
+    bad = _meta(tmp_path / "t.parquet") | {"operators": [records[0].model_dump() | {"op": "fft"}]}
+    _rewrite(tmp_path / "t.parquet", tmp_path / "bad.parquet", meta=bad, keep_digest=True)
+    with pytest.raises(RldseError, match="'fft' is not one of linear"):
+        load_trace(tmp_path / "bad.parquet")
 
 
 def test_host_cost_takes_cpu_time_where_ops_compute_and_wall_where_they_wait(small_trace):
@@ -279,13 +305,9 @@ def test_a_table_changed_after_capture_is_refused_even_where_its_rows_are_valid(
         load_trace(tmp_path / "c.parquet")
 
 
-def test_the_digest_is_required_from_its_schema_version(small_trace, tmp_path, monkeypatch):
-    import rldse.trace as trace_module
-
+def test_a_trace_without_its_digest_is_refused(small_trace, tmp_path):
     path = small_trace.save(tmp_path / "t.parquet")
     _rewrite(path, tmp_path / "no-digest.parquet")
-    assert load_trace(tmp_path / "no-digest.parquet").digest == small_trace.digest
-    monkeypatch.setattr(trace_module, "DIGEST_REQUIRED_FROM_VERSION", SCHEMA_VERSION)
     with pytest.raises(RldseError, match="without its digest"):
         load_trace(tmp_path / "no-digest.parquet")
 

@@ -65,6 +65,19 @@ def cmd_trace_info(args: argparse.Namespace) -> None:
 
     with pd.option_context("display.width", 160, "display.max_columns", 20):
         print(trace.phase_summary().to_string(float_format=lambda x: f"{x:.4g}"))
+    for line in operator_lines(meta.operators):
+        print(line)
+
+
+def operator_lines(operators) -> list[str]:
+    """The recorded operators of each network operation (phase, items): one line each."""
+    out, last = [], None
+    for o in operators:
+        if (o.phase, o.items, o.flops) != last:
+            last = (o.phase, o.items, o.flops)
+            out.append(f"  operators of one {o.phase} at {o.items} items ({o.flops:,} flops):")
+        out.append(f"    {o.op} {','.join(map(str, o.shape))} x{o.count}")
+    return out
 
 
 def _without_cpu_info(trace):

@@ -48,7 +48,8 @@ CLIP_FLOPS_PER_PARAM, CLIP_BYTES_PER_PARAM, CLIP_CALLS_PER_TENSOR = 2, 16, 2
 
 def vector(flops: int, bytes_: int, calls: int = 1) -> Work:
     """Contiguous same-shape float32 kernels (optimizer and target updates)."""
-    return Work(flops, bytes_, vector_bytes=bytes_, calls=calls)
+    return Work(flops, bytes_, vector_bytes=bytes_, calls=calls, vector_flops=flops,
+                vector_calls=calls)
 
 
 def cold(params: int, networks: int) -> Work:

@@ -37,9 +37,39 @@ from pydantic import BaseModel, ConfigDict, Field
 F32 = 4  # bytes per float32
 
 
+#: Operator kinds a traced operation lists (``Work.operators``): a GEMM as nn.Linear's
+#: (B, M, N, K); element-wise and reduction kernels, and the optimizer's (Adam, Polyak,
+#: target copies), each as (KERNELS, BYTES, FLOPS) in total; state first read from memory
+#: as (BYTES,).
+OPERATOR_KINDS = ("linear", "elementwise", "optimizer", "state_read")
+
+
+@dataclass(frozen=True)
+class Operator:
+    """``count`` calls of one operator of ``shape`` (``OPERATOR_KINDS``) in an operation."""
+
+    op: str
+    shape: tuple[int, ...]
+    count: int = 1
+
+
+def gemm_shape(product: str, batch: int, inputs: int, outputs: int) -> tuple[int, ...]:
+    """One product of a layer of ``inputs`` → ``outputs`` at ``batch`` rows as the
+    ``linear`` operator's (B, M, N, K), input (B·M)×N through an N→K layer: 'fwd' x·W is
+    (batch × inputs)·(inputs × outputs); 'dw' xᵀ·dy (inputs × batch)·(batch × outputs);
+    'dx' dy·Wᵀ (batch × outputs)·(outputs × inputs)."""
+    if product == "fwd":
+        return (1, batch, inputs, outputs)
+    if product == "dw":
+        return (1, inputs, batch, outputs)
+    if product == "dx":
+        return (1, batch, outputs, inputs)
+    raise ValueError(f"GEMM product {product!r}: expected fwd, dw or dx")
+
+
 @dataclass(frozen=True)
 class Work:
-    """Analytic work of one operation: totals, its GEMMs, contiguous-vector bytes, calls."""
+    """Analytic work of one operation: totals, its GEMMs, contiguous-vector work, calls."""
 
     flops: int
     bytes: int
@@ -50,16 +80,41 @@ class Work:
     vector_bytes: int = 0  # bytes of contiguous same-shape kernels (Adam, Polyak), in bytes
     cold_bytes: int = 0  # state first read from memory each time (``cold``), in bytes
     calls: int = 0  # kernel calls (GEMMs included)
+    vector_flops: int = 0  # flops of the contiguous kernels, in flops
+    vector_calls: int = 0  # calls of the contiguous kernels, in calls
 
     def __add__(self, other: Work) -> Work:
         return Work(self.flops + other.flops, self.bytes + other.bytes,
                     self.gemms + other.gemms, self.gemm_bytes + other.gemm_bytes,
                     self.vector_bytes + other.vector_bytes,
-                    self.cold_bytes + other.cold_bytes, self.calls + other.calls)
+                    self.cold_bytes + other.cold_bytes, self.calls + other.calls,
+                    self.vector_flops + other.vector_flops,
+                    self.vector_calls + other.vector_calls)
 
     @property
     def gemm_flops(self) -> int:
         return sum(2 * b * i * o for _, b, i, o in self.gemms)
+
+    def operators(self) -> tuple[Operator, ...]:
+        """The operators this work runs (``OPERATOR_KINDS``): each GEMM shape with its
+        calls, in first-seen order, then the element-wise, optimizer and cold-state totals
+        that are not zero. What a trace records for its network operations."""
+        shapes: dict[tuple[int, ...], int] = {}
+        for g in self.gemms:
+            shape = gemm_shape(*g)
+            shapes[shape] = shapes.get(shape, 0) + 1
+        out = [Operator("linear", shape, n) for shape, n in shapes.items()]
+        rest = (self.calls - len(self.gemms) - self.vector_calls,
+                self.bytes - self.gemm_bytes - self.vector_bytes - self.cold_bytes,
+                self.flops - self.gemm_flops - self.vector_flops)
+        if any(rest):
+            out.append(Operator("elementwise", tuple(max(v, 0) for v in rest)))
+        if self.vector_calls or self.vector_bytes or self.vector_flops:
+            out.append(Operator("optimizer", (self.vector_calls, self.vector_bytes,
+                                              self.vector_flops)))
+        if self.cold_bytes:
+            out.append(Operator("state_read", (self.cold_bytes,)))
+        return tuple(out)
 
 
 NOTHING = Work(0, 0)

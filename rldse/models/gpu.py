@@ -65,12 +65,12 @@ import numpy as np
 from pydantic import Field, field_validator
 
 from rldse.errors import RldseError
+from rldse.kernels.network_work import gemm_shape
 from rldse.models.cpu import CpuSpec
 from rldse.models.cpu.roofline import WorkColumns, WorkLike
 from rldse.models.gpu_ops import (
     OpCost,
     achieved_bps,
-    gemm_shape,
     large_gemm_flops,
     op_cost,
     price,

@@ -240,19 +240,6 @@ register_op(GpuOp("kernels", ("KERNELS", "BYTES", "FLOPS"), _kernels,
                   zero_ok=("BYTES", "FLOPS")))
 
 
-def gemm_shape(product: str, batch: int, inputs: int, outputs: int) -> tuple[int, ...]:
-    """One product of a layer of ``inputs`` → ``outputs`` at ``batch`` rows as the
-    ``linear`` operator's (B, M, N, K), input (B·M)×N through an N→K layer: 'fwd' x·W is
-    (batch × inputs)·(inputs × outputs); 'dw' xᵀ·dy (inputs × batch)·(batch × outputs);
-    'dx' dy·Wᵀ (batch × outputs)·(outputs × inputs)."""
-    if product == "fwd":
-        return (1, batch, inputs, outputs)
-    if product == "dw":
-        return (1, inputs, batch, outputs)
-    if product == "dx":
-        return (1, batch, outputs, inputs)
-    raise ValueError(f"GEMM product {product!r}: expected fwd, dw or dx")
-
 
 @dataclass(frozen=True)
 class OpCost:

@@ -124,6 +124,18 @@ class Network:
                 tuple(type(m) for m in self.module.modules()),
                 tuple((tuple(p.shape), p.dtype) for p in self.module.parameters()))
 
+    def operator_work(self, batch: int, backward: bool):
+        """The analytic Work of one forward at ``batch`` (with ``backward``, its backward
+        and an Adam step, as mlp.adam_work counts one) from the per-layer description
+        (``network_work``): what a trace's operators list (``TraceMeta.operators``)."""
+        from rldse.kernels.mlp import adam_work
+
+        net = self.network_work()
+        work = net.forward(int(batch))
+        if backward:
+            work += net.backward(int(batch)) + adam_work(net.n_params, net.n_tensors)
+        return work
+
     def network_work(self):
         """The per-layer description the simulated programs rescale with (module
         docstring); counted once."""

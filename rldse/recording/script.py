@@ -69,7 +69,7 @@ from rldse.host import load_sample
 from rldse.recording import replay_storage
 from rldse.recording.replay_storage import ADD_METHODS, REPLAY_CLASSES, parse_replay
 from rldse.threads import CAPTURE_TORCH_THREADS, TorchThreads
-from rldse.trace import Trace
+from rldse.trace import Trace, operator_records
 
 _CALIBRATION_CALLS = 2000
 LOOPS = ("off_policy", "on_policy")
@@ -667,17 +667,24 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
     workload = kind.workload(nets)
     info = workload_info(workload, nets, hp)
     works: dict[tuple, tuple[int, int]] = {}
+    operators: list = []
 
     def work(r: _Row) -> tuple[int, int]:
         """An act's work: its modules' forwards (all networks' if none is known); a
-        learn's: every network's forward, backward and Adam step."""
+        learn's: every network's forward, backward and Adam step (and their operators,
+        once per kind, for the trace)."""
         ran = [by_module[id(m)] for m, _ in r.modules if id(m) in by_module]
         key = (r.phase, r.items, tuple(id(n) for n in ran))
         if key not in works:
             learning = r.phase == "learn"
-            totals = [n.work(r.items, learning) for n in (
-                nets.values() if learning or not ran else ran)]
+            used = list(nets.values() if learning or not ran else ran)
+            totals = [n.work(r.items, learning) for n in used]
             works[key] = (sum(f for f, _ in totals), sum(b for _, b in totals))
+            counted = used[0].operator_work(r.items, learning)
+            for n in used[1:]:
+                counted += n.operator_work(r.items, learning)
+            operators.extend(operator_records(r.phase, r.items, counted, flops=works[key][0],
+                                              source="modules"))
         return works[key]
 
     out = []
@@ -695,7 +702,7 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
                        seed=seed, hyperparameters=hp, workload_info=info,
                        episode_returns=[], wall_time_s=wall_s, frames=[frame],
                        overhead_ns=bias, load_start=hooks.load_start,
-                       torch_threads=hooks.torch_threads)
+                       torch_threads=hooks.torch_threads, operators=operators)
 
 
 _HOOKED = ("gymnasium vector envs and gymnasium.make, module forwards, backward, optimizer "

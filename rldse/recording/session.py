@@ -350,7 +350,29 @@ class Recording:
                            episode_returns=self.returns, wall_time_s=self._wall_s,
                            frames=[ops], overhead_ns=self.cut_cost_ns,
                            load_start=self._load_start,
-                           torch_threads=self.torch_threads or current_torch_threads())
+                           torch_threads=self.torch_threads or current_torch_threads(),
+                           operators=self._operators())
+
+    def _operators(self) -> list:
+        """The operators of each network row kind recorded (``TraceMeta.operators``): act,
+        the acting networks' forward; learn, every network's forward, backward and Adam
+        step, at the kind's items (``Network.operator_work``)."""
+        from rldse.trace import operator_records
+
+        out, seen = [], set()
+        for k in self.kinds:
+            if k is None or k.name not in _NETWORK_PHASES or not k.flops or not self.nets \
+                    or (k.name, k.items, k.flops) in seen:
+                continue
+            seen.add((k.name, k.items, k.flops))
+            backward = _NETWORK_PHASES[k.name]
+            names = [n for n in self.nets if backward or n in ("q", "actor", "policy", "value")]
+            works = [self.nets[n].operator_work(k.items, backward) for n in names]
+            work = works[0]
+            for w in works[1:]:
+                work += w
+            out += operator_records(k.name, k.items, work, flops=k.flops, source="modules")
+        return out
 
     def _check_episodes(self, r: Rows) -> None:
         """Returns are placed on env steps by the env_reset rows that end their episodes

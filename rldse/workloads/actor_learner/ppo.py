@@ -56,7 +56,7 @@ from rldse.kernels.mlp import (
     n_tensors,
 )
 from rldse.strict import UserModel
-from rldse.trace import Trace
+from rldse.trace import Trace, operator_records
 from rldse.workloads.actor_learner.ppo_work import ROLLOUT_FIELDS, ppo_loss_work
 from rldse.workloads.common import atari, base
 from rldse.workloads.common.base import CaptureConfig, Progress, build_trace, no_progress
@@ -336,7 +336,7 @@ def _collect(envs: list[gym.Env], policy: Policy | CNNPolicy, obs: np.ndarray,
         u = rng.random((n_envs, 1))
         actions = np.minimum((np.exp(logp_all).cumsum(axis=1) < u).sum(axis=1),
                              logp_all.shape[1] - 1)
-        rec.add("act", t0, step, items=n_envs, flops=act_w.flops, bytes=act_w.bytes)
+        rec.add("act", t0, step, items=n_envs, work=act_w)
 
         t0 = rec.now()  # env_step: step the vector and store the transition it made
         results = [env.step(int(a)) for env, a in zip(envs, actions, strict=True)]
@@ -353,7 +353,7 @@ def _collect(envs: list[gym.Env], policy: Policy | CNNPolicy, obs: np.ndarray,
     t0 = rec.now()
     out["last_values"] = policy.value(obs)
     v_w = policy.value_work(n_envs)
-    rec.add("act", t0, step0 + length - 1, items=n_envs, flops=v_w.flops, bytes=v_w.bytes)
+    rec.add("act", t0, step0 + length - 1, items=n_envs, work=v_w)
     return out, finished, obs
 
 
@@ -514,7 +514,7 @@ class _Learner:
                                                               self.policy.learn_work(len(mb)))
                 t0 = rec.now()
                 self.policy.update(obs[mb], actions[mb], logp[mb], adv[mb], returns[mb])
-                rec.add("learn", t0, step, items=len(mb), flops=work.flops, bytes=work.bytes)
+                rec.add("learn", t0, step, items=len(mb), work=work)
                 step += 1
         return step
 
@@ -617,7 +617,15 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
         episode_returns=returns, wall_time_s=wall_s,
         frames=[rec.frame(), *actor_frames], overhead_ns=rec.overhead_ns,
         load_start=rec.load_start,  # the learner's recorder began with the capture
+        operators=[*rec.operators(), *act_operators(policy, pcfg.envs_per_actor)],
     )
+
+
+def act_operators(policy, n_envs: int) -> list:
+    """The operators of the actors' acts (their recorders run in other processes): a
+    step's policy and value forward, and the rollout's bootstrap value forward."""
+    return [*operator_records("act", n_envs, policy.act_work(n_envs)),
+            *operator_records("act", n_envs, policy.value_work(n_envs))]
 
 
 #: The capture options of this workload (rldse.workloads.Workload.config).

@@ -190,6 +190,23 @@ def _library_versions() -> dict[str, str]:
     return versions
 
 
+def unique_operators(records: list) -> list:
+    """``records`` (rldse.trace.TracedOperator, each recorder's run of them per phase,
+    items and flops) with each such list once: the first recorder's (actors and a learner
+    may run the same acts)."""
+    groups: dict[tuple[str, int, int], list] = {}
+    closed: set[tuple[str, int, int]] = set()
+    last = None
+    for r in records:
+        key = (r.phase, r.items, r.flops)
+        if key != last and key in groups:  # another recorder's list of the same key
+            closed.add(key)
+        last = key
+        if key not in closed:
+            groups.setdefault(key, []).append(r)
+    return [r for group in groups.values() for r in group]
+
+
 def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
                 hyperparameters: dict[str, Any], workload_info: dict[str, Any],
                 episode_returns: list[float], wall_time_s: float,
@@ -199,12 +216,14 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
                 host: HostFingerprint | None = None,
                 transitions: pd.DataFrame | None = None,
                 load_start: tuple[float, int] | None = None,
-                torch_threads: tuple[int, str] | None = None) -> Trace:
+                torch_threads: tuple[int, str] | None = None,
+                operators: list | None = None) -> Trace:
     """Assemble a Trace from in-process recorders and/or frames sent back by workers.
     ``load_start`` (rldse.host.load_sample as the capture began; the first recorder's by
     default) puts the host's load around the capture in the fingerprint, with
     ``torch_threads`` where given (rldse.threads.TorchThreads.stop: the count and who
-    chose it; the built-in captures pin their own and leave it out)."""
+    chose it; the built-in captures pin their own and leave it out). ``operators``: those
+    of work recorded outside ``recorders`` (rldse.trace.TracedOperator), beside theirs."""
     from rldse.host import CaptureLoad, load_sample
     from rldse.trace import Trace, TraceMeta
     from rldse.workloads.common.recorder import merge_frames
@@ -218,6 +237,8 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
         episode_returns=[float(x) for x in episode_returns], wall_time_s=wall_time_s,
         recorder_overhead_ns=overhead_ns, library_versions=library_versions(),
         host=host or host_fingerprint(),
+        operators=unique_operators([*(o for r in recorders or [] for o in r.operators()),
+                                    *(operators or [])]),
     )
     trace = Trace(ops=merge_frames(all_frames), meta=meta, transitions=transitions)
     if load_start is None and recorders:

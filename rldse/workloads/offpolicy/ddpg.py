@@ -201,12 +201,11 @@ class DDPGAgent:
 
         t0 = now()
         self.learn(*batch)
-        add("learn", t0, step, items=bs, flops=self.learn_work.flops,
-            bytes=self.learn_work.bytes)
+        add("learn", t0, step, items=bs, work=self.learn_work)
 
         t0 = now()
         self.sync()
-        add("sync", t0, step, items=1, flops=self.sync_work.flops, bytes=self.sync_work.bytes)
+        add("sync", t0, step, items=1, work=self.sync_work)
 
     def end_step(self, step: int, rec: Recorder | NullRecorder) -> None:
         """Nothing: DDPG's Polyak sync is part of each update."""

@@ -234,7 +234,7 @@ class DQNAgent:
 
         t0 = now()
         td = self.learn(batch)
-        add("learn", t0, step, items=bs, flops=learn_w.flops, bytes=learn_w.bytes)
+        add("learn", t0, step, items=bs, work=learn_w)
 
         if per:
             t0 = now()
@@ -247,7 +247,7 @@ class DQNAgent:
         if step % self.cfg.target_sync == 0 and step > 0:
             t0 = rec.now()
             self.sync()
-            rec.add("sync", t0, step, items=1, bytes=self.sync_work.bytes, dtype="none")
+            rec.add("sync", t0, step, items=1, work=self.sync_work, dtype="none")
 
 
 class CNNDQNAgent(DQNAgent):

@@ -82,7 +82,7 @@ def run_offpolicy(env: gym.Env, agent: OffPolicyAgent, steps: int, learning_star
         t0 = now()
         action, evaluated = agent.act(obs, step)
         if evaluated:
-            add("act", t0, step, items=1, flops=act_w.flops, bytes=act_w.bytes)
+            add("act", t0, step, items=1, work=act_w)
         else:
             add("act", t0, step, items=1, dtype="none")
 

@@ -106,3 +106,21 @@ def test_a_row_that_reads_the_cpu_clock_ends_after_the_read():
     start, raw_dur = rec.rows[-1][3], rec.rows[-1][4]
     assert start + raw_dur == rec.cpu.wall_ns[-1]  # the stamp after the read
     assert rec.cpu.cpu_ns[-1] == rec.cpu.cpu_ns[-2]  # no CPU time between the stamps
+
+
+def test_work_gives_the_rows_counts_and_one_operator_list_per_kind():
+    """A row recorded with its Work carries its flops and bytes; the trace's operators list
+    that Work's once per phase, items and flops (a 4-64-2 MLP's forward: two GEMMs by
+    shape, the bias adds and ReLU as one element-wise total)."""
+    from rldse.kernels.mlp import forward_work
+
+    rec = Recorder("host")
+    work = forward_work([4, 64, 2], 1)
+    for i in range(3):
+        rec.add("act", rec.now(), i, items=1, work=work)
+    assert {r[6:8] for r in rec.rows} == {(work.flops, work.bytes)}
+    ops = rec.operators()
+    assert [(o.op, o.shape, o.count) for o in ops] == [
+        ("linear", [1, 1, 4, 64], 1), ("linear", [1, 1, 64, 2], 1),
+        ("elementwise", [3, 4 * (2 * 64 + 64 + 2 * 64) + 4 * (2 * 2 + 2), 2 * 64 + 2], 1)]
+    assert {(o.phase, o.items, o.flops) for o in ops} == {("act", 1, work.flops)}

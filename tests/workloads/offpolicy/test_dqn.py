@@ -154,3 +154,26 @@ def test_bad_input_is_one_line_error(options, env_id, message):
     cfg = CaptureConfig(workload="dqn", env_id=env_id, steps=10, options=options)
     with pytest.raises(RldseError, match=message):
         capture(cfg)
+
+
+def test_a_capture_whose_operators_differ_from_the_programs_count_is_refused(tmp_path):
+    """The twin check: the shipped DQN trace's learn operators are what the program counts;
+    one GEMM shape changed is refused in one line saying to re-capture."""
+    from pathlib import Path
+
+    from rldse.sim import simulate
+    from rldse.system import load_spec
+
+    root = Path(__file__).resolve().parents[3]
+    trace = load_trace(root / "traces" / "dqn_cartpole_uniform.parquet")
+    spec = load_spec(root / "examples" / "dgx1_like.yaml", {"workload.env_steps": 2000})
+    assert simulate(trace, spec).env_steps == 2000
+    changed = [o.model_copy(update={"shape": [1, 64, 4, 65]}) if o.op == "linear"
+               and o.phase == "learn" and o.shape == [1, 64, 4, 64] else o
+               for o in trace.meta.operators]
+    assert changed != trace.meta.operators
+    trace.meta = trace.meta.model_copy(update={"operators": changed})
+    trace._digest = None
+    with pytest.raises(RldseError, match="learn's operators at 64 items .*linear 1,64,4,65.*"
+                                         "re-capture"):
+        simulate(trace, spec)

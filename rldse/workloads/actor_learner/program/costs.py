@@ -22,6 +22,7 @@ from rldse.workloads.actor_learner.program.shape import (
     Roles,
     Shape,
 )
+from rldse.workloads.common.traced import check_traced_operators
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,8 @@ def _act_rows(m: Machine, s: Shape) -> OpColumns:
     ops = m.trace_ops("act")
     t_full = act_work(s.t_nets, s.t_envs)
     t_value = s.t_nets.value.forward(s.t_envs)
+    for work in (t_full, t_value):
+        check_traced_operators(m.trace, "act", s.t_envs, work)
     boot = ops.flops == t_value.flops
     full, value = act_work(s.nets, s.E), s.nets.value.forward(s.E)
     return with_works(m.host.model.host, ops, [value if b else full for b in boot],
@@ -171,6 +174,8 @@ def _learn_cycle(m: Machine, s: Shape, roles: Roles) -> SplitCycle:
     cpu_model = m.host.model
     learn_ops = m.trace_ops("learn")
     traced = {b: learn_work(s.t_nets, b) for b in set(learn_ops.items.astype(int))}
+    for b, work in traced.items():
+        check_traced_operators(m.trace, "learn", b, work)
     learn_ops = with_works(cpu_model.host, learn_ops, learn_work(s.nets, s.mb),
                            [traced[int(b)] for b in learn_ops.items], s.mb)
     start = int(m.rng.integers(len(learn_ops)))
