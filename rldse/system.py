@@ -164,7 +164,7 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
     if not raw:
         raise RldseError(f"{path}: the file is empty: expected a system (sections "
                          f"{', '.join(k.name for k in PART_KINDS.values() if k.in_system)}, "
-                         "placement, workload; `rldse spec init` writes one)")
+                         "placement, workload: examples/dgx1_like.yaml is one)")
     try:
         raw = files_beside(raw, path)
         alone = parse_spec(copy.deepcopy(raw) if sets else raw, where="")
