@@ -5,13 +5,14 @@
   so on `--resume` every trial still marked RUNNING was left by a killed run: it is
   failed and its parameters are queued again, to run first. A last line torn by a kill
   mid-write is cut off (with a warning) before the journal is read.
-- A database URL (`postgresql://user:pw@host/db`, `sqlite:///path.db`): any number of
-  processes on any machines share the study. Each running trial beats a heartbeat from
-  the moment it is created; a trial silent for longer than the grace period is failed
-  and re-queued by whichever worker notices first (Optuna's heartbeat mechanism). A
-  RUNNING trial with no heartbeat at all (its worker killed between creating it and its
-  first beat) gets one on its behalf when first seen, so it goes stale too. A new study
-  is created under a database lock, so workers starting together agree on it.
+- A database URL (`postgresql://user@host/db`, its password in PGPASSWORD;
+  `sqlite:///path.db`): any number of processes on any machines share the study. Each
+  running trial beats a heartbeat from the moment it is created; a trial silent for
+  longer than the grace period is failed and re-queued by whichever worker notices
+  first (Optuna's heartbeat mechanism). A RUNNING trial with no heartbeat at all (its
+  worker killed between creating it and its first beat) gets one on its behalf when
+  first seen, so it goes stale too. A new study is created under a database lock, so
+  workers starting together agree on it.
 
 Across machines (PostgreSQL reachable from each), the password kept off the command line
 (where `ps` shows it) in PGPASSWORD or ~/.pgpass, which the driver (libpq) reads:

@@ -53,10 +53,14 @@ class Study:
     def _where(self) -> str:
         return f"{self.path / 'study.yaml'}: {MODULE_KEY}"
 
-    def check(self) -> tuple[Path, Path]:
+    def check(self) -> tuple[Path, Path] | None:
         """The folder the module is found in and its file, found without importing
-        anything: a shipped study (rldse.studies.*) or a module in a --modules folder."""
-        folders = [_SHIPPED_ROOT] if self.module.startswith(f"{SHIPPED}.") else list(self.modules)
+        anything: a shipped study (rldse.studies.*) or a module in a --modules folder;
+        None for a rldse.studies module that rldse's own code has already imported."""
+        shipped = self.module.startswith(f"{SHIPPED}.")
+        if shipped and self.module in sys.modules:
+            return None
+        folders = [_SHIPPED_ROOT] if shipped else list(self.modules)
         for folder in folders:
             file = module_file(self.module, folder)
             if file is not None:
@@ -71,12 +75,16 @@ class Study:
     def load(self) -> ModuleType:
         """The study's module (imported: its code runs), checked to have ``run``; one line
         naming study.yaml if not."""
-        folder, file = self.check()
-        if str(folder) not in sys.path:
-            sys.path.insert(0, str(folder))
-        module = import_module(self.module)
+        located = self.check()
+        if located is None:
+            module = sys.modules[self.module]
+        else:
+            folder, file = located
+            if str(folder) not in sys.path:
+                sys.path.insert(0, str(folder))
+            module = import_module(self.module)
         found = getattr(module, "__file__", None)
-        if found is None or Path(found).resolve() != file:
+        if located is not None and (found is None or Path(found).resolve() != file):
             raise RldseError(f"module '{self.module}' imports from {found or 'elsewhere'}, "
                              f"not {file}: another module of that name comes first "
                              "(rename the study's module)", where=self._where)
