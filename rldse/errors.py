@@ -69,41 +69,61 @@ def validation_error(exc: Any, where: str, fields: list[str] | None = None) -> R
     return RldseError(msg, where=path)
 
 
-_SECRET_QUERY = re.compile(r"(?i)((?:^|[?&;])(?:password|passwd|pwd|sslpassword)=)[^&;#]*")
+_SECRET_QUERY = re.compile(r"(?i)((?:^|[?&;])(?:password|passwd|pwd|sslpassword)=)([^&;]*)")
+MASK = "***"
+
+
+def ambiguous_url(url: str) -> bool:
+    """Whether `url` cannot be split where a driver splits it: a '#', or an '@' that is
+    not the one ending the user-info (two of them, or one past the first '/' or '?'
+    after the scheme). Only an unencoded password makes one; then nothing past the
+    scheme can be shown, and no driver should be given it (it would send part of the
+    password as a host name)."""
+    rest = url.partition("://")[2] or url
+    authority = re.split(r"[/?]", rest, maxsplit=1)[0]
+    return "#" in url or rest.count("@") > 1 or ("@" in rest and "@" not in authority)
 
 
 def redact_url(url: str) -> str:
-    """`url` with every password hidden: the user-info form (`user:pw@host`, with or
-    without a scheme, an empty user, or an unencoded '@' in the password: everything up
-    to the host's last '@' goes) and the query form (`?password=pw`)."""
-    head, sep, query = url.partition("?")
-    scheme, slashes, rest = head.rpartition("://")
-    prefix = f"{scheme}{slashes}"
-    if "@" in rest:
-        userinfo, host = rest.rsplit("@", 1)
+    """`url` with every password hidden, by splitting it as a URL: the user-info form
+    (`user:pw@host`, with or without a scheme, an empty user) and the query form
+    (`?password=pw`). An ambiguous URL (`ambiguous_url`) keeps only its scheme."""
+    scheme, sep, rest = url.rpartition("://") if "://" in url else ("", "", url)
+    prefix = f"{scheme}{sep}"
+    if ambiguous_url(url):
+        return f"{prefix}{MASK}"
+    cut = re.search(r"[/?]", rest)
+    authority, tail = (rest[:cut.start()], rest[cut.start():]) if cut else (rest, "")
+    if "@" in authority:
+        userinfo, host = authority.split("@")
         user, colon, _ = userinfo.partition(":")
-        # a user with an '@' of its own is ambiguous with a password holding one: hide it all
-        kept = f"{user}{colon}{'***' if colon else ''}"
-        rest = f"{'***' if '@' in user else kept}@{host}"
-    return prefix + rest + sep + _SECRET_QUERY.sub(r"\1***", query)
+        authority = f"{user}{colon}{MASK if colon else ''}@{host}"
+    path, qmark, query = tail.partition("?")
+    return prefix + authority + path + qmark + _SECRET_QUERY.sub(rf"\g<1>{MASK}", query)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The passwords `url` holds, as written and percent-decoded, longest first (for an
+    ambiguous URL, which no driver is given: everything past its scheme)."""
+    from urllib.parse import unquote
+
+    rest = url.partition("://")[2] or url
+    if ambiguous_url(url):
+        found = [rest]
+    else:
+        cut = re.search(r"[/?]", rest)
+        authority = rest[:cut.start()] if cut else rest
+        found = [m.group(2) for m in _SECRET_QUERY.finditer(rest.partition("?")[2])]
+        if "@" in authority:
+            found.append(authority.split("@")[0].partition(":")[2])
+    return sorted({v for s in found if s for v in (s, unquote(s))}, key=len, reverse=True)
 
 
 def redact_text(text: str, url: str) -> str:
     """`text` (a driver's message about `url`) with `url` redacted and every password of
-    `url` replaced by '***' wherever it appears."""
+    `url` replaced by '***' where it stands as a word of its own (a password 'p' leaves
+    'password' whole)."""
     text = text.replace(url, redact_url(url))
-    for secret in _secrets(url):
-        text = text.replace(secret, "***")
+    for secret in url_secrets(url):
+        text = re.sub(rf"(?<![A-Za-z0-9]){re.escape(secret)}(?![A-Za-z0-9])", MASK, text)
     return text
-
-
-def _secrets(url: str) -> list[str]:
-    head, _, query = url.partition("?")
-    rest = head.rpartition("://")[2]
-    found = [m.group(0).split("=", 1)[1] for m in _SECRET_QUERY.finditer(query)]
-    if "@" in rest:
-        userinfo = rest.rsplit("@", 1)[0]
-        found.append(userinfo.partition(":")[2])
-        # a driver that splits at the first '@' shows the rest of the password as the host
-        found += [userinfo.split("@", k)[k] for k in range(1, userinfo.count("@") + 1)]
-    return sorted({s for s in found if s}, key=len, reverse=True)

@@ -3,7 +3,9 @@
 A write goes to a hidden temporary file in the target's own folder (same filesystem), is
 flushed and fsynced, then renamed over the target with ``os.replace``: a reader, or a run
 killed at any instant, sees the old file or the new one, never a torn one. Temporary names
-are ``.NAME.rldse-PID.tmp``; ``clean_stale_temporaries`` removes those whose writer is gone.
+are ``.NAME.rldse-PID.tmp``: every write of NAME first removes those a killed writer of it
+left (its PID no longer runs), so the next run of a command cleans up after a killed one;
+``clean_stale_temporaries`` does it for a whole folder.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import fcntl
+import glob
 import os
 import shutil
 import sys
@@ -47,6 +50,22 @@ def temporary_for(path: Path) -> Path:
     return path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}{_TMP_SUFFIX}")
 
 
+def open_temporary(path: str | Path) -> Path:
+    """Create (empty, readable as a plain ``open`` makes files) the temporary that this
+    process writes ``path`` through, after removing those killed writers of ``path`` left;
+    for a writer that streams into it and then ``os.replace``s it over ``path`` (a
+    timeline) rather than use `atomic_path`. An OSError is one line naming ``path``."""
+    target = Path(path)
+    tmp = temporary_for(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries_of(target)
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666))
+    except OSError as exc:
+        raise write_error(target, exc) from None
+    return tmp
+
+
 @contextmanager
 def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temporary path to write; on success it replaces ``path`` atomically, on any
@@ -56,6 +75,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp = temporary_for(target)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        remove_stale_temporaries_of(target)
         yield tmp
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
@@ -85,11 +105,23 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
 def clean_stale_temporaries(folder: str | Path) -> list[Path]:
     """Remove temporaries under ``folder`` left by writers that no longer run (killed
     mid-write); those of live processes are kept. Returns what was removed."""
-    removed = []
     root = Path(folder)
     if not root.is_dir():
-        return removed
-    for tmp in root.rglob(f".*{_TMP_MARK}*{_TMP_SUFFIX}"):
+        return []
+    return _remove_dead(root.rglob(f".*{_TMP_MARK}*{_TMP_SUFFIX}"))
+
+
+def remove_stale_temporaries_of(path: str | Path) -> list[Path]:
+    """Remove the temporaries of ``path`` (``.NAME.rldse-PID.tmp`` beside it) whose writer
+    no longer runs; returns what was removed."""
+    target = Path(path)
+    return _remove_dead(target.parent.glob(
+        f".{glob.escape(target.name)}{_TMP_MARK}*{_TMP_SUFFIX}"))
+
+
+def _remove_dead(temporaries: Iterator[Path]) -> list[Path]:
+    removed = []
+    for tmp in temporaries:
         pid_text = tmp.name.rsplit(_TMP_MARK, 1)[1][: -len(_TMP_SUFFIX)]
         if pid_text.isdigit() and not _alive(int(pid_text)):
             tmp.unlink(missing_ok=True)

@@ -6,7 +6,8 @@ fills; a SQLite database). Every such path is resolved against the folder of the
 that names it, never the working directory, so a study runs the same from anywhere.
 A path that decides where output goes must stay inside that folder (symbolic links
 followed): a study file can then never make rldse delete or write anything outside its
-own folder. Inputs may live elsewhere (the shipped studies read `../../traces/`).
+own folder. Inputs may live elsewhere (the shipped studies read `../../traces/`), except
+data files a spec reads (`data_path`: a latency table), which stay beside the spec.
 
 Study parameter models declare such fields as `StudyInput` / `StudyOutput`; they resolve
 against the folder given as validation context (`rldse.studies.common.load_params`).
@@ -33,6 +34,20 @@ def study_path(value: str | Path, folder: str | Path, key: str, *, writes: bool)
     if writes and not path.is_relative_to(root):
         raise RldseError(f"'{value}' is outside the study folder {root}: files a study "
                          "writes stay inside its folder (move it there)", where=key)
+    return path
+
+
+def data_path(value: str | Path, folder: str | Path, key: str) -> Path:
+    """A data file a spec reads (a latency table), `value` resolved against the spec's
+    `folder` and refused (RldseError naming `key`) unless it lies inside it, symbolic links
+    followed: a spec someone else wrote can then read nothing of this machine but what sits
+    beside it. A path the user gives on the command line (`--set`) is theirs: not this."""
+    root = Path(folder).resolve()
+    path = (root / value).resolve()
+    if not path.is_relative_to(root):
+        raise RldseError(f"'{value}' is outside the spec's folder {root}: a spec reads data "
+                         "files beside it (copy the file there, or give its path with --set)",
+                         where=key)
     return path
 
 

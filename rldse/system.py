@@ -36,6 +36,7 @@ from rldse.errors import RldseError, did_you_mean, validation_error
 from rldse.models import PART_KINDS, ROLES, CpuSpec, PartRef, cpu_from_host, renamed
 from rldse.models.kinds import Instance, kinds_for
 from rldse.models.presets import load_part
+from rldse.paths import data_path
 from rldse.strict import UserModel
 from rldse.workloads import Info, Workload, workload_of
 from rldse.yamlfile import read_mapping
@@ -155,20 +156,26 @@ def _fields_at(exc: ValidationError) -> list[str]:
 
 def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
     """Read a SystemSpec YAML file, apply `--set` overrides, validate. A problem in the file
-    names the file; one in a `--set` value names the flag."""
+    names the file; one in a `--set` value names the flag. An empty file is refused (it
+    would silently simulate the capture host)."""
     path = Path(path)
     raw = renamed.spec(read_mapping(path, "sections " + ", ".join(
         [k.name for k in PART_KINDS.values() if k.in_system] + ["placement", "workload"])), str(path))
+    if not raw:
+        raise RldseError(f"{path}: the file is empty: expected a system (sections "
+                         f"{', '.join(k.name for k in PART_KINDS.values() if k.in_system)}, "
+                         "placement, workload: examples/dgx1_like.yaml is one)")
     try:
-        alone = parse_spec(_files_beside(copy.deepcopy(raw) if sets else raw, path), where="")
+        raw = files_beside(raw, path)
+        alone = parse_spec(copy.deepcopy(raw) if sets else raw, where="")
     except RldseError as exc:
         raise exc.within(str(path)) from None
     if not sets:
         return alone
     for dotted, value in sets.items():
-        set_path(raw, renamed.path(dotted, f"--set {dotted}"), value)
+        set_path(raw, renamed.path(dotted, f"--set {dotted}"), _own_file(dotted, value))
     try:
-        return parse_spec(_files_beside(raw, path), where="")
+        return parse_spec(raw, where="")
     except RldseError as exc:
         raise on_flag(exc, sets) or exc.within("--set") from None
 
@@ -185,13 +192,27 @@ def on_flag(exc: RldseError, sets: dict[str, Any]) -> RldseError | None:
     return None
 
 
-def _files_beside(raw: dict[str, Any], path: Path) -> dict[str, Any]:
-    """Files a spec names (a table's latency_csv) are relative to the spec file."""
+#: SystemSpec fields (in a part kind's section) naming a data file the spec reads
+DATA_FILE_FIELDS = ("latency_csv",)
+
+
+def files_beside(raw: dict[str, Any], path: Path) -> dict[str, Any]:
+    """Data files a spec file names (a table's latency_csv) are relative to it and must lie
+    beside it (rldse.paths.data_path)."""
     for kind in PART_KINDS.values():
         ref = raw.get(kind.name)
-        if isinstance(ref, dict) and isinstance(ref.get("latency_csv"), str):
-            ref["latency_csv"] = str((path.parent / ref["latency_csv"]).resolve())
+        for field in DATA_FILE_FIELDS:
+            if isinstance(ref, dict) and isinstance(ref.get(field), str):
+                ref[field] = str(data_path(ref[field], path.parent, f"{kind.name}.{field}"))
     return raw
+
+
+def _own_file(dotted: str, value: Any) -> Any:
+    """A data file given with `--set` is the user's own path: from the working folder,
+    wherever it lies."""
+    if dotted.rpartition(".")[2] in DATA_FILE_FIELDS and isinstance(value, str):
+        return str(Path(value).resolve())
+    return value
 
 
 # ---- resolving ---------------------------------------------------------------------------

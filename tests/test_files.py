@@ -45,6 +45,28 @@ def test_stale_temporaries_of_dead_writers_go_live_ones_stay(tmp_path):
     assert clean_stale_temporaries(tmp_path / "missing") == []
 
 
+def _dead_pid() -> str:
+    return subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.mark.parametrize("name", ["t.json", "a[1]*.txt"])  # glob characters in the name
+def test_a_write_first_removes_what_killed_writers_of_that_file_left(tmp_path, name):
+    target = tmp_path / name
+    orphan = tmp_path / f".{name}.rldse-{_dead_pid()}.tmp"
+    orphan.write_bytes(b"torn")
+    others = [tmp_path / f".other.json.rldse-{_dead_pid()}.tmp",  # another file's: kept
+              tmp_path / f".{name}.rldse-{os.getppid()}.tmp"]  # a live writer's: kept
+    for other in others:
+        other.write_bytes(b"x")
+    atomic_write_text(target, "new")
+    assert target.read_text() == "new" and not orphan.exists()
+    assert all(other.exists() for other in others)
+    orphan.write_bytes(b"torn")  # and a streamed writer's temporary (a timeline)
+    tmp = files.open_temporary(target)
+    assert tmp == temporary_for(target) and tmp.exists() and not orphan.exists()
+
+
 # ---- a folder replaced as a whole (rldse.files.replaced_folder) ------------------------
 
 def _tree(folder):

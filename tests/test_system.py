@@ -151,3 +151,49 @@ def test_a_boolean_is_not_a_number(path, capsys):
                  str(root / "examples" / "dgx1_like.yaml"), "--set", f"{path}=true"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1 and path in err[0]
+
+
+PT = ",RP-update,RP-insert,RP-sample,LN\nCPU,0.002,0.0013,0.03,0.6\n"
+TABLE_SPEC = ("table: {{latency_csv: '{csv}', replay: CPU, learn: CPU}}\n"
+              "placement: {{replay: table, learn: table}}\n")
+
+
+@pytest.fixture
+def outside(tmp_path):
+    """A spec folder and a table outside it (as the host's files are)."""
+    (tmp_path / "spec").mkdir()
+    (tmp_path / "PT.csv").write_text(PT)
+    return tmp_path
+
+
+@pytest.mark.parametrize("csv", ["{root}/PT.csv", "../PT.csv", "link.csv", "sub/../../PT.csv"])
+def test_a_spec_reads_no_data_file_outside_its_folder(outside, csv):
+    """Absolute paths, ../ and symbolic links out are refused, naming the field."""
+    (outside / "spec" / "link.csv").symlink_to(outside / "PT.csv")
+    spec = outside / "spec" / "system.yaml"
+    spec.write_text(TABLE_SPEC.format(csv=csv.format(root=outside)))
+    with pytest.raises(RldseError, match=r"system\.yaml: table\.latency_csv: '.*' is outside "
+                                         r"the spec's folder"):
+        load_spec(spec)
+
+
+def test_a_data_file_beside_the_spec_or_given_with_set_is_read(outside, monkeypatch, capsys):
+    (outside / "spec" / "PT.csv").write_text(PT)
+    spec = outside / "spec" / "system.yaml"
+    spec.write_text(TABLE_SPEC.format(csv="PT.csv"))
+    assert load_spec(spec).table.latency_csv == str(outside / "spec" / "PT.csv")
+    monkeypatch.chdir(outside)  # a --set path is the user's: from the working folder
+    given = load_spec(spec, {"table.latency_csv": "PT.csv"})
+    assert given.table.latency_csv == str(outside / "PT.csv")
+    assert main(["simulate", DQN, "--system", str(spec), "--set", "workload.env_steps=300",
+                 "--set", f"table.latency_csv={outside / 'PT.csv'}"]) == 0
+    assert "simulated" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text", ["", "null\n", "# only a comment\n", "~\n"])
+def test_an_empty_system_file_is_one_line(tmp_path, capsys, text):
+    spec = tmp_path / "system.yaml"
+    spec.write_text(text)
+    assert main(["simulate", DQN, "--system", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "system.yaml: the file is empty" in err

@@ -17,8 +17,6 @@ stands for; numbers kept from the base preset keep their source and range.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ import numpy as np
 import yaml
 
 from rldse.errors import RldseError
+from rldse.files import atomic_write_text
 from rldse.models import presets
 from rldse.models.spec import Param
 
@@ -83,7 +82,8 @@ def preset_document(kind: str, name: str, description: str, params: dict[str, Pa
 
 
 def write_preset_file(out_dir: str | Path, name: str, doc: dict[str, Any]) -> Path:
-    """Write DIR/NAME.yaml atomically (a temp file in DIR, then os.replace)."""
+    """Write DIR/NAME.yaml atomically (rldse.files); the CLI refuses an existing one
+    without --force before measuring."""
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -93,15 +93,7 @@ def write_preset_file(out_dir: str | Path, name: str, doc: dict[str, Any]) -> Pa
     text = "# written by rldse calibrate; load with --presets DIR or RLDSE_PRESETS=DIR\n" \
         + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100,
                                      default_flow_style=None)
-    fd, tmp = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=out)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return atomic_write_text(path, text)
 
 
 def _defined_in(name: str, path: Path) -> bool:

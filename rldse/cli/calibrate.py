@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from rldse.cli.common import presets_option
+from rldse.cli.common import check_output_file, presets_option
 
 
 def cmd_calibrate(args: argparse.Namespace) -> None:
     from rldse.calibrate.preset_file import write_preset_file
 
+    # before measuring: DIR/NAME.yaml is replaced only with --force
+    check_output_file(str(Path(args.output) / f"{args.name}.yaml"), "-o", ".yaml",
+                      force=args.force)
     if args.target == "gpu":
         from rldse.calibrate.gpu import calibrate_gpu
 
@@ -41,6 +45,8 @@ def add_parser(sub) -> None:
         c.add_argument("--name", required=True, help="name of the new preset")
         c.add_argument("-o", "--output", required=True, metavar="DIR",
                        help="directory to write NAME.yaml to (created if missing)")
+        c.add_argument("--force", action="store_true",
+                       help="overwrite an existing DIR/NAME.yaml")
         c.add_argument("--quick", action="store_true",
                        help="fewer sizes and repeats (seconds; for tests, not for numbers)")
         presets_option(c)

@@ -61,10 +61,11 @@ def check_seed(seed: int, flag: str = "--seed") -> int:
     return seed
 
 
-def check_output_file(path: str, flag: str, suffix: str | None, force: bool = True) -> Path:
+def check_output_file(path: str, flag: str, suffix: str | None, *, force: bool) -> Path:
     """An output file's path, checked before any work: it ends in ``suffix`` (None: any),
     is not a folder, exists only with ``force`` (--force), and its folder (or the nearest
-    one that exists) takes new files."""
+    one that exists) takes new files. Every command that writes a file the user names
+    checks it here: an existing one is never replaced unasked."""
     target = Path(path)
     if target.is_dir() or path.endswith(("/", "\\")):
         raise RldseError(f"{flag} {path}: is a folder; give a file"

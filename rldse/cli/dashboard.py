@@ -30,7 +30,7 @@ def cmd_dashboard(args: argparse.Namespace) -> None:
         raise RldseError("rldse dashboard needs optuna-dashboard: "
                          "pip install 'rldse[dashboard]'") from None
     study_file = load_study_file(args.study)
-    ref = storage_ref(study_file.out_dir, args.storage, study_file.storage,
+    ref = storage_ref(study_file.out_dir, args.storage, study_file.storage_url,
                       f"{args.study}: storage")
     if ref.embedded and not Path(ref.url).is_file():
         raise RldseError(f"{args.study}: no study has run yet ({ref.shown} does not exist): "

@@ -149,9 +149,9 @@ def cmd_simulate(args: argparse.Namespace) -> None:
                          "fast engine: give one or the other")
     check_seed(args.seed)
     if args.timeline is not None:
-        check_output_file(args.timeline, "--timeline", ".json")
+        check_output_file(args.timeline, "--timeline", ".json", force=args.force)
     if args.ops is not None:
-        check_output_file(args.ops, "--ops", ".csv")
+        check_output_file(args.ops, "--ops", ".csv", force=args.force)
     window = None
     if args.timeline_window is not None:
         from rldse.sim.timeline import parse_window
@@ -228,9 +228,10 @@ def cmd_validate(args: argparse.Namespace) -> None:
         from rldse.models.presets import get_preset
 
         get_preset("gpu", args.gpu)  # an unknown preset: one line, before any work
-    if args.dataset or args.csv or args.doc or args.checked:
+    if args.dataset or args.csv or args.doc or args.checked or args.force:
         flag = next(f for f, v in (("--dataset", args.dataset), ("--csv", args.csv),
-                                   ("--doc", args.doc), ("--checked", args.checked)) if v)
+                                   ("--doc", args.doc), ("--checked", args.checked),
+                                   ("--force", args.force)) if v)
         raise RldseError(f"{flag}: applies to 'rldse validate external', not to a trace")
     args.trace = args.target
     args.seed = 0 if args.seed is None else args.seed
@@ -271,8 +272,8 @@ def cmd_validate_external(args: argparse.Namespace) -> None:
         if value is not None:
             raise RldseError(f"{flag}: applies to replaying a trace, not to 'validate "
                              "external'")
-    out = check_output_file(args.csv, "--csv", ".csv", force=True) if args.csv else None
-    checked_out = (check_output_file(args.checked, "--checked", ".csv", force=True)
+    out = check_output_file(args.csv, "--csv", ".csv", force=args.force) if args.csv else None
+    checked_out = (check_output_file(args.checked, "--checked", ".csv", force=args.force)
                    if args.checked else None)
     rows = predictions(args.dataset or None)
     summed = summary(rows)
@@ -307,6 +308,8 @@ def add_parser(sub) -> None:
     si.add_argument("--seed", type=int, default=0)
     si.add_argument("--timeline", metavar="FILE.json",
                     help="write a Chrome trace event file (Perfetto)")
+    si.add_argument("--force", action="store_true",
+                    help="overwrite an existing --timeline file")
     si.add_argument("--timeline-window", metavar="START:END",
                     help="write only the timeline events overlapping simulated seconds "
                          "START to END, so a long run's file stays openable")
@@ -353,5 +356,7 @@ def add_parser(sub) -> None:
                     "rldse/external/data/checked.csv)")
     va.add_argument("--doc", metavar="FILE.md", help="(external) replace the 'Against real "
                     "machines' table in this page (docs/validation.md) with this run's")
+    va.add_argument("--force", action="store_true",
+                    help="(external) overwrite an existing --csv or --checked file")
     presets_option(va)
     va.set_defaults(func=cmd_validate)

@@ -27,14 +27,15 @@ def cmd_study_run(args: argparse.Namespace) -> None:
         raise RldseError("study run: name a study or pass --all "
                          f"(studies: {', '.join(study_names(args.root))})")
     # every named folder is checked before any study runs: a broken one fails in one line
-    studies = find_studies(args.root) if args.all else [find_study(args.name, args.root)]
+    studies = (find_studies(args.root, args.modules) if args.all
+               else [find_study(args.name, args.root, args.modules)])
     # and every study's planned work priced: over the limit, none runs (rldse.studies.plan)
     for study, cost in estimate_studies(studies, Limits(allow_long=args.allow_long)):
         name = study.name
         print(f"== study {name}", flush=True)
         print(f"estimate: {cost.describe()}" if cost is not None else
               "estimate: none (the study's module has no plan())", flush=True)
-        report = run_study(name, root=args.root)
+        report = run_study(name, root=args.root, modules=args.modules)
         print(f"wrote {report}")
         for path in sorted(report.parent.iterdir()):
             if path != report:
@@ -45,7 +46,7 @@ def cmd_study_run(args: argparse.Namespace) -> None:
 def cmd_study_list(args: argparse.Namespace) -> None:
     from rldse.studies.discovery import find_studies
 
-    for study in find_studies(args.root):
+    for study in find_studies(args.root, args.modules):
         print(f"{study.name:<16} {study.module:<32} {study.title}")
 
 
@@ -85,8 +86,17 @@ def add_parser(sub) -> None:
     sr.add_argument("--allow-long", action="store_true",
                     help="run even when the studies' planned simulations are estimated "
                          "over 10 minutes in all")
+    modules_option(sr)
     presets_option(sr)
     sr.set_defaults(func=cmd_study_run)
     sl = ssub.add_parser("list", help="the studies under --root: name, module, title")
     sl.add_argument("--root", default="studies", help="folder holding the study folders")
+    modules_option(sl)
     sl.set_defaults(func=cmd_study_list)
+
+
+def modules_option(parser) -> None:
+    parser.add_argument("--modules", action="append", default=[], metavar="DIR",
+                        help="a folder of study modules that study.yaml's module: may name "
+                             "(repeatable); without it only rldse's own studies run, since "
+                             "a study runs its module's code")

@@ -19,6 +19,7 @@ measured, at the batch size it was measured with.
 from __future__ import annotations
 
 import csv
+import io
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -42,7 +43,9 @@ COLOCATED_PREFIX = "RPLN-"
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 BANDWIDTH_UNITS = {"GBps": 1.0, "GBs": 1.0, "GBpms": 1e3, "MBps": 1e-3}
 
-Latencies = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
+#: Largest latency a table may hold, s.
+_MAX_LATENCY_S = 1e6
+Latencies = dict[Phase, Annotated[float, Field(ge=0, le=_MAX_LATENCY_S)]]
 
 
 class TableSpec(PartSpec):
@@ -85,20 +88,24 @@ def load_table_part(path: str | Path, device: str, *, unit: str = "ms", max_w: f
     path = Path(path)
     scale = _unit(TIME_UNITS, unit, f"{path}: unit")
     header, rows = _read_csv(path)
-    by_device = {row[0].strip(): row for row in rows}
-    if device not in by_device:
-        raise RldseError(f"{path}: no row for device '{device}' (rows: {', '.join(by_device)})")
+    found = [(line, cells) for line, cells in rows if cells[0].strip() == device]
+    if not found:
+        raise RldseError(f"{path}: no row whose first cell is '{device}' (the table has "
+                         f"{len(rows)} data rows)")
+    line, cells = found[0]
     alone: dict[str, float] = {}
     together: dict[str, float] = {}
-    for col, cell in zip(header[1:], by_device[device][1:], strict=False):
+    for column, (col, cell) in enumerate(zip(header[1:], cells[1:], strict=False), start=2):
         col = col.strip()
         target = together if col.startswith(COLOCATED_PREFIX) else alone
         name = col.removeprefix(COLOCATED_PREFIX)
         phase = PEARL_PHASES.get(name, name)
         if phase not in PHASE_NAMES:
-            raise RldseError(f"{path}: column '{col}' is neither an rldse phase nor a PEARL "
-                             f"primitive ({', '.join(PEARL_PHASES)})")
-        target[phase] = _number(cell, f"{path}: device '{device}', column '{col}'") * scale
+            raise RldseError(f"{path}: line 1, column {column}: expected an rldse phase or a "
+                             f"PEARL primitive ({', '.join(PEARL_PHASES)}), optionally with "
+                             f"the prefix {COLOCATED_PREFIX}")
+        target[phase] = _number(cell, f"{path}: line {line}, column {column}", scale, 0.0,
+                                _MAX_LATENCY_S, "s")
     values = {"name": device, "latency_s": alone, "colocated_latency_s": together,
               "max_w": max_w, "idle_w": idle_w,
               "energy_accuracy": "user-supplied power" if max_w else "power not measured (0 W)"}
@@ -125,38 +132,71 @@ def load_link_table(path: str | Path) -> LinkTable:
     path = Path(path)
     header, rows = _read_csv(path)
     if len(header) != 3:
-        raise RldseError(f"{path}: expected 3 columns (devices, latency-UNIT, bandwidth-UNIT), "
-                         f"found {len(header)}")
-    lat_scale = _column_unit(TIME_UNITS, header[1], "latency", path)
-    bw_scale = _column_unit(BANDWIDTH_UNITS, header[2], "bandwidth", path)
+        raise RldseError(f"{path}: line 1: expected 3 columns (devices, latency-UNIT, "
+                         f"bandwidth-UNIT), found {len(header)}")
+    lat_scale = _column_unit(TIME_UNITS, header[1], "latency", f"{path}: line 1, column 2")
+    bw_scale = _column_unit(BANDWIDTH_UNITS, header[2], "bandwidth",
+                            f"{path}: line 1, column 3")
     links: dict[frozenset[str], LinkSpec] = {}
-    for row in rows:
-        where = f"{path}: row '{row[0]}'"
+    for line, row in rows:
         devices = [d.strip() for d in row[0].split(",")]
-        if len(devices) != 2:
-            raise RldseError(f"{where}: the first cell must name two devices, 'A,B'")
+        if len(devices) != 2 or len(row) < 3:
+            raise RldseError(f"{path}: line {line}: expected 'A,B' (two devices) in column 1, "
+                             "then a latency and a bandwidth")
         values = {"name": "-".join(devices),
-                  "latency_s": _number(row[1], where) * lat_scale,
-                  "bandwidth_gbs": _number(row[2], where) * bw_scale}
-        links[frozenset(devices)] = build(LinkSpec, values, where=where)
+                  "latency_s": _number(row[1], f"{path}: line {line}, column 2", lat_scale,
+                                       0.0, 1.0, "s"),
+                  "bandwidth_gbs": _number(row[2], f"{path}: line {line}, column 3", bw_scale,
+                                           1e-3, 1e5, "GB/s")}
+        links[frozenset(devices)] = build(LinkSpec, values, where=f"{path}: line {line}")
     return LinkTable(links)
 
 
-def _read_csv(path: Path) -> tuple[list[str], list[list[str]]]:
+#: Largest table file read (PEARL's tables are a few hundred bytes): a path to something
+#: else is refused before it is read.
+MAX_TABLE_BYTES = 1 << 20
+
+
+def _read_csv(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header and the (line number, cells) of each non-blank data row. The file is
+    data: no error quotes what it holds, only where (line, column) and what was expected,
+    so a spec pointed at another file cannot print it."""
     if not path.is_file():
         raise RldseError(f"{path}: no such file")
-    with path.open(newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.reader(f) if any(c.strip() for c in r)]
-    if len(rows) < 2:
-        raise RldseError(f"{path}: needs a header row and at least one data row")
-    return rows[0], rows[1:]
-
-
-def _number(cell: str, where: str) -> float:
+    size = path.stat().st_size
+    if size > MAX_TABLE_BYTES:
+        raise RldseError(f"{path}: {size:,} bytes: expected a latency table (a CSV file of "
+                         f"at most {MAX_TABLE_BYTES:,} bytes)")
     try:
-        return float(cell)
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RldseError(f"{path}: byte {exc.start}: expected UTF-8 text (a CSV file)") from None
+    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
+    rows: list[tuple[int, list[str]]] = []
+    try:
+        for cells in reader:
+            if any(c.strip() for c in cells):
+                rows.append((reader.line_num, cells))
+    except csv.Error:
+        raise RldseError(f"{path}: line {max(reader.line_num, 1)}: expected CSV (comma-separated "
+                         "cells, each quote closed)") from None
+    if len(rows) < 2 or len(rows[0][1]) < 2:
+        raise RldseError(f"{path}: expected a header row (a first cell, then a column per "
+                         "phase) and at least one data row")
+    return rows[0][1], rows[1:]
+
+
+def _number(cell: str, where: str, scale: float, low: float, high: float, unit: str) -> float:
+    """A cell's number times ``scale``, which must lie in [``low``, ``high``] ``unit`` (the
+    bounds of the spec it fills, checked here so no error quotes the cell)."""
+    try:
+        value = float(cell) * scale
     except ValueError:
-        raise RldseError(f"{where}: '{cell}' is not a number") from None
+        value = float("nan")
+    if not low <= value <= high:
+        raise RldseError(f"{where}: expected a number from {low / scale:g} to {high / scale:g}"
+                         f" (in the table's unit; {low:g} to {high:g} {unit})")
+    return value
 
 
 def _unit(units: dict[str, float], unit: str, where: str) -> float:
@@ -165,11 +205,12 @@ def _unit(units: dict[str, float], unit: str, where: str) -> float:
     return units[unit]
 
 
-def _column_unit(units: dict[str, float], column: str, quantity_name: str, path: Path) -> float:
+def _column_unit(units: dict[str, float], column: str, quantity_name: str, where: str) -> float:
     name, _, unit = column.strip().partition("-")
-    if name != quantity_name:
-        raise RldseError(f"{path}: column '{column}' should be '{quantity_name}-UNIT'")
-    return _unit(units, unit, f"{path}: column '{column}': unit")
+    if name != quantity_name or unit not in units:
+        raise RldseError(f"{where}: expected the column name {quantity_name}-UNIT, UNIT one "
+                         f"of {', '.join(units)}")
+    return units[unit]
 
 
 class TableRef(UserModel):

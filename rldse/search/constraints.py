@@ -7,7 +7,7 @@ opts out of it by name (`skip_checks: [tcam_capacity]`): a design that does not 
 machine is never recommended by default. A check of a part the design lacks holds.
 
 A constraint is a linear sum of metrics and `spec.<path>` values (the resolved system,
-part fields included) compared with a number, or a lone metric that must be true. Its
+part fields included) compared with a number, or a lone check that must be true. Its
 Optuna value (feasible when ≤ 0) is the violation relative to the bound, so that power
 in watts and cost in dollars weigh alike in samplers that sum violations. Because it is
 linear, an interval per name (what the analytic estimate knows) gives an interval for
@@ -99,7 +99,12 @@ def parse_constraint(text: str, where: str) -> Constraint:
     if name is None:
         raise RldseError(f"{where}: '{text}': expected 'EXPR <= NUMBER', 'EXPR >= NUMBER' "
                          "or a metric that must be true (gpu_memory_ok)")
-    return Constraint(text, ((1.0, _checked(name, where)),), None, 0.0)
+    metric = _checked(name, where)
+    if not metric.startswith(CHECK_PREFIX):
+        raise RldseError(f"{where}: '{text}' is a number, not true or false: give a bound "
+                         f"('{name} <= NUMBER' or '>= NUMBER'); a lone name must be a check "
+                         f"({', '.join(f'{n}_ok' for n in all_checks())})")
+    return Constraint(text, ((1.0, metric),), None, 0.0)
 
 
 def store_violations(trial: optuna.Trial, values: Sequence[float]) -> None:

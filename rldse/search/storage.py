@@ -5,20 +5,26 @@
   so on `--resume` every trial still marked RUNNING was left by a killed run: it is
   failed and its parameters are queued again, to run first. A last line torn by a kill
   mid-write is cut off (with a warning) before the journal is read.
-- A database URL (`postgresql://user:pw@host/db`, `sqlite:///path.db`): any number of
-  processes on any machines share the study. Each running trial beats a heartbeat from
-  the moment it is created; a trial silent for longer than the grace period is failed
-  and re-queued by whichever worker notices first (Optuna's heartbeat mechanism). A
-  RUNNING trial with no heartbeat at all (its worker killed between creating it and its
-  first beat) gets one on its behalf when first seen, so it goes stale too. A new study
-  is created under a database lock, so workers starting together agree on it.
+- A database URL (`postgresql://user@host/db`, its password in PGPASSWORD;
+  `sqlite:///path.db`): any number of processes on any machines share the study. Each
+  running trial beats a heartbeat from the moment it is created; a trial silent for
+  longer than the grace period is failed and re-queued by whichever worker notices
+  first (Optuna's heartbeat mechanism). A RUNNING trial with no heartbeat at all (its
+  worker killed between creating it and its first beat) gets one on its behalf when
+  first seen, so it goes stale too. A new study is created under a database lock, so
+  workers starting together agree on it.
 
-Across machines (PostgreSQL reachable from each):
+Across machines (PostgreSQL reachable from each), the password kept off the command line
+(where `ps` shows it) in PGPASSWORD or ~/.pgpass, which the driver (libpq) reads:
 
-    rldse search study.yaml --storage postgresql://rldse:PW@db-host/rldse --workers 8
-    rldse search study.yaml --storage postgresql://rldse:PW@db-host/rldse --workers 8 --resume
+    export PGPASSWORD=...   # or a line in ~/.pgpass
+    rldse search study.yaml --storage postgresql://rldse@db-host/rldse --workers 8
+    rldse search study.yaml --storage postgresql://rldse@db-host/rldse --workers 8 --resume
 
-(the first creates the study; the others, with `--resume`, join it.)
+(the first creates the study; the others, with `--resume`, join it), or the whole URL in
+`RLDSE_STORAGE` (`STORAGE_ENV`), which stands for `--storage` when it is not given. A
+URL is shown only with its password masked (rldse.errors.redact_url), and one whose
+unencoded password makes it ambiguous is refused before any driver sees it.
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from optuna.storages._rdb import models
 from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock, JournalStorage
 from optuna.trial import FrozenTrial, TrialState
 
-from rldse.errors import RldseError, redact_text, redact_url
+from rldse.errors import RldseError, ambiguous_url, redact_text, redact_url
 
 JOURNAL = "journal.log"
 LOCK = "run.lock"
@@ -64,10 +70,18 @@ class StorageRef:
         return self.url if self.embedded else redact_url(self.url)
 
 
+#: The environment variable whose database URL stands for `--storage` when it is not given
+STORAGE_ENV = "RLDSE_STORAGE"
+
+
 def storage_ref(out_dir: Path, cli_url: str | None, file_url: str | None,
                 file_key: str) -> StorageRef:
+    """Where a study lives: `--storage`, else RLDSE_STORAGE, else the study file's
+    `storage:`, else the journal in its out folder."""
     if cli_url:
         return StorageRef(cli_url, "--storage", embedded=False)
+    if os.environ.get(STORAGE_ENV):
+        return StorageRef(os.environ[STORAGE_ENV], STORAGE_ENV, embedded=False)
     if file_url:
         return StorageRef(file_url, file_key, embedded=False)
     return StorageRef(str(out_dir / JOURNAL), str(out_dir), embedded=True)
@@ -128,7 +142,13 @@ def open_storage(ref: StorageRef) -> optuna.storages.BaseStorage:
     scheme = ref.url.partition("://")[0].partition("+")[0]
     if "://" not in ref.url or scheme not in _SCHEMES:
         raise RldseError(f"{ref.key} {ref.shown}: expected a database URL such as "
-                         "postgresql://user:password@host/db or sqlite:///study.db")
+                         "postgresql://user@host/db (the password in PGPASSWORD or "
+                         "~/.pgpass) or sqlite:///study.db")
+    if ambiguous_url(ref.url):
+        raise RldseError(f"{ref.key} {ref.shown}: cannot tell where the URL's password "
+                         "ends (it holds an unencoded '@', '/', '?' or '#'): leave it out of "
+                         "the URL and set PGPASSWORD or ~/.pgpass, or percent-encode it (@ as "
+                         "%40, / as %2F, ? as %3F, # as %23, % as %25)")
     engine_kwargs: dict = {"pool_pre_ping": True}
     if scheme == "postgresql":
         engine_kwargs["connect_args"] = {"connect_timeout": 10}

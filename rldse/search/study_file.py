@@ -36,6 +36,7 @@ so several studies can share a folder). Paths resolve against this file's folder
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from pathlib import Path
@@ -60,7 +61,7 @@ from rldse.search.space import Dimension, Scalar, Space
 from rldse.sim.budget import Limits
 from rldse.sim.target import DEFAULT_SMOOTHING_EPISODES, Target, TargetSteps, target_steps
 from rldse.strict import UserModel
-from rldse.system import load_spec, parse_spec, resolve, resolve_parts, set_path
+from rldse.system import files_beside, load_spec, parse_spec, resolve, resolve_parts, set_path
 from rldse.trace import Trace
 from rldse.workloads import open_trace, workload_of
 from rldse.yamlfile import read_mapping
@@ -105,6 +106,9 @@ class Range(UserModel):
             raise ValueError("log and step cannot be combined")
         if self.int_ is not None and self.step is not None and self.step != int(self.step):
             raise ValueError(f"an int range needs a whole step (got {self.step})")
+        if self.step is not None and low < high and self.step > high - low:
+            raise ValueError(f"step {self.step:g} is larger than the range [{low}, {high}]: "
+                             f"its only value would be {low} (use a step up to {high - low:g})")
         return self
 
     def dimension(self, path: str) -> Dimension:
@@ -438,13 +442,8 @@ def _base_raw(study: StudyFile, where: str) -> dict[str, Any]:
         if isinstance(study.base, str):
             spec = load_spec(study_path(study.base, study.file.parent, "base", writes=False))
         else:
-            raw = dict(study.base)
-            table = raw.get("table")
-            if isinstance(table, dict) and isinstance(table.get("latency_csv"), str):
-                table = raw["table"] = dict(table)
-                table["latency_csv"] = str(study_path(table["latency_csv"], study.file.parent,
-                                                      "base.table.latency_csv", writes=False))
-            spec = parse_spec(raw, where="base")
+            raw = copy.deepcopy(study.base)
+            spec = parse_spec(files_beside(raw, study.file), where="base")
         resolve(spec, study.loaded_trace)
     except RldseError as exc:
         raise RldseError(f"{where}: base: {str(exc).removeprefix('base: ')}") from None

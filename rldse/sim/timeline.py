@@ -37,7 +37,6 @@ import contextlib
 import json
 import math
 import os
-import tempfile
 from array import array
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,6 +44,7 @@ from pathlib import Path
 import numpy as np
 
 from rldse.errors import RldseError
+from rldse.files import open_temporary
 
 NO_TAG: tuple = (None, None)
 #: env steps (of an actor, or behind a learner's updates) one coarse event covers at
@@ -181,14 +181,8 @@ class TimelineStream:
         self._lo, self._hi = check_window(window_s) if window_s is not None else \
             (-math.inf, math.inf)
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.",
-                                   suffix=".tmp")
-        self._tmp = Path(tmp)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as a plain open() would (mkstemp makes it 0600)
-        self._file = os.fdopen(fd, "wb", buffering=1 << 20)
+        self._tmp = open_temporary(self.path)  # rldse.files' name: a killed run's is cleaned
+        self._file = open(self._tmp, "wb", buffering=1 << 20)  # noqa: SIM115 (closed in close)
         self.tag = NO_TAG  # (worker, args) of the Device booking being made
         self._buf: list[tuple] = []
         self._limit = buffer_events

@@ -24,13 +24,15 @@ from rldse.studies.discovery import find_study  # noqa: E402
 from rldse.studies.report import Report  # noqa: E402
 
 
-def run_study(name: str, root: str | Path = "studies", progress: bool = True) -> Path:
+def run_study(name: str, root: str | Path = "studies", progress: bool = True,
+              modules: tuple[str | Path, ...] = ()) -> Path:
     """Run one study; write out/results.csv, figures, out/claims.csv and out/report.md;
-    return the report. The new outputs are built beside out/ and swapped in at the end
+    return the report (``modules``: the folders a study's module may come from besides
+    rldse's, rldse.studies.discovery). The new outputs are built beside out/ and swapped in at the end
     (rldse.files.replaced_folder): a failed or killed run leaves the previous ones whole."""
     from rldse.search.report import relocate_reports
 
-    study = find_study(name, root)
+    study = find_study(name, root, modules)
     path = study.path
     out = path / "out"
     if out.is_symlink() and not out.resolve().is_relative_to(path.resolve()):

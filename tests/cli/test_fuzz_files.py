@@ -185,3 +185,121 @@ def test_yaml_12_numbers_in_set_are_read_as_12_reads_them():
 
     assert parse_set(["gpu.count=0o2", "a=0x1", "b=1e3", "c=true", "d='yes'"]) == {
         "gpu.count": 2, "a": 1, "b": 1000.0, "c": True, "d": "yes"}
+
+
+# ---- issue 38's reproductions: one line and exit 2, nothing written, nothing leaked -----
+
+#: what a file a spec must not read holds (as the host's password file does)
+OUTSIDE_TEXT = "root:$6$SaltSecret$HashHash:19500:0:99999:7:::\n"
+PASSWORD = "S3cr@t:pa/ss%word#Q?x&y=1"
+ZEN = "Beautiful is better than ugly"
+
+
+def _study(folder: Path, **changes) -> str:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "study.yaml"
+    path.write_text(yaml.safe_dump({**STUDY, **changes}, sort_keys=False))
+    return str(path)
+
+
+def _issue_38_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
+    """name -> (argv, a text the one line must hold); files set up under ``tmp``."""
+    (tmp / "secret.txt").write_text(OUTSIDE_TEXT)
+    spec = tmp / "spec"
+    spec.mkdir()
+    (spec / "link.csv").symlink_to(tmp / "secret.txt")
+    table = "table: {{latency_csv: '{}', replay: root, learn: root}}\n" \
+            "placement: {{replay: table, learn: table}}\n"
+    for name, csv in (("absolute", tmp / "secret.txt"), ("dotdot", "../secret.txt"),
+                      ("symlink", "link.csv")):
+        (spec / f"{name}.yaml").write_text(table.format(csv))
+    (spec / "null.yaml").write_text("null\n")
+    (spec / "empty.yaml").write_text("")
+    (spec / "ok.yaml").write_text(yaml.safe_dump(SPEC))
+    (tmp / "zen" / "zen").mkdir(parents=True)
+    (tmp / "zen" / "zen" / "study.yaml").write_text("module: this.x\n")
+    for name in ("t.json", "rows.csv", "checked.csv", "out.txt"):
+        (tmp / name).write_text("an earlier run's")
+    (tmp / "presets").mkdir()
+    (tmp / "presets" / "myhost.yaml").write_text("an earlier run's")
+    sim = ["simulate", TRACE, "--set", "workload.env_steps=300", "--system"]
+    url = f"postgresql://rldse:{PASSWORD}@127.0.0.1:1/db"
+    cases = {f"latency_csv {name}": ([*sim, str(spec / f"{name}.yaml")],
+                                     "table.latency_csv: ")
+             for name in ("absolute", "dotdot", "symlink")}
+    cases.update({
+        "base latency_csv": (["search", _study(tmp / "s1", base={"table": {
+            "latency_csv": str(tmp / "secret.txt"), "replay": "root", "learn": "root"}})],
+            "table.latency_csv: "),
+        "null system file": ([*sim, str(spec / "null.yaml")], "the file is empty"),
+        "empty system file": ([*sim, str(spec / "empty.yaml")], "the file is empty"),
+        "module this.x": (["study", "list", "--root", str(tmp / "zen")], "no module 'this.x'"),
+        "password --storage": (["search", _study(tmp / "s2"), "--storage", url],
+                               "cannot tell where the URL's password ends"),
+        "password storage:": (["search", _study(tmp / "s3", storage=url.replace(
+            "rldse:", "rldse@h/db?password="))], "cannot tell where the URL's password ends"),
+        "bare metric": (["search", _study(tmp / "s4", constraints=["avg_power_w"])],
+                        "is a number, not true or false"),
+        "step over range": (["search", _study(tmp / "s5", space={
+            "gpu.count": {"int": [1, 4], "step": 1e12}})], "larger than the range"),
+        "timeline exists": ([*sim, str(spec / "ok.yaml"), "--timeline", str(tmp / "t.json")],
+                            "exists (add --force"),
+        "validate --csv exists": (["validate", "external", "--csv", str(tmp / "rows.csv")],
+                                  "exists (add --force"),
+        "validate --checked exists": (["validate", "external", "--checked",
+                                       str(tmp / "checked.csv")], "exists (add --force"),
+        "calibrate -o exists": (["calibrate", "cpu", "--name", "myhost", "-o",
+                                 str(tmp / "presets"), "--quick"], "exists (add --force"),
+        "trace export exists": (["trace", "export", "--format", "swiftrl",
+                                 str(ROOT / "traces" / "tabular_taxi.parquet"), "-o",
+                                 str(tmp / "out.txt")], "exists (add --force"),
+    })
+    return cases
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_issue_38_reproductions_are_one_line_and_write_nothing(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("RLDSE_STORAGE", raising=False)
+    cases = _issue_38_cases(tmp_path)
+    before = _files(tmp_path)
+    bad = []
+    for name, (argv, expected) in cases.items():
+        with _captured() as out:
+            code = main(argv)
+        text = out.out.getvalue() + out.err.getvalue()
+        lines = [line for line in out.err.getvalue().splitlines() if line.strip()]
+        if code != 2 or len(lines) != 1 or expected not in lines[0] or out.out.getvalue():
+            bad.append(f"{name}: exit {code}: {text!r}")
+        leaked = [s for s in ("SaltSecret", "19500", PASSWORD, "S3cr", "pa/ss", ZEN)
+                  if s in text]
+        if leaked:
+            bad.append(f"{name}: printed {leaked}: {text!r}")
+    assert not bad, "\n".join(bad)
+    assert _files(tmp_path) == before  # nothing written, nothing replaced
+
+
+def test_a_killed_writers_temporary_is_removed_by_the_next_run(tmp_path):
+    """A timeline or export killed mid-write leaves `.NAME.rldse-PID.tmp`; the next run of
+    the same command removes it (its PID is gone) and writes the file."""
+    import subprocess
+    import sys
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(yaml.safe_dump(SPEC))
+    runs = {"t.json": ["simulate", TRACE, "--system", str(spec), "--set",
+                       "workload.env_steps=300", "--timeline", str(tmp_path / "t.json")],
+            "out.txt": ["trace", "export", "--format", "swiftrl",
+                        str(ROOT / "traces" / "tabular_taxi.parquet"), "-o",
+                        str(tmp_path / "out.txt")]}
+    for name, argv in runs.items():
+        orphan = tmp_path / f".{name}.rldse-{dead}.tmp"
+        orphan.write_bytes(b"torn")
+        with _captured():
+            assert main(argv) == 0
+        assert not orphan.exists() and (tmp_path / name).stat().st_size > 0

@@ -146,7 +146,7 @@ def test_a_timeline_that_cannot_be_written_is_one_line_and_leaves_the_old_file(
         raise OSError(code, os.strerror(code))
     monkeypatch.setattr(os, "replace", replace)
     line = _one_line_error(["simulate", TRACE, "--system", SPEC, *SMALL, "--timeline",
-                            str(timeline)], capsys)
+                            str(timeline), "--force"], capsys)
     assert line == f"rldse: error: {timeline}: cannot write: {cause}"
     assert timeline.read_text() == "an earlier run's"
     assert [p.name for p in tmp_path.iterdir()] == ["t.json"]  # no temporary left

@@ -129,12 +129,64 @@ def test_a_trial_killed_before_its_first_heartbeat_is_failed_and_run_again(
     assert report.finished_now == 2
 
 
+#: the characters a URL reserves, each in a password written unencoded (issue 38)
+RESERVED = "@:/%#?&="
+PASSWORDS = [f"Pw{c}9x{c}Zq" for c in RESERVED] + ["S3cr@t:pa/ss%word#Q?x&y=1"]
+
+
+def _forms(password: str) -> list[str]:
+    return [f"postgresql://rldse:{password}@127.0.0.1:1/db",
+            f"postgresql://rldse@127.0.0.1:1/db?connect_timeout=1&password={password}"]
+
+
+@pytest.mark.parametrize("password", PASSWORDS)
+def test_a_password_with_reserved_characters_appears_nowhere(password, write_study, capsys,
+                                                             monkeypatch, tmp_path):
+    """--storage, the study file's storage: and RLDSE_STORAGE: no output, error, report or
+    file holds the password (an unencoded '&' in the query form ends it, as URL parsers
+    read it: the test checks the part before the first '&')."""
+    from rldse.cli import main
+
+    secret = password.split("&")[0] if "&" in password else password
+    for i, url in enumerate(_forms(password)):
+        assert secret not in redact_url(url) and "***" in redact_url(url)
+        for how in ("flag", "file", "env"):
+            path = write_study(folder=f"s{i}{how}", **({"storage": url} if how == "file" else {}))
+            argv = ["search", str(path), "--trials", "1"]
+            if how == "flag":
+                argv += ["--storage", url]
+            with monkeypatch.context() as env:
+                if how == "env":
+                    env.setenv(storage_mod.STORAGE_ENV, url)
+                assert main(argv) == 2
+            out, err = capsys.readouterr()
+            assert err.count("\n") == 1 and "***" in err, err
+            assert secret not in out + err, (how, url, err)
+    written = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix != ".yaml"]
+    assert all(secret.encode() not in p.read_bytes() for p in written)
+
+
+def test_a_short_password_leaves_the_message_whole():
+    """A password 'p' is masked where it stands alone, not in 'postgresql' or 'port'."""
+    from rldse.errors import redact_text
+
+    url = "postgresql://rldse:p@db-host:5432/rldse"
+    assert redact_url(url) == "postgresql://rldse:***@db-host:5432/rldse"
+    message = f'connection to {url} at "db-host", port 5432 failed: password "p" refused'
+    assert redact_text(message, url) == ('connection to postgresql://rldse:***@db-host:5432/'
+                                         'rldse at "db-host", port 5432 failed: password '
+                                         '"***" refused')
+    assert redact_url("postgresql://u@h/db?password=p&sslmode=require") == \
+        "postgresql://u@h/db?password=***&sslmode=require"
+
+
 def test_unencoded_at_in_password_never_half_leaks():
-    """A driver that splits at the first '@' names the password's tail as the host."""
-    from rldse.errors import redact_text, redact_url
+    """A driver that splits at the first '@' would name the password's tail as the host
+    (and look it up): such a URL is refused before any driver sees it."""
     url = "postgresql://simple:a@LongSecretTail99@127.0.0.1:55432/s1"
     assert "LongSecretTail99" not in redact_url(url)
-    msg = redact_text("failed to resolve host 'LongSecretTail99@127.0.0.1'", url)
-    assert "LongSecretTail99" not in msg
+    with pytest.raises(RldseError, match="cannot tell where the URL's password ends") as err:
+        open_storage(StorageRef(url, "--storage", embedded=False))
+    assert "LongSecretTail99" not in str(err.value) and "Tail" not in str(err.value)
     assert "pa" not in redact_url("postgresql://user@pa:ss@host/db").split("@")[0]
     assert redact_url("postgresql://u@h/db") == "postgresql://u@h/db"

@@ -70,12 +70,26 @@ BAD = [
     ({"base": {"cpu": {"preset": "xeon-platinum"}}}, "study.yaml: base: unknown cpu preset"),
     ({"budget": 10}, "study.yaml: budget: unknown key"),
     ({"space": {}}, "study.yaml: space: "),
+    ({"constraints": ["avg_power_w"]},
+     "study.yaml: constraints[0]: 'avg_power_w' is a number, not true or false"),
+    ({"constraints": ["spec.gpu.count"]},
+     "study.yaml: constraints[0]: 'spec.gpu.count' is a number, not true or false"),
+    ({"space": {"gpu.count": {"int": [1, 4], "step": 1e12}}},
+     "study.yaml: space.gpu.count: step 1e+12 is larger than the range [1, 4]"),
+    ({"space": {"cpu.clock_mhz": {"float": [2000, 3000], "step": 1500}}},
+     "study.yaml: space.cpu.clock_mhz: step 1500 is larger than the range"),
+    ({"base": {"table": {"latency_csv": "/etc/passwd", "replay": "root", "learn": "root"}}},
+     "study.yaml: base: table.latency_csv: '/etc/passwd' is outside the spec's folder"),
+    ({"base": {"table": {"latency_csv": "../PT.csv", "replay": "CPU", "learn": "CPU"}}},
+     "study.yaml: base: table.latency_csv: '../PT.csv' is outside the spec's folder"),
+    ({"base": "empty.yaml"}, "empty.yaml: the file is empty: expected a system"),
 ]
 
 
 @pytest.mark.parametrize(("change", "message"), BAD, ids=[m.split(": ")[1] for _, m in BAD])
 def test_bad_file_fails_in_one_line_naming_the_key(write_study, change, message):
     path = write_study(**change)
+    (path.parent / "empty.yaml").write_text("null\n")
     with pytest.raises(RldseError) as err:
         load_study_file(path)
     text = str(err.value)
