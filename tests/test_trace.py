@@ -211,7 +211,7 @@ def test_operators_round_trip_and_are_validated(small_trace, tmp_path):
     from rldse.trace import operator_records
 
     work = gemm("fwd", 64, 4, 64) + gemm("dw", 64, 4, 64)
-    records = operator_records("learn", 64, work.operators())
+    records = operator_records("learn", 64, work)
     assert [(r.op, r.shape) for r in records] == [("linear", [1, 64, 4, 64]),
                                                   ("linear", [1, 4, 64, 64])]
     t = Trace(ops=small_trace.ops, meta=small_trace.meta.model_copy(

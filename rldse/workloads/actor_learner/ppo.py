@@ -623,9 +623,11 @@ def capture(cfg: CaptureConfig, progress: Progress = no_progress) -> Trace:
 
 def act_operators(policy, n_envs: int) -> list:
     """The operators of the actors' acts (their recorders run in other processes): a
-    step's policy and value forward, and the rollout's bootstrap value forward."""
-    return [*operator_records("act", n_envs, policy.act_work(n_envs)),
-            *operator_records("act", n_envs, policy.value_work(n_envs))]
+    step's policy and value forward, and the rollout's bootstrap value forward (one list
+    where they are one forward: a Nature-CNN's shared torso and two heads)."""
+    full, value = policy.act_work(n_envs), policy.value_work(n_envs)
+    works = [full] if value.flops == full.flops else [full, value]
+    return [r for w in works for r in operator_records("act", n_envs, w)]
 
 
 #: The capture options of this workload (rldse.workloads.Workload.config).
