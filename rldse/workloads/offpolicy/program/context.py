@@ -13,6 +13,7 @@ from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Machine
 from rldse.workloads.offpolicy.program.costs import LearnerCosts, Shape
 from rldse.workloads.offpolicy.program.timeline import TimelineView
+from rldse.workloads.offpolicy.program.updates import UpdateCosts
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,7 @@ class Context:
     m: Machine
     shape: Shape
     lc: LearnerCosts
+    upd: UpdateCosts  # the update's drives, composed from lc once for every path
     actors: ActorCosts
     cpu: Device
     gpu: Device | None  # the part issued kernels run on, if any role runs so

@@ -66,9 +66,9 @@ def update(cx: Context, st: State, t: float) -> float:
     rm, learner = lc.rm, lc.learner
     if st.first_update_s is None:
         st.first_update_s = t
-    t_s = m.drive(rm, t, lc.sample.take(1), "replay_sample", cx.rm_worker, cpu, cx.rm_core)
+    sample, learn, prio = cx.upd.one()
+    t_s = m.drive(rm, t, sample, "replay_sample", cx.rm_worker, cpu, cx.rm_core)
     # learner branch: batch copy, gradient step, target sync, parameters to actors
-    learn = lc.batch_copy + lc.learn.take(1)
     t_l = m.drive(learner, t_s, learn, "learn", "learner", cpu, cx.learner_core)
     own_s = learn.wall_s
     st.updates += 1
@@ -85,11 +85,10 @@ def update(cx: Context, st: State, t: float) -> float:
         own_s += lc.param_copy.wall_s
     # RM branch: priority update, then the inserts gathered since the last update
     t_r = t_s if cx.rm_overlaps else t_l
-    if lc.update is not None:
-        t_r = m.drive(rm, t_r, lc.td_copy + lc.update.take(1), "replay_update",
-                      cx.rm_worker, cpu, cx.rm_core)
+    if prio is not None:
+        t_r = m.drive(rm, t_r, prio, "replay_update", cx.rm_worker, cpu, cx.rm_core)
     n_ins, st.pending_inserts = st.pending_inserts, 0
-    ins = lc.insert(n_ins)
+    ins = cx.upd.insert(n_ins)
     if ins.wall_s:
         t_r = m.drive(rm, t_r, ins, "replay_add", cx.rm_worker, cpu, cx.rm_core, n_ins)
     end = max(t_l, t_r)
@@ -139,10 +138,9 @@ def update_steps(cx: Context, st: State):
     t = env.now
     if st.first_update_s is None:
         st.first_update_s = t
-    t_s = m.drive(lc.rm, t, lc.sample.take(1), "replay_sample", cx.rm_worker, cx.cpu,
-                  cx.rm_core)
+    sample, learn, prio = cx.upd.one()
+    t_s = m.drive(lc.rm, t, sample, "replay_sample", cx.rm_worker, cx.cpu, cx.rm_core)
     yield env.timeout(t_s - env.now)
-    learn = lc.batch_copy + lc.learn.take(1)
     st.updates += 1
     if not lc.param_copy.wall_s or st.updates % k.sync_interval == 0:
         st.published = st.updates
@@ -151,13 +149,13 @@ def update_steps(cx: Context, st: State):
     copy_now = bool(lc.param_copy.wall_s) and st.updates % k.sync_interval == 0
     n_ins, st.pending_inserts = st.pending_inserts, 0
     if cx.rm_overlaps:
-        rm_proc = env.process(_rm_branch(cx, n_ins))
+        rm_proc = env.process(_rm_branch(cx, prio, n_ins))
         own_s = yield from _learner_branch(cx, learn, syncs, copy_now)
         yield rm_proc
         m.clock.spend("learner", "wait:device", "any", max(0.0, env.now - t - own_s), 0)
     else:
         yield from _learner_branch(cx, learn, syncs, copy_now)
-        yield from _rm_branch(cx, n_ins)
+        yield from _rm_branch(cx, prio, n_ins)
     st.last_update_end_s = env.now
     if k.learner == "async":
         m.mark_iterations(env.now)
@@ -184,14 +182,15 @@ def _learner_branch(cx: Context, learn, syncs: int, copy_now: bool):
     return own
 
 
-def _rm_branch(cx: Context, n_ins: int):
-    """update_steps' RM branch: the priority update, then the n_ins inserts owed."""
+def _rm_branch(cx: Context, prio, n_ins: int):
+    """update_steps' RM branch: the priority update ``prio`` (None: none), then the n_ins
+    inserts owed."""
     m, lc, env = cx.m, cx.lc, cx.m.env
-    if lc.update is not None:
-        end = m.drive(lc.rm, env.now, lc.td_copy + lc.update.take(1), "replay_update",
-                      cx.rm_worker, cx.cpu, cx.rm_core)
+    if prio is not None:
+        end = m.drive(lc.rm, env.now, prio, "replay_update", cx.rm_worker, cx.cpu,
+                      cx.rm_core)
         yield env.timeout(end - env.now)
-    ins = lc.insert(n_ins)
+    ins = cx.upd.insert(n_ins)
     if ins.wall_s:
         end = m.drive(lc.rm, env.now, ins, "replay_add", cx.rm_worker, cx.cpu, cx.rm_core,
                       n_ins)

@@ -118,20 +118,13 @@ class _Block:
 
 
 def _block_costs(cx: Context, u: np.ndarray) -> _Block:
-    """Draw the fixed costs of updates u (sample, learn, priority update, in that order)."""
+    """Draw the fixed costs of updates u (UpdateCosts.block) and their parameter copies."""
     lc, si = cx.lc, cx.m.knobs.sync_interval
     ones = np.ones(len(u), dtype=np.int64)
-    S = lc.sample.takes(ones)
-    hL, dL, wL = lc.learn.takes(ones)
-    bc = lc.batch_copy
-    L = (hL + bc.host_s, dL + bc.device_s, wL + bc.wall_s)
+    drives = cx.upd.block(ones)
     copies = (u % si == 0).astype(np.int64) if lc.param_copy.wall_s else 0 * ones
-    U = (np.zeros(len(u)),) * 3
-    if lc.update is not None:
-        td = lc.td_copy
-        hU, dU, wU = lc.update.takes(ones)
-        U = (hU + td.host_s, dU + td.device_s, wU + td.wall_s)
-    return _Block(S, L, copies, U)
+    U = drives.update if drives.update is not None else (np.zeros(len(u)),) * 3
+    return _Block(drives.sample, drives.learn, copies, U)
 
 
 def _solve_block(cx: Context, land: _Landings, u: np.ndarray, run: _Solved):
@@ -294,15 +287,9 @@ def _sequential_landed(cx: Context, land: _Landings, fixed: tuple, avail: np.nda
 
 def _inserts(cx: Context, n_ins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The RM's inserts of n_ins[i] transitions (LearnerCosts.insert), as arrays."""
-    h, d, w = (np.zeros(len(n_ins)) for _ in range(3))
     if cx.lc.actors_insert:
-        return h, d, w
-    for n in np.unique(n_ins):
-        p = cx.lc.insert(int(n))
-        if p.wall_s:
-            at = n_ins == n
-            h[at], d[at], w[at] = p.host_s, p.device_s, p.wall_s
-    return h, d, w
+        return tuple(np.zeros(len(n_ins)) for _ in range(3))
+    return cx.upd.inserts(n_ins)
 
 
 def _actor_ends(cx: Context, a: int, counts: np.ndarray, account: bool) -> np.ndarray:
