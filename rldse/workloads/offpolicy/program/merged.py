@@ -55,7 +55,7 @@ def _actor_rounds(cx: Context, R: int, c: int) -> tuple[np.ndarray, list[tuple]]
             gpu_q = gpu_q + d if gpu.lanes == 1 else d  # one GPU lane: FIFO behind others
             end = np.where(d > 0, np.maximum(end, gpu_q), end)
             gpu.account("act", float(d.sum()), int(np.count_nonzero(d)))
-        cpu.account("env_step", float(t.on_core.sum()), R)
+        t.account_core(cpu, ac.kernels, R)
         clock.spend("actor", "env_step", host, float(t.s_env.sum()), c * R)
         if s_reset:
             clock.spend("actor", "env_reset", host, s_reset * R, 0)
