@@ -20,11 +20,22 @@ timeline) still book every chunk and update as events.
 The implementation before the merges is not kept importable; its figures, measured on
 the same loaded 2-vCPU host at 1e6 steps (before the change), are printed as a reference.
 
-    python benchmarks/sim_speed_offpolicy.py [--quick]
+The README example is timed end to end as a user runs it (``rldse simulate
+traces/dqn_cartpole_uniform.parquet --system examples/dgx1_like.yaml``, a fresh process:
+imports, trace load, the up-front cost estimate, the run, the printout), async learner
+(the example's) and ``--set workload.learner=sync``: marginal env steps per second from
+1e5 to 1e6 env steps, best of 3 per size, in wall time and in the processes' CPU time
+(on a loaded shared host the wall rate is the CPU rate over the host's share).
+Target: >= 1M marginal, both learners.
+
+    python benchmarks/sim_speed_offpolicy.py [--quick] [--readme-only]
 """
 
 from __future__ import annotations
 
+import os
+import resource
+import subprocess
 import sys
 import time
 
@@ -64,8 +75,43 @@ def one_run(algo: str, system: str, learner: str, steps: int) -> tuple[float, in
     return time.perf_counter() - t0, outcome.env_steps
 
 
+README_RUN = [sys.executable, "-m", "rldse.cli", "simulate",
+              "traces/dqn_cartpole_uniform.parquet", "--system", "examples/dgx1_like.yaml"]
+README_STEPS = (100_000, 1_000_000)
+
+
+def readme_run(learner: str, steps: int) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of one ``rldse simulate`` of the README example."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run([*README_RUN, "--set", f"workload.env_steps={steps}",
+                    "--set", f"workload.learner={learner}"], check=True,
+                   stdout=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": os.getcwd()})
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def readme_marginal() -> None:
+    """The README example's marginal env steps per second, 1e5 -> 1e6 (module docstring)."""
+    lo, hi = README_STEPS
+    print(f"README example, end to end: marginal env steps/s from {lo:,} to {hi:,} steps "
+          f"(best of 3); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    for learner in ("async", "sync"):
+        best = {n: min(readme_run(learner, n) for _ in range(3)) for n in README_STEPS}
+        wall = (hi - lo) / max(best[hi][0] - best[lo][0], 1e-9)
+        cpu = (hi - lo) / max(best[hi][1] - best[lo][1], 1e-9)
+        verdict = "PASS" if wall >= TARGET else ("FAIL" if cpu < TARGET else
+                                                 "FAIL on wall time (host load), PASS on CPU")
+        print(f"  learner {learner:5}: {best[lo][0]:.2f} s -> {best[hi][0]:.2f} s wall, "
+              f"{wall:>12,.0f} steps/s marginal wall, {cpu:>12,.0f} CPU  {verdict}")
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
+    readme_marginal()
+    if "--readme-only" in sys.argv:
+        return
     learners = ("sync",) if quick else ("sync", "async")
     print(f"{'algo':5} {'system':10} {'learner':7} {'env steps':>12} {'wall s':>8} "
           f"{'sim steps/s':>13} {'before (1e6)':>13} {'ratio':>7}  verdict")

@@ -179,8 +179,6 @@ def _run(trace: Trace, system: ResolvedSystem, steps: int, knob: str | None, wor
 def _fit(pilots: list[_Pilot], value: str, steps: int, workers: int) -> float:
     """``value`` at (steps, workers) from a + b·steps + c·workers fitted to the pilots
     (coefficients ≥ 0, so the extrapolation never shrinks with size)."""
-    from scipy.optimize import nnls
-
     cols = [np.ones(len(pilots)), np.array([p.steps for p in pilots], dtype=float)]
     at = [1.0, float(steps)]
     if len({p.workers for p in pilots}) > 1:
@@ -188,8 +186,26 @@ def _fit(pilots: list[_Pilot], value: str, steps: int, workers: int) -> float:
         at.append(float(workers))
     a = np.column_stack(cols)
     scale = a.max(axis=0)
-    coef, _ = nnls(a / scale, np.array([getattr(p, value) for p in pilots], dtype=float))
+    coef = _nnls(a / scale, np.array([getattr(p, value) for p in pilots], dtype=float))
     return float(np.dot(coef / scale, at))
+
+
+def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """argmin |a·x − b| over x ≥ 0 for a few columns: the least-squares fit on each subset
+    of columns, the best of those with no negative coefficient (the optimum is the
+    unconstrained fit on its own positive columns). Exact, as scipy's nnls, without
+    importing scipy.optimize (0.2-0.5 s, more than a short simulate's own work)."""
+    best, best_res = np.zeros(a.shape[1]), float(np.sum(b * b))
+    for mask in range(1, 1 << a.shape[1]):
+        cols = [j for j in range(a.shape[1]) if mask >> j & 1]
+        x = np.linalg.lstsq(a[:, cols], b, rcond=None)[0]
+        if (x < 0).any():
+            continue
+        res = float(np.sum((a[:, cols] @ x - b) ** 2))
+        if res < best_res:
+            best, best_res = np.zeros(a.shape[1]), res
+            best[cols] = x
+    return best
 
 
 def size(trace: Trace, system: ResolvedSystem) -> tuple[int, str | None, int]:
@@ -232,7 +248,8 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
     timed = [_run(trace, system, n, knob, w, memory=False)
              for n, w in points(w_time, min(workers, TIMED_WORKERS[0]))]
     over_s = enough_s if limits is None or limits.allow_long else limits.wall_s
-    timed = _resolved_slope(trace, system, timed, steps, knob, w_time, over_s)
+    under_s = limits.progress_after_s if limits is not None else None
+    timed = _resolved_slope(trace, system, timed, steps, knob, w_time, over_s, under_s)
     # a program that runs whole iterations of all workers simulates at least one
     steps = max(steps, first.steps * workers // w_time)
     cpu_s = _fit(timed, "cpu_s", steps, workers)
@@ -253,32 +270,42 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
 
 
 def _resolved_slope(trace: Trace, system: ResolvedSystem, timed: list[_Pilot], steps: int,
-                    knob: str | None, workers: int, over_s: float | None = None
-                    ) -> list[_Pilot]:
+                    knob: str | None, workers: int, over_s: float | None = None,
+                    under_s: float | None = None) -> list[_Pilot]:
     """``timed`` with its longer pilot (the second) regrown until it takes SLOPE_CPU_S
     more CPU time than the short one (or reaches the design's steps, or PILOT_BUDGET_CPU_S
     is spent), so the per-step cost is measured, not the host's noise; then, short of
     the design's steps, run again and the two averaged (SLOPE_CPU_S). With
     ``over_s``, growing stops once even the slope less PILOT_NOISE_CPU_S puts the design's
-    wall time over it: the answer (a refusal) is known."""
+    wall time over it: the answer (a refusal) is known. With ``under_s`` (the progress
+    bar's threshold), growing stops once even the slope plus PILOT_NOISE_CPU_S puts it
+    under: the run is short, not refused and shown without a bar, so a pilot as long as
+    the run would only double its cost (a 1M-step DQN: 0.5 s of pilots for a 0.2 s run)."""
     if len(timed) < 2 or timed[1].workers != timed[0].workers:
         return timed
     short, longer = timed[0], timed[1]
     spent = sum(p.cpu_s for p in timed)
 
-    def surely_over() -> bool:
-        if over_s is None or longer.steps <= short.steps:
+    def per_step_wall_s(noise_cpu_s: float) -> float:
+        """The design's wall seconds per env step at the slope so far, ± noise_cpu_s."""
+        return ((longer.cpu_s - short.cpu_s + noise_cpu_s) / (longer.steps - short.steps)
+                * wall_per_cpu([short, longer])[0])
+
+    def known() -> bool:
+        if longer.steps <= short.steps:
             return False
-        slope = (longer.cpu_s - short.cpu_s - PILOT_NOISE_CPU_S) / (longer.steps - short.steps)
-        return slope * steps * wall_per_cpu([short, longer])[0] > over_s
+        if over_s is not None and per_step_wall_s(-PILOT_NOISE_CPU_S) * steps > over_s:
+            return True
+        return under_s is not None and (short.wall_s + per_step_wall_s(PILOT_NOISE_CPU_S)
+                                        * steps) < under_s
 
     while (longer.cpu_s - short.cpu_s < SLOPE_CPU_S and longer.steps < steps
-           and spent < PILOT_BUDGET_CPU_S and not surely_over()):
+           and spent < PILOT_BUDGET_CPU_S and not known()):
         longer = _run(trace, system, min(steps, SLOPE_GROWTH * longer.steps), knob, workers,
                       memory=False)
         spent += longer.cpu_s
     # a pilot of the design's own steps is the run itself: nothing to average it with
-    if spent < PILOT_BUDGET_CPU_S and longer.steps < steps and not surely_over():
+    if spent < PILOT_BUDGET_CPU_S and longer.steps < steps and not known():
         again = _run(trace, system, longer.steps, knob, workers, memory=False)
         longer = replace(longer, wall_s=(longer.wall_s + again.wall_s) / 2,
                          cpu_s=(longer.cpu_s + again.cpu_s) / 2)

@@ -69,6 +69,21 @@ class Device:
             self.timeline.append((self.name, lane, phase, start, dur_s))
         return end
 
+    def book_parts(self, subset: Lanes, now_s: float,
+                   parts: tuple[tuple[str, float], ...]) -> float:
+        """Like `book_on`, one booking whose seconds are consecutive parts (phase,
+        seconds), each accounted and shown under its own phase, as bookings of each part
+        would be (an actor's chunk of env steps, inserts and acts on its core);
+        zero-second parts are left out. Returns the end time."""
+        start, end, lane = subset.reserve(now_s, sum(s for _, s in parts))
+        for phase, dur_s in parts:
+            if dur_s > 0:
+                self.account(phase, dur_s, 1)
+                if self.timeline is not None:
+                    self.timeline.append((self.name, lane, phase, start, dur_s))
+                start += dur_s
+        return end
+
     def book_all(self, now_s: float, dur_s: float, phase: str) -> float:
         """Run `dur_s` of `phase` on every lane at once (a whole-device kernel)."""
         start, end = self._lanes.reserve_all(now_s, dur_s)

@@ -395,18 +395,20 @@ class Machine:
         return self._costs[key]
 
     def drive(self, dev: Device, t: float, work: PartTime, phase: str, worker: str,
-              core: Device, core_lanes: Lanes | None = None, count: int = 1) -> float:
+              core: Device, core_lanes: Lanes | None = None, count: int = 1,
+              track: str | None = None) -> float:
         """Run ``work`` from ``t`` on ``dev``, driven by ``worker`` from a core of ``core``
         (``core_lanes``: the cores that worker may use; None: any): the host part (a
         framework's dispatch, a gather) is booked on the core as 'dispatch', the device
         part on ``dev`` as ``phase``. Returns when the operation is done (later than its
         wall time if a device was busy). The worker's clock gets the host part as
         'dispatch' and the rest of the wall time as ``phase`` on ``dev``'s kind, so a
-        launch-bound learner's bottleneck reads 'dispatch'; waits are the caller's."""
+        launch-bound learner's bottleneck reads 'dispatch'; waits are the caller's.
+        ``track``: the timeline track its events go on (default: the worker's)."""
         end = t + work.wall_s
         tl = self.timeline
         if tl is not None:
-            tl.tag = (worker, {"items": count})
+            tl.tag = (track or worker, {"items": count})
         if work.device_s > 0:
             end = max(end, dev.book(t, work.device_s, phase))
         if work.host_s > 0:
@@ -428,6 +430,17 @@ class Machine:
             tl.tag = (worker, args)
         end = dev.book(t, dur_s, phase) if lanes is None else dev.book_on(lanes, t, dur_s,
                                                                           phase)
+        if tl is not None:
+            tl.tag = NO_TAG
+        return end
+
+    def book_parts(self, dev: Device, t: float, parts: tuple[tuple[str, float], ...],
+                   worker: str, lanes: Lanes, **args: int) -> float:
+        """``dev.book_parts(lanes, ...)`` for ``worker``, its events tagged as ``book``'s."""
+        tl = self.timeline
+        if tl is not None:
+            tl.tag = (worker, args)
+        end = dev.book_parts(lanes, t, parts)
         if tl is not None:
             tl.tag = NO_TAG
         return end

@@ -208,16 +208,6 @@ class TimelineStream:
             self._flush()
         buf.append(event)
 
-    def split_last(self, phases_s: tuple[tuple[str, float], ...]) -> None:
-        """Show the last event as consecutive parts ``(phase, seconds)`` on the same lane
-        and worker (one booking that a program made for several phases, e.g. an actor's
-        env steps, inserts and CPU acts on its core); zero-second parts are left out."""
-        device, lane, _, start_s, _, worker, args = self._buf.pop()
-        for phase, dur_s in phases_s:
-            if dur_s > 0:
-                self._buf.append((device, lane, phase, start_s, dur_s, worker, args))
-                start_s += dur_s
-
     def _flush(self) -> None:
         """Write the appended events, grouped by kind (device, phase, worker, arg names)."""
         groups: dict[tuple, list[tuple]] = {}

@@ -55,6 +55,7 @@ from rldse.workloads.offpolicy.program.events import Paths, start_async, sync_lo
 from rldse.workloads.offpolicy.program.maxplus import async_merged
 from rldse.workloads.offpolicy.program.memory import Memory, gpu_memory, host_memory_bytes
 from rldse.workloads.offpolicy.program.timeline import TimelineView
+from rldse.workloads.offpolicy.program.updates import UpdateCosts
 
 #: Whether ``learner: async`` takes the merged path where it applies; its test turns it
 #: off to prove the merged path against the per-event loop on the same code and models.
@@ -117,7 +118,7 @@ def _context(m: Machine, shape: Shape, costs: Costs, kernels):
         m.timeline, cpu, gpu, act_r.kernels, lc.actors_insert, lc.learner, lc.rm, names)
     actors = ActorCosts(step_c, act_c, add_cpu, reset_s_per_step, act_r.kernels,
                         lc.actors_insert)
-    return (Context(m, shape, lc, actors, cpu, gpu, cores, learner_core, rm_core,
+    return (Context(m, shape, lc, UpdateCosts(lc), actors, cpu, gpu, cores, learner_core, rm_core,
                     act_r.label, names, view), job, mem)
 
 

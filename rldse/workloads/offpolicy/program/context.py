@@ -13,6 +13,7 @@ from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Machine
 from rldse.workloads.offpolicy.program.costs import LearnerCosts, Shape
 from rldse.workloads.offpolicy.program.timeline import TimelineView
+from rldse.workloads.offpolicy.program.updates import UpdateCosts
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,16 @@ class ChunkTimes:
     base: np.ndarray
     on_core: np.ndarray
     own: np.ndarray
+
+    def account_core(self, cpu: Device, kernels: bool, bookings: int) -> None:
+        """The chunks' core seconds on ``cpu`` by phase, as the per-step bookings account
+        them: env steps (resets folded in), inserts, the act (its dispatch where the act
+        issues kernels)."""
+        for phase, s in (("env_step", self.s_env + self.s_reset), ("replay_add", self.s_add),
+                         ("dispatch", self.h) if kernels else ("act", self.w)):
+            total = float(np.sum(s))
+            if total > 0:
+                cpu.account(phase, total, bookings)
 
 
 @dataclass
@@ -64,6 +75,7 @@ class Context:
     m: Machine
     shape: Shape
     lc: LearnerCosts
+    upd: UpdateCosts  # the update's drives, composed from lc once for every path
     actors: ActorCosts
     cpu: Device
     gpu: Device | None  # the part issued kernels run on, if any role runs so
@@ -78,6 +90,21 @@ class Context:
     def rm_overlaps(self) -> bool:
         """PEARL's protocol: the RM's branch overlaps the learner's (``learner: async``)."""
         return self.m.knobs.learner == "async"
+
+    @property
+    def async_chunk_steps(self) -> int:
+        """Env steps per actor chunk in the async loop: learn_every where a chunk landing at
+        once gives the learner what its steps landing one by one would (one actor; updates
+        due and hard target syncs owed at multiples of learn_every steps; the actor
+        inserting its own transitions, so no RM insert counts the steps landed), else 1, as
+        the reference engine books them: with chunks of learn_every, runs of several
+        actors or of RM inserts were 1e-5 to 6e-3 off it (an update's start saw the steps
+        landed at chunk granularity)."""
+        k, shape, lc = self.m.knobs, self.shape, self.lc
+        le, tss = k.learn_every, shape.target_sync_steps
+        aligned = shape.learning_starts % le == 0 and (lc.sync is None or tss is None
+                                                       or tss % le == 0)
+        return le if k.actors == 1 and lc.actors_insert and aligned else 1
 
     @property
     def rm_worker(self) -> str:

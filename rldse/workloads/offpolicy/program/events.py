@@ -27,22 +27,19 @@ class Paths:
 
 def actor_chunk(cx: Context, a: int, n: int) -> float:
     """Book actor a's next n steps from now: env steps, inserts and the act's host part
-    (the whole act on a CPU, the dispatch and copies of a GPU act) on its core, the act's
-    kernels on the GPU; each step waits for its action, so the chunk lasts at least env +
+    (the whole act on a CPU, the dispatch and copies of a GPU act) on its core, as one
+    booking accounted by phase, the act's kernels on the GPU; each step waits for its action, so the chunk lasts at least env +
     insert + act wall time. Returns when it ends."""
     m, ac, cpu, clock, host = cx.m, cx.actors, cx.cpu, cx.m.clock, cx.cpu.kind
     t0 = m.env.now
     s_reset = n * ac.reset_s_per_step
     s_env, act = ac.step[a].take(n) + s_reset, ac.act[a].take(n)
     s_add = ac.add[a].take(n) if ac.insert else 0.0
-    on_core = s_env + s_add + (act.host_s if ac.kernels else act.wall_s)
+    on_core = (("env_step", s_env), ("replay_add", s_add),
+               ("dispatch", act.host_s) if ac.kernels else ("act", act.wall_s))
     own = s_env + s_add + act.wall_s
-    end = max(m.book(cpu, t0, on_core, "env_step", cx.actor_names[a], cx.cores, items=n),
+    end = max(m.book_parts(cpu, t0, on_core, cx.actor_names[a], cx.cores, items=n),
               t0 + own)
-    if m.timeline is not None:  # the one core booking's parts
-        m.timeline.split_last((("env_step", s_env), ("replay_add", s_add),
-                               ("dispatch" if ac.kernels else "act",
-                                on_core - s_env - s_add)))
     if ac.kernels and act.device_s > 0:
         end = max(end, m.book(cx.gpu, t0, act.device_s, "act", cx.actor_names[a], items=n))
     clock.spend("actor", "env_step", host, s_env - s_reset, n)
@@ -66,9 +63,9 @@ def update(cx: Context, st: State, t: float) -> float:
     rm, learner = lc.rm, lc.learner
     if st.first_update_s is None:
         st.first_update_s = t
-    t_s = m.drive(rm, t, lc.sample.take(1), "replay_sample", cx.rm_worker, cpu, cx.rm_core)
+    sample, learn, prio = cx.upd.one()
+    t_s = m.drive(rm, t, sample, "replay_sample", cx.rm_worker, cpu, cx.rm_core)
     # learner branch: batch copy, gradient step, target sync, parameters to actors
-    learn = lc.batch_copy + lc.learn.take(1)
     t_l = m.drive(learner, t_s, learn, "learn", "learner", cpu, cx.learner_core)
     own_s = learn.wall_s
     st.updates += 1
@@ -85,11 +82,10 @@ def update(cx: Context, st: State, t: float) -> float:
         own_s += lc.param_copy.wall_s
     # RM branch: priority update, then the inserts gathered since the last update
     t_r = t_s if cx.rm_overlaps else t_l
-    if lc.update is not None:
-        t_r = m.drive(rm, t_r, lc.td_copy + lc.update.take(1), "replay_update",
-                      cx.rm_worker, cpu, cx.rm_core)
+    if prio is not None:
+        t_r = m.drive(rm, t_r, prio, "replay_update", cx.rm_worker, cpu, cx.rm_core)
     n_ins, st.pending_inserts = st.pending_inserts, 0
-    ins = lc.insert(n_ins)
+    ins = cx.upd.insert(n_ins)
     if ins.wall_s:
         t_r = m.drive(rm, t_r, ins, "replay_add", cx.rm_worker, cpu, cx.rm_core, n_ins)
     end = max(t_l, t_r)
@@ -111,7 +107,7 @@ def actor_steps(cx: Context, a: int, n: int):
     for _ in range(n):
         act = ac.act[a].take(1)
         if ac.kernels:
-            end = m.drive(cx.gpu, env.now, act, "act", name, cpu, cx.cores)
+            end = m.drive(cx.gpu, env.now, act, "act", "actor", cpu, cx.cores, track=name)
         else:
             end = m.book(cpu, env.now, act.wall_s, "act", name, cx.cores, items=1)
             clock.spend("actor", "act", cx.act_label, act.wall_s, 1)
@@ -134,15 +130,14 @@ def actor_steps(cx: Context, a: int, n: int):
 def update_steps(cx: Context, st: State):
     """The reference engine's update(env.now): the same drives and cost draws, each booked
     when it starts (the RM branch as its own process beside the learner's when they
-    overlap)."""
+    overlap); what it owes (target syncs, inserts) is counted at its start, as update
+    counts it."""
     m, lc, k, env = cx.m, cx.lc, cx.m.knobs, cx.m.env
     t = env.now
     if st.first_update_s is None:
         st.first_update_s = t
-    t_s = m.drive(lc.rm, t, lc.sample.take(1), "replay_sample", cx.rm_worker, cx.cpu,
-                  cx.rm_core)
-    yield env.timeout(t_s - env.now)
-    learn = lc.batch_copy + lc.learn.take(1)
+    sample, learn, prio = cx.upd.one()
+    t_s = m.drive(lc.rm, t, sample, "replay_sample", cx.rm_worker, cx.cpu, cx.rm_core)
     st.updates += 1
     if not lc.param_copy.wall_s or st.updates % k.sync_interval == 0:
         st.published = st.updates
@@ -150,14 +145,15 @@ def update_steps(cx: Context, st: State):
     st.syncs += syncs
     copy_now = bool(lc.param_copy.wall_s) and st.updates % k.sync_interval == 0
     n_ins, st.pending_inserts = st.pending_inserts, 0
+    yield env.timeout(t_s - env.now)
     if cx.rm_overlaps:
-        rm_proc = env.process(_rm_branch(cx, n_ins))
+        rm_proc = env.process(_rm_branch(cx, prio, n_ins))
         own_s = yield from _learner_branch(cx, learn, syncs, copy_now)
         yield rm_proc
         m.clock.spend("learner", "wait:device", "any", max(0.0, env.now - t - own_s), 0)
     else:
         yield from _learner_branch(cx, learn, syncs, copy_now)
-        yield from _rm_branch(cx, n_ins)
+        yield from _rm_branch(cx, prio, n_ins)
     st.last_update_end_s = env.now
     if k.learner == "async":
         m.mark_iterations(env.now)
@@ -184,14 +180,15 @@ def _learner_branch(cx: Context, learn, syncs: int, copy_now: bool):
     return own
 
 
-def _rm_branch(cx: Context, n_ins: int):
-    """update_steps' RM branch: the priority update, then the n_ins inserts owed."""
+def _rm_branch(cx: Context, prio, n_ins: int):
+    """update_steps' RM branch: the priority update ``prio`` (None: none), then the n_ins
+    inserts owed."""
     m, lc, env = cx.m, cx.lc, cx.m.env
-    if lc.update is not None:
-        end = m.drive(lc.rm, env.now, lc.td_copy + lc.update.take(1), "replay_update",
-                      cx.rm_worker, cx.cpu, cx.rm_core)
+    if prio is not None:
+        end = m.drive(lc.rm, env.now, prio, "replay_update", cx.rm_worker, cx.cpu,
+                      cx.rm_core)
         yield env.timeout(end - env.now)
-    ins = lc.insert(n_ins)
+    ins = cx.upd.insert(n_ins)
     if ins.wall_s:
         end = m.drive(lc.rm, env.now, ins, "replay_add", cx.rm_worker, cx.cpu, cx.rm_core,
                       n_ins)
@@ -250,7 +247,7 @@ def start_async(cx: Context, st: State, paths: Paths) -> None:
 def _async_actor(cx: Context, st: State, paths: Paths, a: int, data_ready: list):
     env, total_steps = cx.m.env, cx.m.knobs.env_steps
     while st.booked < total_steps:
-        n = min(1 if paths.per_step else cx.m.knobs.learn_every, total_steps - st.booked)
+        n = min(1 if paths.per_step else cx.async_chunk_steps, total_steps - st.booked)
         st.booked += n
         version = st.published  # the parameters this chunk acts with
         if paths.per_step:

@@ -2,7 +2,8 @@
 their own cores; every device with a lane for each process that may hold it at once),
 nothing delays an actor, so its chunks land at fixed times, and update u starts at
 max(end of update u-1, the landing that makes it due): a max-plus recurrence solved with
-numpy scans, per step as the event loop resolves it (a chunk is learn_every steps, so
+numpy scans, per step as the event loop resolves it (a chunk is learn_every steps, or
+one where that would change what an update sees: Context.async_chunk_steps, so
 sampling interleaves with learning at the real granularity). Results match the event
 loop to 4e-13 relative on the shipped traces (tests/workloads/offpolicy/program/
 test_program_async.py)."""
@@ -118,20 +119,13 @@ class _Block:
 
 
 def _block_costs(cx: Context, u: np.ndarray) -> _Block:
-    """Draw the fixed costs of updates u (sample, learn, priority update, in that order)."""
+    """Draw the fixed costs of updates u (UpdateCosts.block) and their parameter copies."""
     lc, si = cx.lc, cx.m.knobs.sync_interval
     ones = np.ones(len(u), dtype=np.int64)
-    S = lc.sample.takes(ones)
-    hL, dL, wL = lc.learn.takes(ones)
-    bc = lc.batch_copy
-    L = (hL + bc.host_s, dL + bc.device_s, wL + bc.wall_s)
+    drives = cx.upd.block(ones)
     copies = (u % si == 0).astype(np.int64) if lc.param_copy.wall_s else 0 * ones
-    U = (np.zeros(len(u)),) * 3
-    if lc.update is not None:
-        td = lc.td_copy
-        hU, dU, wU = lc.update.takes(ones)
-        U = (hU + td.host_s, dU + td.device_s, wU + td.wall_s)
-    return _Block(S, L, copies, U)
+    U = drives.update if drives.update is not None else (np.zeros(len(u)),) * 3
+    return _Block(drives.sample, drives.learn, copies, U)
 
 
 def _solve_block(cx: Context, land: _Landings, u: np.ndarray, run: _Solved):
@@ -294,15 +288,9 @@ def _sequential_landed(cx: Context, land: _Landings, fixed: tuple, avail: np.nda
 
 def _inserts(cx: Context, n_ins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The RM's inserts of n_ins[i] transitions (LearnerCosts.insert), as arrays."""
-    h, d, w = (np.zeros(len(n_ins)) for _ in range(3))
     if cx.lc.actors_insert:
-        return h, d, w
-    for n in np.unique(n_ins):
-        p = cx.lc.insert(int(n))
-        if p.wall_s:
-            at = n_ins == n
-            h[at], d[at], w[at] = p.host_s, p.device_s, p.wall_s
-    return h, d, w
+        return tuple(np.zeros(len(n_ins)) for _ in range(3))
+    return cx.upd.inserts(n_ins)
 
 
 def _actor_ends(cx: Context, a: int, counts: np.ndarray, account: bool) -> np.ndarray:
@@ -337,7 +325,7 @@ def _account_chunks(cx: Context, a: int, n: np.ndarray, c, dur: np.ndarray,
                       np.add.reduceat(n, cuts), c.s_env + c.s_reset, c.s_add,
                       c.on_core - c.base, c.d)
     steps = int(n.sum())
-    cpu.account("env_step", float(c.on_core.sum()), len(n))
+    c.account_core(cpu, ac.kernels, len(n))
     clock.spend("actor", "env_step", host, float(c.s_env.sum()), steps)
     if ac.reset_s_per_step:
         clock.spend("actor", "env_reset", host, float(c.s_reset.sum()), 0)
@@ -353,19 +341,19 @@ def _account_chunks(cx: Context, a: int, n: np.ndarray, c, dur: np.ndarray,
 
 
 def _async_chunks(cx: Context) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Every actor's chunks as the event loop books them: learn_every steps each, in order
-    of booking time (ties: actor order), the last booking taking what is left. Returns per
-    actor the landing times and step counts, bookings accounted."""
+    """Every actor's chunks as the event loop books them: ``async_chunk_steps`` each, in
+    order of booking time (ties: actor order), the last booking taking what is left.
+    Returns per actor the landing times and step counts, bookings accounted."""
     k, ac = cx.m.knobs, cx.actors
-    actors, learn_every = k.actors, k.learn_every
-    n_chunks = -(-k.env_steps // learn_every)
-    rem = k.env_steps - (n_chunks - 1) * learn_every
+    actors, chunk = k.actors, cx.async_chunk_steps
+    n_chunks = -(-k.env_steps // chunk)
+    rem = k.env_steps - (n_chunks - 1) * chunk
     cycles = [c for a in range(actors) for c in (ac.step[a], ac.act[a], ac.add[a])]
     pos = [c.pos for c in cycles]
     per = n_chunks // actors + 2
     while True:  # probe: enough chunks per actor to cover the first n_chunks bookings
         books = [np.concatenate(([0.0], _actor_ends(
-            cx, a, np.full(per, learn_every, dtype=np.int64), False)[:-1]))
+            cx, a, np.full(per, chunk, dtype=np.int64), False)[:-1]))
             for a in range(actors)]
         for c, p in zip(cycles, pos, strict=True):
             c.pos = p
@@ -379,7 +367,7 @@ def _async_chunks(cx: Context) -> tuple[list[np.ndarray], list[np.ndarray]]:
         if max(taken) < per:
             break
         per *= 2
-    counts = [np.full(n, learn_every, dtype=np.int64) for n in taken]
+    counts = [np.full(n, chunk, dtype=np.int64) for n in taken]
     counts[last][-1] = rem
     return [_actor_ends(cx, a, counts[a], True) for a in range(actors)], counts
 

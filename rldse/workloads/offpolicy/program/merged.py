@@ -55,7 +55,7 @@ def _actor_rounds(cx: Context, R: int, c: int) -> tuple[np.ndarray, list[tuple]]
             gpu_q = gpu_q + d if gpu.lanes == 1 else d  # one GPU lane: FIFO behind others
             end = np.where(d > 0, np.maximum(end, gpu_q), end)
             gpu.account("act", float(d.sum()), int(np.count_nonzero(d)))
-        cpu.account("env_step", float(t.on_core.sum()), R)
+        t.account_core(cpu, ac.kernels, R)
         clock.spend("actor", "env_step", host, float(t.s_env.sum()), c * R)
         if s_reset:
             clock.spend("actor", "env_reset", host, s_reset * R, 0)
@@ -90,14 +90,11 @@ def _learner_rounds(cx: Context, st: State, steps: np.ndarray):
         st.pending_inserts += int(steps[-1] - s0)
         return U, L, None
     r_upd = np.flatnonzero(U)
-    h, d, w = lc.sample.takes(U)
-    cx.booked(lc.rm, h, d, w, "replay_sample", cx.rm_worker, n_upd, n_upd)
-    L += w
-    h, d, w = lc.learn.takes(U)
-    bc = lc.batch_copy
-    h, d, w = h + bc.host_s * U, d + bc.device_s * U, w + bc.wall_s * U
-    cx.booked(lc.learner, h, d, w, "learn", "learner", n_upd, n_upd)
-    L += w
+    drives = cx.upd.block(U)
+    cx.booked(lc.rm, *drives.sample, "replay_sample", cx.rm_worker, n_upd, n_upd)
+    L += drives.sample[2]
+    cx.booked(lc.learner, *drives.learn, "learn", "learner", n_upd, n_upd)
+    L += drives.learn[2]
     if lc.sync is not None:
         L += _round_syncs(cx, st, U, steps, r_upd)
     pc = lc.param_copy
@@ -110,12 +107,9 @@ def _learner_rounds(cx: Context, st: State, steps: np.ndarray):
             cx.booked(lc.learner, pc.host_s * copies, pc.device_s * copies,
                       pc.wall_s * copies, "sync", "learner", n, n)
             L += pc.wall_s * copies
-    if lc.update is not None:
-        h, d, w = lc.update.takes(U)
-        td = lc.td_copy
-        h, d, w = h + td.host_s * U, d + td.device_s * U, w + td.wall_s * U
-        cx.booked(lc.rm, h, d, w, "replay_update", cx.rm_worker, n_upd, n_upd)
-        L += w
+    if drives.update is not None:
+        cx.booked(lc.rm, *drives.update, "replay_update", cx.rm_worker, n_upd, n_upd)
+        L += drives.update[2]
     _round_inserts(cx, st, U, steps, r_upd, s0, L)
     st.updates += n_upd
     return U, L, r_upd
@@ -151,16 +145,10 @@ def _round_inserts(cx: Context, st: State, U: np.ndarray, steps: np.ndarray,
     prev = np.concatenate(([s0 - st.pending_inserts], steps[r_upd][:-1]))
     n_ins = steps[r_upd] - prev
     st.pending_inserts = int(steps[-1] - steps[r_upd[-1]])
-    ih, idv, iw = (np.zeros(len(r_upd)) for _ in range(3))
-    cnt = 0
-    for n in np.unique(n_ins):
-        p = lc.insert(int(n))
-        if p.wall_s:
-            at = n_ins == n
-            ih[at], idv[at], iw[at] = p.host_s, p.device_s, p.wall_s
-            cnt += int(n) * int(at.sum())
+    ih, idv, iw = cx.upd.inserts(n_ins)
+    cnt = int(n_ins[iw > 0].sum())
     books = int(np.count_nonzero(iw))
-    p0 = lc.insert(0)
+    p0 = cx.upd.insert(0)
     if p0.wall_s:
         more = U[r_upd] - 1
         ih, idv, iw = ih + p0.host_s * more, idv + p0.device_s * more, \
