@@ -281,6 +281,12 @@ def cmd_validate_external(args: argparse.Namespace) -> None:
     print("AGAINST REAL MACHINES: rldse's predictions from presets against published "
           "measurements (error = predicted / measured - 1)")
     print(table)
+    from rldse.external import datasets
+
+    for name in args.dataset or sorted(datasets()):
+        check = datasets()[name].same_path
+        if check is not None:
+            print(check())
     if out is not None:
         from rldse.files import atomic_write
 

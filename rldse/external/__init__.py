@@ -48,6 +48,9 @@ class Dataset:
     citation: str
     rows: Callable[[], pd.DataFrame]
     part_of: Callable[[str], str]  # a row's device → the part it predicts, "KIND/PRESET"
+    #: where given: a line saying whether its predictions ran the code ``rldse simulate``
+    #: prices the same work with (checked each run, not assumed)
+    same_path: Callable[[], str] | None = None
 
 
 DATASETS: dict[str, Dataset] = {}

@@ -204,6 +204,29 @@ def rows() -> pd.DataFrame:
     return pd.concat(parts, ignore_index=True)
 
 
+def same_path() -> str:
+    """The validation's vectorized predictor against ``GpuModel.op_cost`` (``gpu_ops.price``,
+    the function ``rldse simulate`` prices every traced operator with) on one row per
+    operator and device, with each device's fitted coefficients: the table checks the
+    simulator's path only while they agree."""
+    d, worst, n = measurements(), 0.0, 0
+    for device, fitted in _fits().items():
+        x = np.array(fitted)
+        r = d[d["device"] == device].groupby("op").head(1)
+        gm = _model(device, x)
+        for (_, row), pred in zip(r.iterrows(), predict_s(r, x), strict=True):
+            cost = gm.op_cost(row["op"], row["case"].split(" ")[1])
+            module_s = (gm.spec.op_dispatch_calls.get("module", 0.0) * gm.dispatch_s
+                        if row["op"] in MODULE_OPS.get(device, ()) else 0.0)
+            host_s = cost.host_s + module_s
+            expected = float(call_s(host_s, gm.spec.launch_share * host_s, cost.device_s))
+            worst, n = max(worst, abs(pred / expected - 1.0)), n + 1
+    verdict = "the same path" if worst <= 1e-9 else "NOT the same path"
+    return (f"neusight: predictor against gpu_ops.price (what rldse simulate prices each "
+            f"traced operator with) on {n} rows: largest relative difference {worst:.1e}, "
+            f"{verdict}")
+
+
 register(Dataset(
     name="neusight",
     description="PyTorch linear, bmm and element-wise ops, one eager FP32 call each, on P4, "
@@ -213,4 +236,4 @@ register(Dataset(
              "Inference', ASPLOS 2025, doi 10.1145/3669940.3707265 (sitar-lab/NeuSight, "
              "MIT); H200: rldse's own measurement, 2026-11-26",
     rows=rows,
-    part_of=lambda device: f"gpu/{device}"))
+    part_of=lambda device: f"gpu/{device}", same_path=same_path))

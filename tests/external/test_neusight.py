@@ -91,3 +91,13 @@ def test_each_gpu_dispatches_from_its_hosts_cpu():
     t4, h200 = neusight._model("Tesla T4", x), neusight._model("NVIDIA H200", x)
     assert np.isclose(t4.dispatch_s, t4.spec.dispatch_s)
     assert np.isclose(h200.dispatch_s, h200.spec.dispatch_s * (3000 * 0.78) / (4000 * 1.15))
+
+
+def test_validate_external_says_its_gpu_rows_ran_simulates_pricing(monkeypatch):
+    """The line `rldse validate external` prints: every device's predictor against
+    gpu_ops.price, one row per operator, within 1e-9 (at the fit's starting coefficients:
+    the check is of the code path, and the real fits take minutes)."""
+    start = tuple(f[1] for f in neusight.FITTED)
+    monkeypatch.setattr(neusight, "_fits", lambda: dict.fromkeys(neusight.PRESETS, start))
+    line = neusight.same_path()
+    assert line.endswith("the same path") and "on 36 rows" in line
