@@ -110,7 +110,7 @@ class GpuSpec(PartSpec):
     mem_bw_gbs: float = quantity("GB/s", "device memory bandwidth", ge=0.001, le=1e5,
                                  plausible=(20, 50000))
     mem_bytes: int = quantity("B", "device memory capacity", ge=1, le=2**50,
-                              plausible=(2**28, 2**41))
+                              plausible=(2**16, 2**41))
     mem_latency_ns: float = quantity("ns", "latency of one dependent load that misses L2",
                                      ge=0, le=1e5, plausible=(50, 5000))
     l2_bytes: int = quantity("B", "L2 cache capacity", ge=0, le=2**40, plausible=(2**16, 2**31))

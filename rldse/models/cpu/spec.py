@@ -108,7 +108,7 @@ class CpuSpec(PartSpec):
     core_usd: float = quantity("USD", "price per provisioned core", ge=0, le=1e5,
                                plausible=(0.5, 2000))
     mem_bytes: int = quantity("B", "host DRAM per socket (DIMM capacity)", gt=0, le=2**50,
-                              plausible=(2**27, 2**45))
+                              plausible=(2**16, 2**45))
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
 
     _core_idle_at_most_active = idle_at_most("core_idle_w", "core_active_w")
