@@ -96,15 +96,15 @@ class CpuSpec(PartSpec):
         "context switches, cache sharing)", ge=1, le=10)
     uncore_w: float = quantity("W", "power per socket outside the cores (mesh or I/O die, "
                                "LLC, memory controllers), busy or idle", ge=0, le=5_000,
-                               plausible=(0.5, 2000))
+                               plausible=(0.5, 5000))
     core_active_w: float = quantity("W", "power of one busy core", gt=0, le=1_000,
                                     plausible=(0.05, 60))
     core_idle_w: float = quantity("W", "power of one idle core (≤ core_active_w)", ge=0,
-                                  le=1_000, plausible=(0.005, 30))
+                                  le=1_000, plausible=(0, 30))
     dram_pj_per_bit: float = quantity("pJ/bit", "DRAM access energy per bit", ge=0, le=1_000,
                                       plausible=(0.5, 200))
     socket_base_usd: float = quantity("USD", "price of one socket's processor besides its "
-                                      "cores", ge=0, le=1e6, plausible=(1, 100000))
+                                      "cores", ge=0, le=1e6, plausible=(0, 100000))
     core_usd: float = quantity("USD", "price per provisioned core", ge=0, le=1e5,
                                plausible=(0.5, 2000))
     mem_bytes: int = quantity("B", "host DRAM per socket (DIMM capacity)", gt=0, le=2**50,
