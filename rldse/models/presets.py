@@ -371,7 +371,8 @@ def _from_datasheet(sheet: dict[str, Any], own: dict[str, Param], start: dict[st
             if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
                 problems.append(f"{at}: expected a positive number (got {value!r})")
                 continue
-            read[field] = Param(value, unit, str(source or f"{where.split(': ')[0]}"))
+            read[field] = Param(value, unit, str(source or f"{where.split(': ')[0]}: set "
+                                                 f"over base {getattr(parent, 'name', '')}"))
         else:
             problems.append(f"{at}: expected {{value, unit, source}} (or a plain value, "
                             "under a `base:` preset)")
