@@ -36,6 +36,7 @@ from rldse.errors import RldseError, did_you_mean, validation_error
 from rldse.models import PART_KINDS, ROLES, CpuSpec, PartRef, cpu_from_host, renamed
 from rldse.models.kinds import Instance, kinds_for
 from rldse.models.presets import load_part
+from rldse.models.spec import spec_fields
 from rldse.paths import data_path
 from rldse.strict import UserModel
 from rldse.workloads import Info, Workload, workload_of
@@ -294,7 +295,7 @@ def _check_part_fields(kind: str, where: str, overrides: dict[str, Any]) -> None
     """Refuse a field neither the section (preset, count) nor the part's spec has, with
     the closest names of both."""
     section = [f for f in PART_KINDS[kind].ref.model_fields if f not in overrides]
-    fields = [f for f in PART_KINDS[kind].spec.model_fields if f != "name"]
+    fields = spec_fields(PART_KINDS[kind].spec)
     for key in overrides:
         if key not in fields:
             raise RldseError(f"unknown field{did_you_mean(key, section + fields)} (allowed: "

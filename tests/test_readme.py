@@ -150,3 +150,13 @@ def test_readme_summary_counts_the_claims_table():
                 f"within uncertainty, {verdicts.count('not reproduced')} not reproduced and "
                 f"{verdicts.count('not comparable')} not comparable")
     assert len(verdicts) > 20 and expected in said
+
+
+def test_limitations_is_one_page():
+    """What not to trust, readable in five minutes: under 900 words, each item naming the
+    command behind its number (the lab notes are benchmarks/NOTES.md)."""
+    text = (ROOT / "docs" / "limitations.md").read_text("utf-8")
+    assert len(text.split()) < 900
+    items = [i for i in text.split("\n- ")[1:]]
+    assert len(items) > 15 and all("`" in i for i in items)
+    assert (ROOT / "benchmarks" / "NOTES.md").exists()

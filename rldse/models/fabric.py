@@ -26,7 +26,7 @@ class FabricSpec(PartSpec):
     gpus: int = quantity("count", "GPUs the fabric connects in one node", ge=1, le=256)
     links_per_gpu: int = quantity("count", "links of each GPU into the fabric", ge=1, le=64)
     link_gbs: float = quantity("GB/s", "one link's bandwidth per direction", gt=0,
-                               le=10_000)
+                               le=10_000, plausible=(0.5, 2000))
     topology: Literal["switch", "hybrid-cube-mesh", "pcie"] = quantity(
         "", "how the GPUs are wired: switch, hybrid-cube-mesh or pcie")
     nvls: bool = quantity("", "the switch reduces in the fabric (NVLink SHARP)")

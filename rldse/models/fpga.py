@@ -62,7 +62,8 @@ from rldse.models.spec import PartSpec, idle_at_most, quantity
 
 
 class FpgaSpec(PartSpec):
-    clock_mhz: float = quantity("MHz", "kernel clock of the replay design", gt=0, le=2000)
+    clock_mhz: float = quantity("MHz", "kernel clock of the replay design", gt=0, le=2000,
+                                plausible=(10, 2000))
     tree_fanout: int = quantity("count", "children per sum-tree node (K)", ge=2, le=4096)
     sample_cycles_per_child: float = quantity(
         "cycles", "cycles a tree level spends per child it scans when sampling", gt=0, le=1e3)
@@ -70,15 +71,18 @@ class FpgaSpec(PartSpec):
         "cycles", "cycles a tree level spends per item on an update or insert", gt=0, le=1e3)
     ddr_bytes_per_item: float = quantity(
         "B", "card-memory bytes moved per sampled, updated or inserted item", ge=0, le=1e6)
-    ddr_bw_gbs: float = quantity("GB/s", "card DDR bandwidth (all channels)", ge=0.001, le=1e5)
+    ddr_bw_gbs: float = quantity("GB/s", "card DDR bandwidth (all channels)", ge=0.001, le=1e5,
+                                 plausible=(0.1, 5000))
     tree_node_bytes: float = quantity("B", "on-chip bytes per sum-tree node", gt=0, le=1e3)
     onchip_sram_bytes: int = quantity("B", "on-chip SRAM (BRAM/URAM/M20K) for the tree",
-                                      ge=1, le=2**40)
+                                      ge=1, le=2**40, plausible=(2**10, 2**34))
     data_on_card: bool = quantity("", "transitions kept in card DDR (else in host memory)")
     host_link: str = quantity("", "link preset to the host (PCIe generation)")
-    max_w: float = quantity("W", "board power at full load (max total power)", gt=0, le=1e4)
-    idle_w: float = quantity("W", "board power when idle (≤ max_w)", ge=0, le=1e4)
-    price_usd: float = quantity("USD", "price of one card", ge=0, le=1e7)
+    max_w: float = quantity("W", "board power at full load (max total power)", gt=0, le=1e4,
+                            plausible=(1, 2000))
+    idle_w: float = quantity("W", "board power when idle (≤ max_w)", ge=0, le=1e4,
+                             plausible=(0.1, 2000))
+    price_usd: float = quantity("USD", "price of one card", ge=0, le=1e7, plausible=(10, 1e6))
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
 
     _idle_at_most_max = idle_at_most("idle_w", "max_w")

@@ -98,25 +98,31 @@ UNPHASED = ""
 
 
 class GpuSpec(PartSpec):
-    fp32_tflops: float = quantity("TFLOP/s", "peak FP32 (non-tensor)", ge=0.001, le=1e4)
-    fp64_tflops: float = quantity("TFLOP/s", "peak FP64 (non-tensor)", ge=0.001, le=1e4)
+    fp32_tflops: float = quantity("TFLOP/s", "peak FP32 (non-tensor)", ge=0.001, le=1e4,
+                                  plausible=(0.1, 1000))
+    fp64_tflops: float = quantity("TFLOP/s", "peak FP64 (non-tensor)", ge=0.001, le=1e4,
+                                  plausible=(0.01, 500))
     int32_tops: float = quantity("TOP/s", "peak INT32 (int64 is costed at this rate)",
-                                 ge=0.001, le=1e4)
+                                 ge=0.001, le=1e4, plausible=(0.1, 1000))
     tf32_tflops: float = quantity("TFLOP/s", "peak TF32 tensor-core (dense); 0 if none",
-                                  ge=0, le=1e5)
+                                  ge=0, le=1e5, plausible=(1, 10000))
     use_tf32: bool = quantity("", "let fp32 work run at the TF32 tensor rate")
-    mem_bw_gbs: float = quantity("GB/s", "device memory bandwidth", ge=0.001, le=1e5)
-    mem_bytes: int = quantity("B", "device memory capacity", ge=1, le=2**50)
+    mem_bw_gbs: float = quantity("GB/s", "device memory bandwidth", ge=0.001, le=1e5,
+                                 plausible=(20, 50000))
+    mem_bytes: int = quantity("B", "device memory capacity", ge=1, le=2**50,
+                              plausible=(2**16, 2**41))
     mem_latency_ns: float = quantity("ns", "latency of one dependent load that misses L2",
-                                     ge=0, le=1e5)
-    l2_bytes: int = quantity("B", "L2 cache capacity", ge=0, le=2**40)
+                                     ge=0, le=1e5, plausible=(50, 5000))
+    l2_bytes: int = quantity("B", "L2 cache capacity", ge=0, le=2**40, plausible=(2**16, 2**31))
     l2_latency_ns: float = quantity("ns", "latency of one dependent load that hits L2",
-                                    ge=0, le=1e5)
+                                    ge=0, le=1e5, plausible=(10, 2000))
     dispatch_s: float = quantity("s", "host CPU time per framework operator (occupies the "
-                                 "issuing core)", ge=0, le=1.0)
+                                 "issuing core)", ge=0, le=1.0, plausible=(1e-7, 0.001))
     kernel_overhead_s: float = quantity("s", "GPU time per kernel beyond its work (launch "
-                                        "latency and a minimal kernel's duration)", ge=0, le=1.0)
-    copy_fixed_s: float = quantity("s", "fixed cost of one host↔device copy", ge=0, le=1.0)
+                                        "latency and a minimal kernel's duration)", ge=0, le=1.0,
+                                        plausible=(1e-8, 0.001))
+    copy_fixed_s: float = quantity("s", "fixed cost of one host↔device copy", ge=0, le=1.0,
+                                   plausible=(1e-8, 0.01))
     copy_efficiency: float = quantity("fraction", "share of the host link's line rate a "
                                       "pinned host↔device copy reaches", gt=0, le=1)
     host_link: str = quantity("", "link preset to the host (PCIe generation)")
@@ -128,27 +134,31 @@ class GpuSpec(PartSpec):
         "", "sum-tree implementation: framework ops per level, or one fused kernel")
     sumtree_ops_per_level: float = quantity("kernels", "framework ops per sum-tree level "
                                             "(sumtree: eager)", ge=1, le=1000)
-    sm_count: int = quantity("SMs", "streaming multiprocessors", ge=1, le=10000)
+    sm_count: int = quantity("SMs", "streaming multiprocessors", ge=1, le=10000,
+                             plausible=(1, 1024))
     threads_per_sm: int = quantity("threads", "resident threads per SM (element-wise "
                                    "kernels' occupancy)", ge=32, le=8192)
     gemm_tile_elements: int = quantity("elements", "output elements of one GEMM "
                                        "thread-block tile, one resident per SM", ge=1, le=2**20)
     static_share: float = quantity("fraction", "share of max_w − idle_w any running kernel "
                                    "draws however few SMs it occupies", ge=0, le=1)
-    max_w: float = quantity("W", "board power at full load (TDP)", gt=0, le=1e4)
-    idle_w: float = quantity("W", "board power when idle (≤ max_w)", ge=0, le=1e4)
-    price_usd: float = quantity("USD", "price of one GPU", ge=0, le=1e7)
+    max_w: float = quantity("W", "board power at full load (TDP)", gt=0, le=1e4,
+                            plausible=(5, 5000))
+    idle_w: float = quantity("W", "board power when idle (≤ max_w)", ge=0, le=1e4,
+                             plausible=(0.5, 1000))
+    price_usd: float = quantity("USD", "price of one GPU", ge=0, le=1e7, plausible=(50, 1e6))
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
     process_node: str = quantity("", "foundry node (a key of gpu_ops.PROCESS_POWER)")
     flop_energy_pj: float = quantity("pJ", "board energy per FP32 flop at the boost clock on "
-                                     "16 nm (sets the power-limited clock)", gt=0, le=1e4)
+                                     "16 nm (sets the power-limited clock)", gt=0, le=1e4,
+                                     plausible=(0.1, 1000))
     node_power_exponent: float = quantity("", "share of the node's logic power reduction "
                                           "(PROCESS_POWER) a board's energy per flop "
                                           "follows, as an exponent", ge=0, le=2)
     base_clock_mhz: float = quantity("MHz", "base clock (guaranteed under the power limit)",
-                                     gt=0, le=1e5)
+                                     gt=0, le=1e5, plausible=(100, 5000))
     boost_clock_mhz: float = quantity("MHz", "boost clock (fp32_tflops is at this clock)",
-                                      gt=0, le=1e5)
+                                      gt=0, le=1e5, plausible=(100, 5000))
     unaligned_energy_share: float = quantity(
         "fraction", "extra board energy per flop of a GEMM whose operands are not 16-byte "
         "aligned (gpu_ops.operands_aligned: four 32-bit loads for each 128-bit one)",
@@ -175,7 +185,8 @@ class GpuSpec(PartSpec):
         "code's framework share on the CPU, same core (a CPU capture placed on the GPU)")
     train_op_host_s: float = quantity("s", "host time per framework op of a training step "
                                       "with its tensors on this GPU (autograd, optimizer, "
-                                      "Python), on a core of dispatch_core", ge=0, le=1.0)
+                                      "Python), on a core of dispatch_core", ge=0, le=1.0,
+                                      plausible=(1e-7, 0.01))
 
     @field_validator("idle_w")  # stricter than models.spec.idle_at_most, which others use
     @classmethod

@@ -16,8 +16,9 @@ from rldse.models.spec import PartSpec, quantity
 
 class LinkSpec(PartSpec):
     bandwidth_gbs: float = quantity("GB/s", "sustained bandwidth per direction", ge=0.001,
-                             le=100_000)
-    latency_s: float = quantity("s", "time before the first byte arrives", ge=0, le=1.0)
+                             le=100_000, plausible=(0.05, 5000))
+    latency_s: float = quantity("s", "time before the first byte arrives", ge=0, le=1.0,
+                                plausible=(0, 0.01))
 
 
 class LinkModel:

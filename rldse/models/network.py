@@ -16,7 +16,7 @@ from rldse.models.spec import PartSpec, quantity
 
 class NetworkSpec(PartSpec):
     line_rate_gbps: float = quantity("Gb/s", "one NIC's line rate per direction", gt=0,
-                                     le=10_000)
+                                     le=10_000, plausible=(0.1, 3200))
     efficiency: float = quantity("fraction", "share of the line rate NCCL's bus bandwidth "
                                  "reaches over it", gt=0, le=1)
 

@@ -69,7 +69,7 @@ class PimSpec(PartSpec):
     ranks_per_dimm: int = quantity("count", "ranks per DIMM", ge=1, le=4)
     dpus_per_rank: int = quantity("count", "DPUs per rank (8 chips × 8 DPUs)", ge=1, le=64)
     faulty_dpus: int = quantity("count", "DPUs disabled in the system", ge=0, le=16_384)
-    clock_mhz: float = quantity("MHz", "DPU clock", ge=1, le=5_000)
+    clock_mhz: float = quantity("MHz", "DPU clock", ge=1, le=5_000, plausible=(50, 2000))
     tasklets: int = quantity("count", "tasklets (hardware threads) a kernel runs", ge=1,
                              le=MAX_TASKLETS)
     pipeline_tasklets: int = quantity(
@@ -92,20 +92,26 @@ class PimSpec(PartSpec):
     mram_write_alpha_cycles: float = quantity("cycles", "fixed cost of a WRAM→MRAM DMA",
                                               ge=0, le=1e5)
     mram_beta_cycles_per_byte: float = quantity("cycles/B", "DMA cost per byte", ge=0.001, le=1e3)
-    mram_bytes: int = quantity("B", "MRAM per DPU", gt=0, le=2**40)
-    wram_bytes: int = quantity("B", "WRAM per DPU (shared by its tasklets)", gt=0, le=2**30)
-    cpu_dpu_serial_gbs: float = quantity("GB/s", "CPU→DPU, one DPU at a time", ge=0.001, le=1e4)
+    mram_bytes: int = quantity("B", "MRAM per DPU", gt=0, le=2**40, plausible=(2**16, 2**36))
+    wram_bytes: int = quantity("B", "WRAM per DPU (shared by its tasklets)", gt=0, le=2**30,
+                               plausible=(2**10, 2**30))
+    cpu_dpu_serial_gbs: float = quantity("GB/s", "CPU→DPU, one DPU at a time", ge=0.001, le=1e4,
+                                         plausible=(0.01, 1000))
     cpu_dpu_parallel_gbs: float = quantity("GB/s", "CPU→DPU, all DPUs of a rank at once",
-                                           ge=0.001, le=1e4)
+                                           ge=0.001, le=1e4, plausible=(0.01, 1000))
     cpu_dpu_broadcast_gbs: float = quantity(
-        "GB/s", "CPU→DPU broadcast per rank, counting bytes delivered", ge=0.001, le=1e5)
-    dpu_cpu_serial_gbs: float = quantity("GB/s", "DPU→CPU, one DPU at a time", ge=0.001, le=1e4)
+        "GB/s", "CPU→DPU broadcast per rank, counting bytes delivered", ge=0.001, le=1e5,
+                                            plausible=(0.01, 1000))
+    dpu_cpu_serial_gbs: float = quantity("GB/s", "DPU→CPU, one DPU at a time", ge=0.001, le=1e4,
+                                         plausible=(0.01, 1000))
     dpu_cpu_parallel_gbs: float = quantity("GB/s", "DPU→CPU, all DPUs of a rank at once",
-                                           ge=0.001, le=1e4)
+                                           ge=0.001, le=1e4, plausible=(0.01, 1000))
     dpu_w: float = quantity("W", "power per DPU at full issue rate (DIMM share included)",
-                            gt=0, le=100)
-    dpu_idle_w: float = quantity("W", "power per DPU when idle (≤ dpu_w)", ge=0, le=100)
-    dimm_price_usd: float = quantity("USD", "price of one PIM DIMM", ge=0, le=1e6)
+                            gt=0, le=100, plausible=(0.001, 10))
+    dpu_idle_w: float = quantity("W", "power per DPU when idle (≤ dpu_w)", ge=0, le=100,
+                                 plausible=(0.0001, 10))
+    dimm_price_usd: float = quantity("USD", "price of one PIM DIMM", ge=0, le=1e6,
+                                     plausible=(1, 100000))
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
 
     _idle_at_most_active = idle_at_most("dpu_idle_w", "dpu_w")

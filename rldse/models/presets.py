@@ -39,9 +39,23 @@ from rldse.errors import RldseError
 from rldse.host import HostFingerprint, measure
 from rldse.models import renamed
 from rldse.models.cpu import CpuSpec
-from rldse.models.cpu.host_preset import host_params
+from rldse.models.cpu.host_preset import (
+    DATASHEET_FIELDS,
+    PRICE_FIELDS,
+    TDP_FIELDS,
+    datasheet_split,
+    host_params,
+)
 from rldse.models.kinds import PART_KINDS, ModelContext
-from rldse.models.spec import Param, PartSpec, build, close_names, unit_of
+from rldse.models.spec import (
+    Param,
+    PartSpec,
+    build,
+    close_names,
+    plausible_range,
+    spec_fields,
+    unit_of,
+)
 from rldse.yamlfile import load_yaml, read_mapping
 
 if TYPE_CHECKING:
@@ -53,6 +67,7 @@ _PARAM_KEYS = {"value", "unit", "source", "range"}
 #: Environment variable naming user preset directories (os.pathsep-separated).
 PRESETS_ENV = "RLDSE_PRESETS"
 _FILE_KEYS = ("kind", "defaults", "presets", "provenance")
+_NO = Param(False, "", "")  # an unset flag
 
 
 @dataclass(frozen=True)
@@ -79,11 +94,13 @@ class Preset:
         (while files are read: the presets read so far, not the registry's)."""
         where = where or self.kind
         model = PART_KINDS[self.kind].spec
-        fields = [f for f in model.model_fields if f != "name"]
+        fields = spec_fields(model)
         for key in overrides:
             if key not in fields:
                 raise RldseError(f"unknown field{close_names(key, fields)} "
                                  f"(allowed: {', '.join(fields)})", where=f"{where}.{key}")
+        if not overrides.get("hypothetical", self.params.get("hypothetical", _NO).value):
+            self._check_sku(model, overrides, where)
         values: dict[str, Any] = {k: p.value for k, p in self.params.items()}
         for key, new in overrides.items():
             old = values.get(key)
@@ -96,6 +113,29 @@ class Preset:
                                  f"{close_names(named, list(presets))} "
                                  f"(allowed: {', '.join(presets)})", where=f"{where}.{field}")
         return spec
+
+    def _check_sku(self, model: type[PartSpec], overrides: dict[str, Any], where: str) -> None:
+        """Refuse more of a SKU-limited field (CpuSpec.SKU_LIMITS) than the preset's SKU
+        has, naming the likely slip (the thread count, several sockets)."""
+        if self.name == HOST:  # the capture host's logical CPUs name no SKU
+            return
+        for field in model.SKU_LIMITS:
+            top, new = self.params.get(field), overrides.get(field)
+            if top is None or not isinstance(new, int | float) or isinstance(new, bool) \
+                    or not isinstance(top.value, int | float) or new <= top.value:
+                continue
+            msg = f"{new:g} exceeds the {top.value:g} {field} of {self.name}'s SKU"
+            threads = self.params.get("threads_per_core")
+            slips = []
+            if field == "cores" and threads is not None and new == top.value * threads.value:
+                slips.append(f"{new:g} is its hardware threads ({top.value:g} cores × "
+                             f"{threads.value:g}; cores counts physical cores per socket)")
+            if field == "cores" and new % top.value == 0 and new // top.value <= 8:
+                slips.append(f"did you mean sockets: {new // top.value:g} "
+                             f"({new // top.value:g} × {top.value:g} cores)?")
+            hint = "; ".join(slips) or "a smaller SKU may have fewer, none has more"
+            raise RldseError(f"{msg}: {hint} (hypothetical: true for a part that does not "
+                             "exist)", where=f"{where}.{field}")
 
     def ranges(self) -> dict[str, tuple[float, float]]:
         """Field → (low, high) for every uncertain number: what a study may sweep."""
@@ -291,20 +331,64 @@ def _parse_kind(kind: str, doc: dict[str, Any], where: str, base: dict[str, Para
                 problems.append(f"{where}: {name}.base: unknown {kind} preset "
                                 f"'{parent_name}' (its base must be a {kind} preset)")
                 continue
+        sheet = {f: entry.pop(f) for f in DATASHEET_FIELDS if kind == "cpu" and f in entry}
         own = _params(model, entry, f"{where}: {name}", parent, problems)  # the good ones:
         # its spec is still checked, so a file's bad values show in the same message
         start = parent.params if parent is not None else defaults
+        if sheet:
+            own.update(_from_datasheet(sheet, own, start, f"{where}: {name}", parent, problems))
         came = None if parent is None else {  # the base's own inheritance carried along
             f: (parent.inherited or {}).get(f, f"base {parent_name}")
             for f in parent.params if f not in own}
-        presets[name] = Preset(
-            kind, name, description or (f"{parent.description} (base {parent_name})"
-                                        if parent is not None else ""),
+        presets[name] = Preset(  # a base's description (and what it says was checked)
+            kind, name, description or (f"a user preset based on {parent_name}, not "  # stays
+                                        "checked itself" if parent is not None else ""),
             {**start, **own}, origin, provenance if isinstance(provenance, dict) else None,
             came)
     if len(problems) > first and not collect:
         raise RldseError("; ".join(problems[first:]))
     return defaults, presets
+
+
+def _from_datasheet(sheet: dict[str, Any], own: dict[str, Param], start: dict[str, Param],
+                    where: str, parent: Preset | None, problems: list[str]) -> dict[str, Param]:
+    """A CPU preset's power and price fields from the ``tdp_w`` and ``list_price_usd`` it
+    writes (rldse.models.cpu.host_preset.datasheet_split), at its cores (its own or its
+    base's); a problem is added to ``problems``."""
+    read: dict[str, Param] = {}
+    for field, unit in DATASHEET_FIELDS.items():
+        if field not in sheet:
+            continue
+        raw, at = sheet[field], f"{where}.{field}"
+        if isinstance(raw, dict) and {"value", "unit", "source"} <= raw.keys() <= _PARAM_KEYS \
+                or parent is not None:
+            value = raw.get("value") if isinstance(raw, dict) else raw
+            if isinstance(raw, dict) and raw.get("unit", unit) != unit:
+                problems.append(f"{at}: unit '{raw['unit']}' differs from the field's unit "
+                                f"'{unit}'")
+                continue
+            source = raw.get("source") if isinstance(raw, dict) else None
+            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+                problems.append(f"{at}: expected a positive number (got {value!r})")
+                continue
+            read[field] = Param(value, unit, str(source or f"{where.split(': ')[0]}: set "
+                                                 f"over base {getattr(parent, 'name', '')}"))
+        else:
+            problems.append(f"{at}: expected {{value, unit, source}} (or a plain value, "
+                            "under a `base:` preset)")
+    split = {"tdp_w": TDP_FIELDS, "list_price_usd": PRICE_FIELDS}
+    both = [f for d in read for f in split[d] if f in own]
+    if both:
+        given = "tdp_w" if both[0] in TDP_FIELDS else "list_price_usd"
+        problems.append(f"{where}: {both[0]}: write {given} or the fields it splits into, "
+                        "not both")
+        return {}
+    cores = own.get("cores") or start.get("cores")
+    if not read or cores is None or not isinstance(cores.value, int) or cores.value < 1:
+        if read:
+            problems.append(f"{where}: tdp_w and list_price_usd are split per core: set cores")
+        return {}
+    return datasheet_split(cores.value, read.get("tdp_w"), read.get("list_price_usd"))
 
 
 def _params(model: type[PartSpec], raw: dict[str, Any], where: str, parent: Preset | None,
@@ -396,15 +480,31 @@ def _preset_kinds() -> list[str]:
 
 def _param(model: type[PartSpec], field: str, raw: Any, where: str,
            parent: Preset | None = None) -> Param:
-    """One field: ``{value, unit, source, range?}``, or under a ``base:`` a plain value
-    in the base field's unit (its source: this file)."""
-    if field not in model.model_fields or field == "name":
-        raise RldseError(f"{where}: unknown field{close_names(field, list(model.model_fields))}")
-    if parent is not None and not isinstance(raw, dict) or \
-            parent is not None and isinstance(raw, dict) and not raw.keys() & _PARAM_KEYS:
+    """One field: ``{value, unit, source, range?}``; under a ``base:`` also a plain value in
+    the base field's unit, or ``{value, range?}`` (unit and source optional): a plain value
+    keeps the base's range relative to its value (the base's 247-248 W around 248 W
+    becomes 297-298 W around 298 W), ``range: [low, high]`` replaces it, ``range: null``
+    drops it (a number the user knows)."""
+    if field not in model.model_fields or field in ("name", "hypothetical"):
+        raise RldseError(f"{where}: unknown field{close_names(field, spec_fields(model))}")
+    written = isinstance(raw, dict) and "value" in raw and raw.keys() <= _PARAM_KEYS
+    if parent is not None and (written or not isinstance(raw, dict)
+                               or not raw.keys() & _PARAM_KEYS):  # a mapping value is plain
         inherited = parent.params.get(field)
         unit = inherited.unit if inherited is not None else unit_of(model, field)
-        return Param(raw, unit, f"{where.split(': ')[0]}: set over base {parent.name}")
+        if written and raw.get("unit", unit) != unit:
+            raise RldseError(f"{where}: unit '{raw['unit']}' differs from the field's unit "
+                             f"'{unit}'")
+        value = raw["value"] if written else raw
+        source = str(raw.get("source", "")) if written else ""
+        source = source or f"{where.split(': ')[0]}: set over base {parent.name}"
+        if written and "range" in raw:
+            rng = _range_of(raw["range"], value, where)
+        else:
+            rng = _relative_range(model, field, inherited, value)
+            if rng is not None:
+                source += f" (the base's range kept relative to its {inherited.value:g})"
+        return Param(value, unit, source, rng)
     if not isinstance(raw, dict) or not {"value", "unit", "source"} <= raw.keys() \
             or not raw.keys() <= _PARAM_KEYS:
         hint = " (or a plain value, under a `base:` preset)" if parent is None else ""
@@ -412,17 +512,38 @@ def _param(model: type[PartSpec], field: str, raw: Any, where: str,
     if raw["unit"] != unit_of(model, field):
         raise RldseError(f"{where}: unit '{raw['unit']}' differs from the field's unit "
                          f"'{unit_of(model, field)}'")
-    rng = raw.get("range")
-    if rng is not None:
-        try:
-            lo, hi = (float(x) for x in rng)
-            value = float(raw["value"])
-        except (TypeError, ValueError):
-            raise RldseError(f"{where}: range: expected [low, high] around a number") from None
-        if not lo <= value <= hi:
-            raise RldseError(f"{where}: value {raw['value']} lies outside its range [{lo}, {hi}]")
-        rng = (lo, hi)
-    return Param(raw["value"], raw["unit"], str(raw["source"]), rng)
+    return Param(raw["value"], raw["unit"], str(raw["source"]),
+                 _range_of(raw.get("range"), raw["value"], where))
+
+
+def _range_of(rng: Any, value: Any, where: str) -> tuple[float, float] | None:
+    """A written ``range: [low, high]`` around ``value`` (None: no range)."""
+    if rng is None:
+        return None
+    try:
+        lo, hi = (float(x) for x in rng)
+        number = float(value)
+    except (TypeError, ValueError):
+        raise RldseError(f"{where}: range: expected [low, high] around a number") from None
+    if not lo <= number <= hi:
+        raise RldseError(f"{where}: value {value} lies outside its range [{lo}, {hi}]")
+    return lo, hi
+
+
+def _relative_range(model: type[PartSpec], field: str, inherited: Param | None,
+                    value: Any) -> tuple[float, float] | None:
+    """The base's range scaled to a new value (same ratios to the value), inside the
+    field's plausible range; None where the base has none, or is not a nonzero number."""
+    if inherited is None or inherited.range is None or isinstance(value, bool) \
+            or not isinstance(value, int | float) or not isinstance(inherited.value, int | float) \
+            or inherited.value == 0:
+        return None
+    lo, hi = (value * (r / inherited.value) for r in inherited.range)
+    lo, hi = min(lo, hi, value), max(lo, hi, value)
+    bounds = plausible_range(model, field)
+    if bounds is not None:
+        lo, hi = max(lo, min(bounds[0], value)), min(hi, max(bounds[1], value))
+    return lo, hi
 
 
 # ---- formatting ------------------------------------------------------------------------

@@ -5,16 +5,26 @@ the field name (``clock_mhz``) and in the field's metadata (``quantity("MHz", ..
 so the registry can check each preset number's declared unit against the field it
 fills (ArchGym's implicit units once caused a 1,000x latency bug). Field constraints
 (``gt``, ``ge``, ``le``) are the allowed ranges an error message quotes.
+
+A number field also has a *plausible* range for its unit (``quantity(..., plausible=(lo,
+hi))``): what a real part of its kind can have, wider than the spread of the shipped
+presets (the test of the presets checks every value and every sweep range lies inside).
+A value outside it is refused with the unit slip that would explain it ("clock_mhz 3.4:
+did you mean 3400 (3.4 GHz)?"); a zero passes wherever the field's bounds allow one (it
+means "none", never a slip). A spec with ``hypothetical: true`` is a part that does not
+exist: its numbers need only be allowed, not plausible, and may exceed its preset's SKU
+(``SKU_LIMITS``, checked where presets are loaded).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import annotated_types as at
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from rldse.errors import RldseError, did_you_mean
 from rldse.strict import UserModel
@@ -28,11 +38,90 @@ class PartSpec(UserModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     name: str = Field(default="custom", description="preset the spec came from, or 'custom'")
+    hypothetical: bool = Field(
+        default=False,
+        description="a part that does not exist: accept numbers outside the plausible "
+        "ranges and beyond the preset's SKU (more cores than it has)")
+    #: fields whose preset value is the most the named SKU has (a smaller SKU of the same
+    #: part may have fewer; more needs ``hypothetical: true``)
+    SKU_LIMITS: ClassVar[tuple[str, ...]] = ()
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _plausible(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.data.get("hypothetical") or info.field_name not in cls.model_fields:
+            return value
+        field = info.field_name
+        bounds = plausible_range(cls, field)
+        if bounds is None or isinstance(value, bool) or not isinstance(value, int | float):
+            return value
+        lo, hi = bounds
+        if lo <= value <= hi or value == 0 and _allows_zero(cls, field):
+            return value
+        unit = unit_of(cls, field)
+        raise PydanticCustomError("implausible", implausible_message(value, unit, lo, hi))
 
 
-def quantity(unit: str, description: str, **constraints: Any) -> Any:
-    """A spec field with its unit in metadata; ``constraints`` are pydantic's gt/ge/lt/le."""
-    return Field(description=description, json_schema_extra={"unit": unit}, **constraints)
+def quantity(unit: str, description: str, plausible: tuple[float, float] | None = None,
+             **constraints: Any) -> Any:
+    """A spec field with its unit in metadata; ``plausible`` is (low, high), what a real
+    part can have (a value outside is refused as a likely unit slip); ``constraints`` are
+    pydantic's gt/ge/lt/le, what the model can compute with."""
+    extra: dict[str, Any] = {"unit": unit}
+    if plausible is not None:
+        extra["plausible"] = [float(plausible[0]), float(plausible[1])]
+    return Field(description=description, json_schema_extra=extra, **constraints)
+
+
+def spec_fields(model: type[BaseModel]) -> list[str]:
+    """The fields a user may set on a part: its numbers and texts in order, then the
+    ``hypothetical`` flag (what an 'allowed:' list quotes)."""
+    return [f for f in model.model_fields if f not in ("name", "hypothetical")] + \
+        (["hypothetical"] if "hypothetical" in model.model_fields else [])
+
+
+def plausible_range(model: type[BaseModel], field: str) -> tuple[float, float] | None:
+    """A field's plausible (low, high), None where it declares none."""
+    extra = model.model_fields[field].json_schema_extra
+    rng = extra.get("plausible") if isinstance(extra, dict) else None
+    return (float(rng[0]), float(rng[1])) if isinstance(rng, list) else None
+
+
+def _allows_zero(model: type[BaseModel], field: str) -> bool:
+    bounds = model.model_fields[field].metadata
+    return not any(isinstance(b, at.Gt) and b.gt >= 0 or isinstance(b, at.Ge) and b.ge > 0
+                   for b in bounds)
+
+
+#: unit -> (factor, what the user likely typed): value × factor is the number in the
+#: field's unit had the user written it in that other unit (3.4 "GHz" × 1000 = 3400 MHz)
+UNIT_SLIPS: dict[str, tuple[tuple[float, str], ...]] = {
+    "MHz": ((1e3, "GHz"), (1e-3, "kHz"), (1e-6, "Hz")),
+    "GB/s": ((1e3, "TB/s"), (1e-3, "MB/s"), (0.125, "Gb/s")),
+    "Gb/s": ((1e-3, "Mb/s"), (8.0, "GB/s")),
+    "W": ((1e-3, "mW"), (1e3, "kW")),
+    "ns": ((1e3, "µs"), (1e-3, "ps"), (1e6, "ms")),
+    "s": ((1e-6, "µs"), (1e-3, "ms"), (1e-9, "ns")),
+    "B": ((2.0**30, "GiB"), (2.0**20, "MiB"), (2.0**40, "TiB"), (2.0**10, "KiB")),
+    "KiB": ((2.0**-10, "B"), (2.0**10, "MiB")),
+    "USD": ((1e3, "thousand USD"),),
+    "TFLOP/s": ((1e-3, "GFLOP/s"), (1e3, "PFLOP/s")),
+    "TOP/s": ((1e-3, "GOP/s"),),
+    "pJ": ((1e3, "nJ"), (1e-3, "fJ")),
+    "pJ/bit": ((1e3, "nJ/bit"),),
+}
+
+
+def implausible_message(value: float, unit: str, lo: float, hi: float) -> str:
+    """'3.4 MHz is not plausible (300 to 7000 MHz): did you mean 3400 (3.4 GHz)?'"""
+    rng = f"{lo:g} to {hi:g} {unit}".rstrip()
+    msg = f"{value:g} {unit} is not plausible ({rng})".replace("  ", " ")
+    for factor, typed in UNIT_SLIPS.get(unit, ()):
+        meant = value * factor
+        if lo <= meant <= hi:
+            shown = f"{meant:.0f}" if float(meant).is_integer() else f"{meant:g}"
+            return f"{msg}: did you mean {shown} ({value:g} {typed})?"
+    return f"{msg}; set hypothetical: true for a part that does not exist"
 
 
 def unit_of(model: type[BaseModel], field: str) -> str:
@@ -89,7 +178,7 @@ def validation_message(exc: ValidationError, model: type[BaseModel], where: str,
     kind, value = err["type"], err.get("input")
     field = loc[0] if loc else ""
     if kind == "extra_forbidden":
-        allowed = [f for f in model.model_fields if f != "name"]
+        allowed = spec_fields(model)
         return RldseError(f"unknown field{close_names(field, allowed)} "
                           f"(allowed: {', '.join(allowed)})", where=path)
     if kind == "missing":
@@ -101,6 +190,8 @@ def validation_message(exc: ValidationError, model: type[BaseModel], where: str,
         bounds = model.model_fields[field].metadata if len(loc) == 1 else []
         rng = _range_text(loc[-1], [*bounds, *_ctx_bounds(err.get("ctx"))])
         return RldseError(f"{value!r} {what} (allowed: {rng})", where=path)
+    if kind == "implausible":  # the plausible range and the likely slip, said in full
+        return RldseError(str(err["msg"]), where=path)
     if kind == "value_error":  # our own cross-field checks: the message says it all
         return RldseError(f"{str(err['ctx']['error'])} (got {value!r})", where=path)
     return RldseError(f"{err['msg']} (got {value!r})", where=path)

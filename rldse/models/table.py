@@ -52,11 +52,13 @@ class TableSpec(PartSpec):
     latency_s: Latencies = quantity("s", "latency per operation, by phase")
     colocated_latency_s: Latencies = quantity(
         "s", "latency per operation when replay and learner share this device, by phase")
-    max_w: float = quantity("W", "power at full load; 0 if not measured", ge=0, le=1e5)
-    idle_w: float = quantity("W", "power when idle (≤ max_w); 0 if not measured", ge=0, le=1e5)
+    max_w: float = quantity("W", "power at full load; 0 if not measured", ge=0, le=1e5,
+                            plausible=(0.001, 10000))
+    idle_w: float = quantity("W", "power when idle (≤ max_w); 0 if not measured", ge=0, le=1e5,
+                             plausible=(0.0001, 10000))
     energy_accuracy: str = quantity("", "how the power numbers were obtained")
     price_usd: float = quantity("USD", "price of the device; 0 if not known", ge=0, le=1e7,
-                                default=0.0)
+                                default=0.0, plausible=(0.01, 1e6))
 
     _idle_at_most_max = idle_at_most("idle_w", "max_w")
 

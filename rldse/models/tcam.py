@@ -56,20 +56,28 @@ class TcamSpec(PartSpec):
     arrays: int = quantity("count", "TCAM arrays searched in parallel", ge=1, le=10**7)
     rows: int = quantity("count", "rows (stored words) per array", ge=1, le=65_536)
     bits_per_row: int = quantity("bit", "key width", ge=1, le=65_536)
-    search_ns: float = quantity("ns", "one array's search latency", gt=0, le=1e6)
-    search_pj: float = quantity("pJ", "one array's search energy", ge=0, le=1e9)
+    search_ns: float = quantity("ns", "one array's search latency", gt=0, le=1e6,
+                                plausible=(0.01, 1000))
+    search_pj: float = quantity("pJ", "one array's search energy", ge=0, le=1e9,
+                                plausible=(0.01, 100000))
     periph_ns: float = quantity("ns", "peripheral latency per search, where listed apart",
-                                ge=0, le=1e6)
+                                ge=0, le=1e6, plausible=(0.0001, 1000))
     periph_pj: float = quantity("pJ", "peripheral energy per array search, where listed apart",
-                                ge=0, le=1e9)
+                                ge=0, le=1e9, plausible=(0.0001, 10000))
     icnt_ns: float = quantity("ns", "array-interconnect latency per array access (search "
-                              "or row write), where listed apart", ge=0, le=1e6)
+                              "or row write), where listed apart", ge=0, le=1e6,
+                              plausible=(0.0001, 1000))
     icnt_pj: float = quantity("pJ", "array-interconnect energy per array access (search "
-                              "or row write), where listed apart", ge=0, le=1e9)
-    write_ns: float = quantity("ns", "latency to write one row", gt=0, le=1e9)
-    write_pj: float = quantity("pJ", "energy to write one row", ge=0, le=1e9)
-    leakage_w: float = quantity("W", "leakage power per array", ge=0, le=1e3)
-    array_price_usd: float = quantity("USD", "price of one array", ge=0, le=1e6)
+                              "or row write), where listed apart", ge=0, le=1e9,
+                              plausible=(0.0001, 10000))
+    write_ns: float = quantity("ns", "latency to write one row", gt=0, le=1e9,
+                               plausible=(0.01, 100000))
+    write_pj: float = quantity("pJ", "energy to write one row", ge=0, le=1e9,
+                               plausible=(0.01, 100000))
+    leakage_w: float = quantity("W", "leakage power per array", ge=0, le=1e3,
+                                plausible=(1e-7, 100))
+    array_price_usd: float = quantity("USD", "price of one array", ge=0, le=1e6,
+                                      plausible=(0.001, 10000))
     # ---- array organisation (periphery across arrays) ----------------------------------
     cell_area_um2: float = quantity("um^2", "area of one TCAM cell (one key bit of one row)",
                                     gt=0, le=1e4)
@@ -81,15 +89,18 @@ class TcamSpec(PartSpec):
     wire_pj_per_bit_mm: float = quantity("pJ/bit/mm", "energy to move one bit one mm on chip",
                                          ge=0, le=1e3)
     merge_ns: float = quantity("ns", "latency of one merge stage (a 2:1 priority select of "
-                                     "two arrays' match results)", ge=0, le=1e6)
+                                     "two arrays' match results)", ge=0, le=1e6,
+                               plausible=(0.0001, 1000))
     merge_pj: float = quantity("pJ", "energy to merge the match results of one array pair",
-                               ge=0, le=1e6)
-    rng_ns: float = quantity("ns", "latency to draw one random number", ge=0, le=1e6)
-    rng_pj: float = quantity("pJ", "energy to draw one random number", ge=0, le=1e6)
+                               ge=0, le=1e6, plausible=(0.0001, 10000))
+    rng_ns: float = quantity("ns", "latency to draw one random number", ge=0, le=1e6,
+                             plausible=(0.001, 1000))
+    rng_pj: float = quantity("pJ", "energy to draw one random number", ge=0, le=1e6,
+                             plausible=(0.001, 10000))
     candidate_read_ns: float = quantity("ns", "latency to read one candidate-buffer entry",
-                                        ge=0, le=1e6)
+                                        ge=0, le=1e6, plausible=(0.001, 1000))
     candidate_read_pj: float = quantity("pJ", "energy to read one candidate-buffer entry",
-                                        ge=0, le=1e6)
+                                        ge=0, le=1e6, plausible=(0.001, 10000))
     energy_accuracy: str = quantity("", "accuracy the energy numbers' sources claim")
 
     @property

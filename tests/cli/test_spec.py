@@ -66,3 +66,35 @@ def test_study_schema_refuses_what_the_loader_refuses(capsys, change):
     validator = _validator(capsys, "--study")
     study = {**yaml.safe_load(STUDY_FILES[0].read_text()), **change}
     assert not validator.is_valid(study)
+
+
+# ---- rldse spec knobs --------------------------------------------------------------------
+
+def test_knobs_lists_every_familys_knobs_and_every_part_field_with_its_unit(capsys):
+    from rldse.models.spec import spec_fields, unit_of
+    from rldse.workloads import WORKLOADS
+
+    assert main(["spec", "knobs"]) == 0
+    rows = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line}
+    for name in WORKLOADS:
+        for knob in WORKLOADS.lookup(name, "workload").knobs.model_fields:
+            assert f"workload.{knob}" in rows, (name, knob)
+    for kind in PART_KINDS.values():
+        if not kind.in_system:
+            continue
+        for field in spec_fields(kind.spec):
+            unit = unit_of(kind.spec, field)
+            assert f"{kind.name}.{field}" in rows, (kind.name, field)
+            if unit:
+                assert f" {unit} " in rows[f"{kind.name}.{field}"], (kind.name, field)
+    assert "300 to 7000" in rows["cpu.clock_mhz"]  # the plausible range a slip is held to
+    assert "placement.learn" in rows and "price_usd_per_hour" in rows
+
+
+def test_knobs_of_one_family_and_an_unknown_one(capsys):
+    assert main(["spec", "knobs", "--family", "tabular"]) == 0
+    out = capsys.readouterr().out
+    assert "workload.passes" in out and "workload.replay_capacity" not in out
+    assert main(["spec", "knobs", "--family", "dqm"]) == 2
+    err = capsys.readouterr().err
+    assert "--family" in err and "'dqn'" in err and "\n" not in err.strip()

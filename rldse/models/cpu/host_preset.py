@@ -1,6 +1,10 @@
 """The ``host`` preset: a CPU spec's numbers from a trace's host fingerprint (the measured
 rates as the host's own roofline, so replays on it scale by 1), and the stated
-assumptions for what a fingerprint does not measure (power, price, memory, a clock)."""
+assumptions for what a fingerprint does not measure (power, price, memory, a clock).
+
+The same split of a package's TDP and list price gives a CPU preset's power and price
+fields from its datasheet (``datasheet_split``: a preset may write ``tdp_w`` and
+``list_price_usd`` instead of the five fields)."""
 
 from __future__ import annotations
 
@@ -27,6 +31,50 @@ HOST_BASE_SHARE = Param(0.15, "fraction", "assumption: 15 % of a processor's lis
                         "per socket, the rest per core", (0.0, 0.4))
 HOST_MEM_PER_CPU = Param(4 * 2**30, "B", "assumption: the fingerprint has no memory size; "
                          "4 GiB per logical CPU", (2**30, 16 * 2**30))
+
+
+#: What a CPU preset may write instead of the five split fields (datasheet_split).
+DATASHEET_FIELDS = {"tdp_w": "W", "list_price_usd": "USD"}
+#: The five fields the split gives: TDP's three, price's two.
+TDP_FIELDS = ("uncore_w", "core_active_w", "core_idle_w")
+PRICE_FIELDS = ("socket_base_usd", "core_usd")
+
+
+def datasheet_split(cores: int, tdp: Param | None, price: Param | None) -> dict[str, Param]:
+    """The power and price fields of a CPU with ``cores`` cores per socket from its TDP
+    (W per socket) and list price (USD per socket), each with its range, the rule the
+    packaged presets state (presets/cpu.yaml):
+
+    - uncore_w = u × TDP (u = HOST_UNCORE_SHARE, 0.3; 0.2-0.45), busy or idle;
+    - core_active_w = (1 − u) × TDP / cores, so every core busy draws the TDP;
+    - core_idle_w = (i − u) × TDP / cores (i = HOST_IDLE_SHARE, 0.5): the idle socket draws
+      half its TDP; range 0 to 0.3 × TDP / cores;
+    - socket_base_usd = b × price (b = HOST_BASE_SHARE, 0.15; 0-0.4), core_usd =
+      (1 − b) × price / cores (range 0.6-1.0 × price / cores), so the SKU costs its price.
+    """
+    out: dict[str, Param] = {}
+    if tdp is not None:
+        t, src = float(tdp.value), f"TDP {tdp.value:g} W: {tdp.source}"
+        u, (u_lo, u_hi), idle = (HOST_UNCORE_SHARE.value, HOST_UNCORE_SHARE.range,
+                                 HOST_IDLE_SHARE.value)
+        out["uncore_w"] = Param(u * t, "W", f"{u:g} × TDP ({HOST_UNCORE_SHARE.source}); "
+                                f"{src}", (u_lo * t, u_hi * t))
+        out["core_active_w"] = Param((1 - u) * t / cores, "W", f"(1 − {u:g}) × TDP / {cores} "
+                                     f"cores: every core busy and the uncore give the TDP; "
+                                     f"{src}", ((1 - u_hi) * t / cores, (1 - u_lo) * t / cores))
+        out["core_idle_w"] = Param((idle - u) * t / cores, "W", f"({idle:g} − {u:g}) × TDP / "
+                                   f"{cores} cores: with the uncore, the idle socket draws "
+                                   f"{idle:g} × TDP ({HOST_IDLE_SHARE.source}); {src}",
+                                   (0.0, 0.3 * t / cores))
+    if price is not None:
+        usd, src = float(price.value), f"list price {price.value:g} USD: {price.source}"
+        b, (b_lo, b_hi) = HOST_BASE_SHARE.value, HOST_BASE_SHARE.range
+        out["socket_base_usd"] = Param(b * usd, "USD", f"{b:g} × list price "
+                                       f"({HOST_BASE_SHARE.source}); {src}", (b_lo * usd,
+                                                                               b_hi * usd))
+        out["core_usd"] = Param((1 - b) * usd / cores, "USD", f"(1 − {b:g}) × list price / "
+                                f"{cores} cores; {src}", (0.6 * usd / cores, usd / cores))
+    return out
 
 
 def _host_provisioning(fp: HostFingerprint) -> dict[str, Param]:

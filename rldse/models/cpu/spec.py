@@ -4,7 +4,7 @@ and how runnable processes share the cores (rldse.models.cpu says why each is so
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import field_validator
@@ -15,32 +15,36 @@ from rldse.models.spec import PartSpec, idle_at_most, quantity
 
 
 class CpuSpec(PartSpec):
+    #: a preset names a SKU: provisioning fewer cores stands for a smaller SKU of its line,
+    #: more cores or threads than it has is a part that does not exist
+    SKU_LIMITS: ClassVar[tuple[str, ...]] = ("cores", "threads_per_core")
+
     cores: int = quantity("count", "physical cores per socket (logical CPUs for 'host')",
-                          ge=1, le=1024)
-    sockets: int = quantity("count", "sockets", ge=1, le=8)
+                          ge=1, le=1024, plausible=(1, 1024))
+    sockets: int = quantity("count", "sockets", ge=1, le=8, plausible=(1, 8))
     clock_mhz: float = quantity("MHz", "clock a busy core sustains with every core busy",
-                                ge=1, le=10_000)
+                                ge=1, le=10_000, plausible=(300, 7000))
     single_core_mhz: float | None = quantity(
         "MHz", "clock one busy core reaches while the others idle (max turbo or boost); "
-        "None: clock_mhz", default=None, ge=1, le=10_000)
+        "None: clock_mhz", default=None, ge=1, le=10_000, plausible=(300, 7000))
     flops_per_cycle: float = quantity(
         "flop/cycle", "peak FP32 flops per core per cycle: SIMD lanes × 2 (FMA) × FMA units",
-        ge=0.01, le=1024)
+        ge=0.01, le=1024, plausible=(0.5, 512))
     blas_efficiency: float = quantity(
         "fraction", "share of peak FLOP/s numpy's BLAS reaches on small (128³) matrices",
         ge=0.001, le=1)
     mem_bw_gbs: float = quantity("GB/s", "peak DRAM bandwidth per socket", ge=0.001,
-                                 le=100_000)
+                                 le=100_000, plausible=(2, 5000))
     dram_efficiency: float = quantity(
         "fraction", "share of peak DRAM bandwidth streaming code sustains", ge=0.001, le=1)
     mem_latency_ns: float = quantity("ns", "latency of one DRAM access (dependent load)",
-                                     ge=0, le=10_000)
+                                     ge=0, le=10_000, plausible=(0.5, 2000))
     mem_parallelism: float = quantity(
         "count", "cache misses one core keeps in flight for independent accesses", ge=0.01,
-        le=1024)
+        le=1024, plausible=(1, 64))
     ipc_factor: float = quantity(
         "x", "instructions per cycle of interpreted Python relative to the capture host",
-        ge=0.01, le=10)
+        ge=0.01, le=10, plausible=(0.1, 5))
     # ---- kernel rates beyond the roofline (rldse.models.cpu, "GEMMs, element-wise, caches")
     gemm_curve: tuple[tuple[str, int, int, int, float], ...] | None = quantity(
         "GFLOP/s", "float32 GEMM rate on one core by MLP layer: (product 'fwd'|'dw'|'dx', "
@@ -54,31 +58,33 @@ class CpuSpec(PartSpec):
     elementwise_bytes_per_cycle: float = quantity(
         "B/cycle", "bytes per cycle one core moves through small allocating element-wise "
         "numpy kernels (bias add, masks, reductions) on cache-resident arrays (marginal, "
-        "per-call cost excluded)", gt=0, le=1024)
+        "per-call cost excluded)", gt=0, le=1024, plausible=(0.05, 256))
     vector_bytes_per_cycle: float = quantity(
         "B/cycle", "bytes per cycle one core moves through contiguous same-shape float32 "
-        "numpy kernels (Adam's, marginal)", gt=0, le=1024)
+        "numpy kernels (Adam's, marginal)", gt=0, le=1024, plausible=(0.05, 512))
     numpy_call_ns: float | None = quantity(
         "ns", "fixed cost of one numpy call (None: not known; only the capture host's is used)",
-        default=None, gt=0, le=1e6)
+        default=None, gt=0, le=1e6, plausible=(5, 100000))
     scatter_add_ns: float | None = quantity(
         "ns", "np.add.at per element (None: not known; only the capture host's is used)",
-        default=None, gt=0, le=1e6)
+        default=None, gt=0, le=1e6, plausible=(0.05, 10000))
     sum_tree_level: tuple[float, float] | None = quantity(
         "ns, ns/item", "one level of a numpy sum-tree descent: (per level, per level and "
         "item) (None: not measured; only the capture host's is used)", default=None)
     l1_kib: float | None = quantity("KiB", "L1 data cache per core (None: unknown, every "
                                     "irregular access costs random_access_ns)",
-                                    default=None, gt=0, le=2**20)
-    l2_kib: float | None = quantity("KiB", "L2 cache per core", default=None, gt=0, le=2**20)
+                                    default=None, gt=0, le=2**20, plausible=(4, 2**10))
+    l2_kib: float | None = quantity("KiB", "L2 cache per core", default=None, gt=0, le=2**20,
+                                    plausible=(32, 2**16))
     llc_kib: float | None = quantity("KiB", "last-level cache one core can use", default=None,
-                                     gt=0, le=2**30)
+                                     gt=0, le=2**30, plausible=(256, 2**21))
     l1_ns: float | None = quantity("ns", "one irregular access served by L1 (overlapped)",
-                                   default=None, ge=0, le=10_000)
+                                   default=None, ge=0, le=10_000, plausible=(0.05, 200))
     l2_ns: float | None = quantity("ns", "one irregular access served by L2 (overlapped)",
-                                   default=None, ge=0, le=10_000)
+                                   default=None, ge=0, le=10_000, plausible=(0.05, 200))
     llc_ns: float | None = quantity("ns", "one irregular access served by the LLC "
-                                    "(overlapped)", default=None, ge=0, le=10_000)
+                                    "(overlapped)", default=None, ge=0, le=10_000,
+                                    plausible=(0.05, 500))
     # ---- provisioning: power, price, memory, threads (rldse.models.cpu, "Provisioned") --
     threads_per_core: int = quantity("count", "hardware threads per core (SMT; 1 for 'host', "
                                      "whose cores are logical CPUs)", ge=1, le=8)
@@ -89,15 +95,20 @@ class CpuSpec(PartSpec):
         "x", "wall time of two processes time-sliced on one core / twice one alone (≥ 1: "
         "context switches, cache sharing)", ge=1, le=10)
     uncore_w: float = quantity("W", "power per socket outside the cores (mesh or I/O die, "
-                               "LLC, memory controllers), busy or idle", ge=0, le=5_000)
-    core_active_w: float = quantity("W", "power of one busy core", gt=0, le=1_000)
+                               "LLC, memory controllers), busy or idle", ge=0, le=5_000,
+                               plausible=(0.5, 5000))
+    core_active_w: float = quantity("W", "power of one busy core", gt=0, le=1_000,
+                                    plausible=(0.05, 60))
     core_idle_w: float = quantity("W", "power of one idle core (≤ core_active_w)", ge=0,
-                                  le=1_000)
-    dram_pj_per_bit: float = quantity("pJ/bit", "DRAM access energy per bit", ge=0, le=1_000)
+                                  le=1_000, plausible=(0, 30))
+    dram_pj_per_bit: float = quantity("pJ/bit", "DRAM access energy per bit", ge=0, le=1_000,
+                                      plausible=(0.5, 200))
     socket_base_usd: float = quantity("USD", "price of one socket's processor besides its "
-                                      "cores", ge=0, le=1e6)
-    core_usd: float = quantity("USD", "price per provisioned core", ge=0, le=1e5)
-    mem_bytes: int = quantity("B", "host DRAM per socket (DIMM capacity)", gt=0, le=2**50)
+                                      "cores", ge=0, le=1e6, plausible=(0, 100000))
+    core_usd: float = quantity("USD", "price per provisioned core", ge=0, le=1e5,
+                               plausible=(0.5, 2000))
+    mem_bytes: int = quantity("B", "host DRAM per socket (DIMM capacity)", gt=0, le=2**50,
+                              plausible=(2**16, 2**45))
     energy_accuracy: str = quantity("", "accuracy the power numbers' sources claim")
 
     _core_idle_at_most_active = idle_at_most("core_idle_w", "core_active_w")
