@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rldse.errors import RldseError, validation_error
 from rldse.files import atomic_write
 from rldse.host import HostFingerprint
+from rldse.kernels.network_work import OPERATOR_KINDS
 
 if TYPE_CHECKING:  # pandas and pyarrow load on first use: the vocabularies and TraceMeta
     import pandas as pd  # are read by commands that never touch a table (parsers, presets)
@@ -122,33 +123,17 @@ class TracedOperator(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    phase: str
+    phase: Literal[tuple(PHASES)]  # type: ignore[valid-type]
     items: int = Field(ge=0)
     flops: int = Field(ge=0, description="the flops of the rows it belongs to: with phase and "
                        "items, which rows ran these operators")
-    op: str
+    op: Literal[OPERATOR_KINDS]  # type: ignore[valid-type]
     shape: list[int]
     count: int = Field(ge=1)
     source: Literal["loop", "modules"] = Field(
         default="loop", description="'loop': the work a built-in loop counted as it ran "
         "(the same count its simulated twin makes); 'modules': the user's torch modules' "
         "per-layer description (torch.utils.flop_counter), the optimizer as one Adam step")
-
-    @field_validator("phase")
-    @classmethod
-    def _known_phase(cls, value: str) -> str:
-        if value not in PHASES:
-            raise ValueError(f"'{value}' is not one of {', '.join(PHASES)}")
-        return value
-
-    @field_validator("op")
-    @classmethod
-    def _known_op(cls, value: str) -> str:
-        from rldse.kernels.network_work import OPERATOR_KINDS
-
-        if value not in OPERATOR_KINDS:
-            raise ValueError(f"'{value}' is not one of {', '.join(OPERATOR_KINDS)}")
-        return value
 
     @field_validator("shape")
     @classmethod
