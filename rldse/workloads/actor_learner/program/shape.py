@@ -50,6 +50,19 @@ class Shape:
     central: bool
     asynchronous: bool
     lag: int  # iterations actors may run ahead of the parameters (0: synchronous)
+    learners: int = 1  # data-parallel learner GPUs (package docstring, "Clusters")
+    nodes: int = 1  # the actors are spread over them in blocks, node 0's first
+
+    @property
+    def mb_learner(self) -> int:
+        """Transitions of a minibatch one learner runs: its share of the split."""
+        return math.ceil(self.mb / self.learners)
+
+    @property
+    def node_actors(self) -> list[range]:
+        """The actors each node holds: contiguous blocks, as even as N allows."""
+        return [range(k * self.N // self.nodes, (k + 1) * self.N // self.nodes)
+                for k in range(self.nodes)]
 
     @property
     def S(self) -> int:
@@ -100,7 +113,8 @@ def shape_of(m: Machine) -> Shape:
         mb=mb, n_mb=epochs * math.ceil(N * E * T / mb),
         iterations=max(1, math.ceil(k.env_steps / (N * E * T))),
         central=k.inference == "central", asynchronous=asynchronous,
-        lag=k.sync_interval if asynchronous else 0)
+        lag=k.sync_interval if asynchronous else 0, learners=k.learner_gpus or 1,
+        nodes=m.system.nodes.count)
 
 
 @dataclass(frozen=True)
@@ -151,6 +165,16 @@ def refuse_ignored_knobs(m: Machine) -> None:
     if k.learner == "sync" and k.sync_interval != 1:
         raise RldseError("sync_interval needs learner 'async': the synchronous loop sends "
                          "parameters every iteration", where="workload.sync_interval")
+    if m.system.nodes.count > 1 and k.inference == "central":
+        raise RldseError("central inference over several nodes is not modelled (its "
+                         "servers would serve actors across the network): use local "
+                         "inference or one node", where="workload.inference")
+    if (k.learner_gpus or 1) > 1 and k.learner == "async" and k.inference == "central" \
+            and place.act == place.learn:
+        raise RldseError("async data-parallel learners sharing their GPUs with inference "
+                         "servers are not modelled (only the first learner's GPU would "
+                         "delay its server): use learner 'sync' or one learner GPU",
+                         where="workload.learner_gpus")
     for name in ("resident_steps", "gpu_swap"):
         if getattr(k, name) and not m.runner("learn").kernels:
             raise RldseError(f"{name} concerns a GPU learner's memory, but learn runs on "
