@@ -66,8 +66,8 @@ def _allreduce(run: Run, t: float, steps: int) -> float:
     per run: NetCosts.allreduce_s); t itself with one learner."""
     if not run.costs.net.allreduce_s:
         return t
-    end = run.m.book(run.roles.learner_dev, t, steps * run.costs.net.allreduce_s,
-                     "allreduce", "learner", items=steps)
+    end = max(run.m.book(dev, t, steps * run.costs.net.allreduce_s, "allreduce",
+                         "learner", items=steps) for dev in run.roles.booked)
     run.tally.learner["allreduce"] += end - t
     run.tally.parts["allreduce_s"] += end - t
     return end
@@ -79,7 +79,8 @@ def _learn(run: Run, t: float, work: PartTime) -> float:
     m, roles = run.m, run.roles
     end = t + work.wall_s
     if work.device_s > 0:
-        end = max(end, m.book(roles.learner_dev, t, work.device_s, "learn", "learner"))
+        end = max(end, *(m.book(dev, t, work.device_s, "learn", "learner")
+                         for dev in roles.booked))
     if work.host_s > 0:
         end = max(end, m.book(roles.cpu, t, work.host_s, "dispatch", "learner"))
         run.tally.learner["dispatch"] += work.host_s

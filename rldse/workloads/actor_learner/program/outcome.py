@@ -62,7 +62,7 @@ def _other_learners(run: Run) -> None:
     if s.learners == 1:
         return
     first = roles.learner_dev
-    for dev in roles.learn.devices[1:s.learners]:
+    for dev in roles.learn.devices[len(roles.booked):s.learners]:
         for phase in ("learn", "allreduce"):
             use = first.phases.get(phase)
             if use is not None:

@@ -127,6 +127,10 @@ class Roles:
     cores: int  # C: the cores the actors get
     kernels: Runner | None  # the part issued kernels run on (the learner's first)
     learner_dev: Device
+    # the learner GPUs each minibatch step is booked on: every data-parallel learner's
+    # where inference servers share them (interleave), else the first (the others are
+    # accounted in step with it: outcome.py)
+    booked: tuple[Device, ...]
     servers: tuple[Device | None, ...]  # central inference: a server per device (None: a core)
     # async with inference on the learner's GPU: one learner booking per minibatch, so an
     # inference batch waits for at most one minibatch step, not a whole iteration
@@ -153,10 +157,13 @@ def roles_of(m: Machine, shape: Shape) -> Roles:
     servers: tuple[Device | None, ...] = ()
     if shape.central:
         servers = tuple(act.devices) if act.kernels else (None,)
+    interleave = bool(shape.asynchronous and learn.kernels and act.kernels)
+    learner_dev = learn.device if learn.kernels else cpu
     return Roles(act=act, learn=learn, cpu=cpu, cores=cores,
                  kernels=next((r for r in (learn, act) if r.kernels), None),
-                 learner_dev=learn.device if learn.kernels else cpu, servers=servers,
-                 interleave=bool(shape.asynchronous and learn.kernels and act.kernels))
+                 learner_dev=learner_dev,
+                 booked=learn.devices[:shape.learners] if interleave else (learner_dev,),
+                 servers=servers, interleave=interleave)
 
 
 def refuse_ignored_knobs(m: Machine) -> None:
@@ -169,12 +176,6 @@ def refuse_ignored_knobs(m: Machine) -> None:
         raise RldseError("central inference over several nodes is not modelled (its "
                          "servers would serve actors across the network): use local "
                          "inference or one node", where="workload.inference")
-    if (k.learner_gpus or 1) > 1 and k.learner == "async" and k.inference == "central" \
-            and place.act == place.learn:
-        raise RldseError("async data-parallel learners sharing their GPUs with inference "
-                         "servers are not modelled (only the first learner's GPU would "
-                         "delay its server): use learner 'sync' or one learner GPU",
-                         where="workload.learner_gpus")
     for name in ("resident_steps", "gpu_swap"):
         if getattr(k, name) and not m.runner("learn").kernels:
             raise RldseError(f"{name} concerns a GPU learner's memory, but learn runs on "
