@@ -6,6 +6,16 @@
     tcam: {preset: fefet-tcam-64, arrays: 256}
     placement: {act: cpu, learn: gpu, replay: tcam, q_update: pim}
     workload: {actors: 16, batch_size: 64, learner: sync}
+    nodes: 4                                          # that box four times
+    fabric: {preset: dgx1-v100}                       # how a node's GPUs reach each other
+    network: {preset: ib-hdr, nics_per_node: 4}       # between the nodes
+
+``nodes`` repeats every part the file describes (node 0's devices keep their names, node
+k's are 'node{k}/gpu3'); inside a node GPUs reach each other over its ``fabric``
+(rldse.models.fabric; unset: PCIe through the host at the GPUs' own host link), between
+nodes over the ``network``'s NICs (rldse.models.network; ``nics_per_node`` unset: the
+fabric's NICs, at least one). ``Nodes.cluster`` gives the collectives' view of any
+number of GPUs of it (rldse.models.collectives).
 
 The part sections and the placement roles come from the part-kind registry
 (rldse.models.kinds); the workload knobs from the trace's workload family
@@ -34,7 +44,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from rldse.errors import RldseError, did_you_mean, validation_error
 from rldse.models import PART_KINDS, ROLES, CpuSpec, PartRef, cpu_from_host, renamed
+from rldse.models.collectives import Cluster
+from rldse.models.fabric import FabricSpec
 from rldse.models.kinds import Instance, kinds_for
+from rldse.models.network import NetworkSpec
 from rldse.models.presets import load_part
 from rldse.models.spec import spec_fields
 from rldse.paths import data_path
@@ -53,10 +66,40 @@ Placement = create_model(  # one field per placement role, each naming a part ki
     **{role: (str, Field(default=HOST_KIND, description=text)) for role, text in ROLES.items()})
 
 
+class FabricRef(UserModel):
+    """``fabric: {preset: dgx1-v100, ...}``: a fabric preset plus overrides of its fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    preset: str
+
+
+class NetworkRef(UserModel):
+    """``network: {preset: ib-hdr, nics_per_node: 4, ...}``: a network preset, the NICs
+    each node uses, and overrides of the preset's fields."""
+
+    model_config = ConfigDict(extra="allow")
+
+    preset: str
+    nics_per_node: int | None = Field(default=None, ge=0, le=64, description="NICs each "
+                                      "node uses (unset: its fabric's, at least one)")
+
+
+#: SystemSpec fields that lay the parts over several nodes; left at these values they are
+#: not written (to_yaml) nor digested, so one-node specs keep their digests
+CLUSTER_DEFAULTS: dict[str, Any] = {"nodes": 1, "fabric": None, "network": None}
+
+
 class _SpecBase(UserModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = "system"
+    nodes: int = Field(default=1, ge=1, le=4096, description="nodes, each holding every "
+                       "part the file describes")
+    fabric: FabricRef | None = Field(default=None, description="how a node's GPUs reach "
+                                     "each other (unset: PCIe through the host)")
+    network: NetworkRef | None = Field(default=None, description="the network between "
+                                       "nodes (needs nodes of 2 or more)")
     placement: Placement = Placement()  # type: ignore[valid-type]
     workload: dict[str, Any] = Field(default_factory=dict, description="knobs of the trace's "
                                      "workload family (`rldse spec knobs`); unset: as in the trace")
@@ -77,7 +120,15 @@ class _SpecBase(UserModel):
     def digest(self) -> str:
         """Digest of the spec as written (a table's file by its bytes). Results are keyed
         by ResolvedSystem.digest, which also covers the numbers presets stand for."""
-        return _digest(self.model_dump(mode="json"), self._file_bytes())
+        return _digest(self.written(), self._file_bytes())
+
+    def written(self) -> dict[str, Any]:
+        """The spec as JSON values, without cluster fields left at their defaults."""
+        out = self.model_dump(mode="json")
+        for key, default in CLUSTER_DEFAULTS.items():
+            if out.get(key) == default:
+                del out[key]
+        return out
 
     def _file_bytes(self) -> dict[str, str]:
         out = {}
@@ -91,7 +142,10 @@ class _SpecBase(UserModel):
         return out
 
     def to_yaml(self) -> str:
-        return yaml.safe_dump(self.model_dump(mode="json", exclude_none=True), sort_keys=False)
+        out = self.model_dump(mode="json", exclude_none=True)
+        if out.get("nodes") == 1:
+            del out["nodes"]
+        return yaml.safe_dump(out, sort_keys=False)
 
 
 _SPEC_MODELS: dict[tuple, type[_SpecBase]] = {}
@@ -152,6 +206,8 @@ def _fields_at(exc: ValidationError) -> list[str]:
         return list(system_spec().model_fields)
     if loc[0] == "placement":
         return list(ROLES)
+    if loc[0] in ("fabric", "network"):
+        return list(PART_KINDS[loc[0]].spec.model_fields)
     return []
 
 
@@ -161,7 +217,8 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
     would silently simulate the capture host)."""
     path = Path(path)
     raw = renamed.spec(read_mapping(path, "sections " + ", ".join(
-        [k.name for k in PART_KINDS.values() if k.in_system] + ["placement", "workload"])), str(path))
+        [k.name for k in PART_KINDS.values() if k.in_system]
+        + ["nodes", "fabric", "network", "placement", "workload"])), str(path))
     if not raw:
         raise RldseError(f"{path}: the file is empty: expected a system (sections "
                          f"{', '.join(k.name for k in PART_KINDS.values() if k.in_system)}, "
@@ -231,6 +288,7 @@ class ResolvedSystem:
     version: str
     digest: str
     info: Info  # the trace's workload_info as its family's typed Info (what programs read)
+    nodes: Nodes  # the nodes, their fabric and the network between them
 
     @property
     def name(self) -> str:
@@ -250,6 +308,7 @@ class ResolvedSystem:
                       for k, insts in self.parts.items()},
             "placement": self.placement,
             "knobs": self.knobs.model_dump(mode="json"),
+            **({"nodes": self.nodes.as_dict()} if self.nodes.spans else {}),
         }
 
 
@@ -261,10 +320,137 @@ def resolve(spec: Any, trace: Trace) -> ResolvedSystem:
     parts = resolve_parts(spec, trace, where="system.")
     placement = _placement(spec, parts, workload)
     info = workload.read_info(trace)
+    nodes = resolve_nodes(spec, trace, parts, placement, workload)
+    parts = nodes.replicate(parts)
     knobs = workload.resolve_knobs(spec.workload, trace, parts, placement, info)
+    _check_learner_gpus(knobs, parts, placement, nodes)
     system = ResolvedSystem(spec=spec, workload=workload, parts=parts, placement=placement,
-                            knobs=knobs, version=code_version(), digest="", info=info)
+                            knobs=knobs, version=code_version(), digest="", info=info,
+                            nodes=nodes)
     return replace(system, digest=_digest(system.as_dict(), {}))
+
+
+@dataclass(frozen=True)
+class Nodes:
+    """The system's nodes (each every part the spec holds), the fabric inside each and the
+    network between them: what collectives and cross-node messages are priced on."""
+
+    count: int
+    fabric: FabricSpec
+    network: NetworkSpec | None = None
+    nics_per_node: int = 0
+    gpus_per_node: int = 0  # the learn role's kernel parts in one node (0: none)
+    named_fabric: bool = False  # the spec has a fabric section (else the PCIe default)
+
+    @property
+    def spans(self) -> bool:
+        """Several nodes, or a fabric the spec names: what one-node digests leave out."""
+        return self.count > 1 or self.network is not None or self.named_fabric
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"count": self.count, "fabric": self.fabric.model_dump(mode="json"),
+                "network": None if self.network is None
+                else self.network.model_dump(mode="json"),
+                "nics_per_node": self.nics_per_node}
+
+    def replicate(self, parts: dict[str, tuple[Instance, ...]]
+                  ) -> dict[str, tuple[Instance, ...]]:
+        """Every part once per node: node 0's under their own names, node k's as
+        'node{k}/<name>' (the same specs, so the Machine builds one model per kind)."""
+        if self.count == 1:
+            return parts
+        return {kind: insts + tuple(replace(i, name=f"node{k}/{i.name}")
+                                    for k in range(1, self.count) for i in insts)
+                for kind, insts in parts.items()}
+
+    def cluster(self, gpus: int) -> Cluster:
+        """The collectives' view of ``gpus`` GPUs taken in node order (node 0's first)."""
+        per = max(1, min(gpus, self.gpus_per_node or 1))
+        return Cluster(self.fabric, nodes=max(1, -(-gpus // per)), gpus_per_node=per,
+                       network=self.network, nics=self.nics_per_node)
+
+    def between_nodes(self) -> Cluster:
+        """One rank per node: what a message from node 0 to the others crosses."""
+        return Cluster(self.fabric, nodes=self.count, gpus_per_node=1,
+                       network=self.network, nics=self.nics_per_node)
+
+
+#: The fabric a node without a ``fabric:`` section has: PCIe through the host, at the
+#: GPUs' own host link (rldse.models.fabric)
+DEFAULT_FABRIC = "pcie4-8gpu"
+
+
+def resolve_nodes(spec: Any, trace: Trace, parts: dict[str, tuple[Instance, ...]],
+                  placement: dict[str, str], workload: Workload) -> Nodes:
+    """The spec's nodes, fabric and network, checked: a network needs several nodes,
+    several nodes need a network with NICs and a family whose programs place work over
+    them (one that has the ``learner_gpus`` knob); a node's GPUs fit its fabric."""
+    n = spec.nodes
+    if n > 1 and "learner_gpus" not in workload.knobs.model_fields:
+        raise RldseError(f"{workload.name} programs run on one node (families with "
+                         "workload.learner_gpus place work over nodes)", where="system.nodes")
+    if spec.network is not None and n == 1:
+        raise RldseError("a one-node system has no network between nodes to use (set "
+                         "nodes: 2 or more, or remove network)", where="system.network")
+    if n > 1 and spec.network is None:
+        raise RldseError(f"{n} nodes but no network between them: the nodes' GPUs and "
+                         "actors have no path (add network: {preset: ib-hdr})",
+                         where="system.nodes")
+    kernel_kind = placement.get("learn", HOST_KIND)
+    on_kernels = PART_KINDS[kernel_kind].issues_kernels
+    per_node = len(parts.get(kernel_kind, ())) if on_kernels else 0
+    fabric = _fabric(spec, trace, parts.get(kernel_kind, ()) if on_kernels else (),
+                     per_node)
+    if per_node > fabric.gpus:
+        raise RldseError(f"the {fabric.name} fabric connects {fabric.gpus} GPUs, but a "
+                         f"node has {per_node} {kernel_kind}", where="system.fabric")
+    network, nics = None, 0
+    if spec.network is not None:
+        ref = spec.network
+        overrides = dict(ref.model_extra or {})
+        _check_part_fields("network", "system.network", overrides)
+        network = load_part("network", ref.preset, where="system.network", **overrides)
+        nics = ref.nics_per_node if ref.nics_per_node is not None else max(1, fabric.nics)
+        if nics == 0:
+            raise RldseError("0 NICs per node: the nodes have no path to each other",
+                             where="system.network.nics_per_node")
+    return Nodes(n, fabric, network, nics, per_node, named_fabric=spec.fabric is not None)
+
+
+def _fabric(spec: Any, trace: Trace, gpus: tuple[Instance, ...], per_node: int
+            ) -> FabricSpec:
+    """The spec's fabric preset with its overrides, else PCIe through the host at the
+    GPUs' host link with as many GPUs as a node has."""
+    if spec.fabric is not None:
+        overrides = dict(spec.fabric.model_extra or {})
+        _check_part_fields("fabric", "system.fabric", overrides)
+        return load_part("fabric", spec.fabric.preset, where="system.fabric", **overrides)
+    overrides: dict[str, Any] = {"gpus": max(1, per_node)}
+    link = getattr(gpus[0].spec, "host_link", None) if gpus else None
+    if link:
+        overrides["link_gbs"] = load_part("link", link).bandwidth_gbs
+    return load_part("fabric", DEFAULT_FABRIC, where="system.fabric", **overrides)
+
+
+def _check_learner_gpus(knobs: BaseModel, parts: dict[str, tuple[Instance, ...]],
+                        placement: dict[str, str], nodes: Nodes) -> None:
+    """Data-parallel learners need that many GPUs of the learn role's kind, whole nodes'
+    worth when they span nodes."""
+    want = getattr(knobs, "learner_gpus", None) or 1
+    if want == 1:
+        return
+    where, kind = "workload.learner_gpus", placement.get("learn", HOST_KIND)
+    if not PART_KINDS[kind].issues_kernels:
+        raise RldseError(f"{want} data-parallel learners need placement.learn on a GPU "
+                         f"(it is '{kind}')", where=where)
+    present, per = len(parts[kind]), nodes.gpus_per_node
+    if want > present:
+        raise RldseError(f"{want}, but the system has {present} {kind} "
+                         f"({nodes.count} node{'s' * (nodes.count > 1)} × {per})",
+                         where=where)
+    if want > per and want % per:
+        raise RldseError(f"{want} learners over nodes of {per} {kind}: expected at most "
+                         f"{per} or a multiple of {per} (whole nodes)", where=where)
 
 
 def capture_host_cpu(trace: Trace) -> CpuSpec:

@@ -48,3 +48,30 @@ def ratio_spec(p: Params, sf, host: Host, r: int):
     cores, sockets = provisioned(r + 1, host)
     raw["cpu"].update(cores=cores, sockets=sockets)
     return parse_spec(raw, where=where)
+
+
+#: The whole DGX-1: its 8 V100s in the hybrid cube mesh (NVIDIA DGX-1 with Tesla V100
+#: datasheet), one data-parallel learner and one inference server on each
+DGX1_GPUS, DGX1_FABRIC = 8, "dgx1-v100"
+
+
+def whole_ratios(ratios: list[int], host: Host) -> list[int]:
+    """The ratios the whole DGX-1 can provision: r actors and a learner's core per GPU
+    for all eight GPUs within the host's sockets."""
+    return [r for r in ratios if DGX1_GPUS * (r + 1) <= host.cores * host.sockets]
+
+
+def whole_spec(p: Params, sf, host: Host, r: int):
+    """The whole DGX-1 at ``r`` actors per GPU: 8 V100s, 8 data-parallel learners whose
+    gradients are all-reduced over the NVLink fabric, 8r actors on 8r cores, and the CPU
+    provisioned with r + 1 cores per GPU as in the one-GPU sweep."""
+    where = f"{p.search}: whole DGX-1, ratio {r}"
+    n = DGX1_GPUS
+    base = sf.search_space.spec({"workload.actors": n * r, "workload.cores": n * r,
+                                 "gpu.count": n, "workload.learner_gpus": n,
+                                 "fabric.preset": DGX1_FABRIC,
+                                 "workload.env_steps": p.env_steps}, where=where)
+    raw = base.model_dump(mode="json", exclude_none=True)
+    cores, sockets = provisioned(n * (r + 1), host)
+    raw["cpu"].update(cores=cores, sockets=sockets)
+    return parse_spec(raw, where=where)

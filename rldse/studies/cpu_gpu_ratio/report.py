@@ -49,6 +49,8 @@ def build(r: Runs, out: Path) -> Report:
     for env in p.environments:
         _env_claims(report, env, sweep[sweep.environment == env].set_index("actors_per_gpu"),
                     r.knees[env], r.optima[env], atari=env == p.atari)
+    if r.whole is not None and len(r.whole):
+        _whole_claim(report, p.atari, r.whole, sweep[sweep.environment == p.atari])
     _moves_claim(report, p, r.optima, r.units, r.ratios)
     _search_claim(report, r.search, r.trials, sf, sweep[sweep.environment == next(iter(
         p.environments))])
@@ -58,6 +60,9 @@ def build(r: Runs, out: Path) -> Report:
     report.sections.append(("Captured costs: CPU time and wall time per op",
                             _costs_section(r.traces)))
     report.sections.append(("Sweep", markdown_table(sweep, 4)))
+    if r.whole is not None and len(r.whole):
+        report.sections.append(("The whole DGX-1: 8 V100s, 8 data-parallel learners",
+                                markdown_table(r.whole, 4)))
     report.sections.append(("Optuna search (CartPole, the search file's base)",
                             _search_section(r.search, r.trials, sf)))
     report.figures.append((figures.sweep_figure(sweep, r.knees, r.units, r.optima, r.ratios,
@@ -178,6 +183,29 @@ def _env_claims(report: Report, env: str, cur: pd.DataFrame, n_star: float,
             tolerance="none (no value)",
             note="nothing Inci et al. published for this machine and workload can be read; "
                  "the row states rldse's answer and its band, not a reproduction"))
+
+
+def _whole_claim(report: Report, env: str, whole: pd.DataFrame, one: pd.DataFrame) -> None:
+    """The whole DGX-1's answer (most steps/J over the ratios its 40 cores provision for
+    8 GPUs) beside the one-GPU sweep's, both at nominal presets."""
+    cur = whole[whole.environment == env].set_index("actors_per_gpu")
+    if not len(cur):
+        return
+    best = int(cur.steps_per_joule.idxmax())
+    one_best = int(one.set_index("actors_per_gpu").steps_per_joule.idxmax())
+    row = cur.loc[best]
+    report.claims.append(Claim(
+        f"optimal CPU cores per V100, whole DGX-1 (8 V100, 8 data-parallel learners, "
+        f"2 × 20 cores, {env} env cost)",
+        f"{NOTHING_PUBLISHED} (a DGX-1 ships 40 cores for 8 V100s: 5 per GPU)",
+        f"{best + 1} cores per GPU ({best} actors and a learner's core each; "
+        f"{row.steps_per_joule:.1f} steps/J, all-reduce {row.allreduce_share:.1%} of the "
+        f"run) beside {one_best + 1} with one V100",
+        "n/a", "not comparable", kind="prediction", p5=best + 1, p50=best + 1,
+        p95=best + 1, tolerance="none (no value)",
+        note=f"nominal presets (not banded) over the ratios 40 cores provision for 8 GPUs "
+             f"({', '.join(str(int(x)) for x in cur.index)} actors/GPU); gradients "
+             "all-reduced over the DGX-1's hybrid cube mesh (rldse.models.collectives)"))
 
 
 def _past_knee(cur: pd.DataFrame, n_star: float) -> str:

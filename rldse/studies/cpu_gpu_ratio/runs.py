@@ -16,7 +16,13 @@ from rldse.sim import simulate
 from rldse.sim.bands import bands
 from rldse.sim.machine import Machine
 from rldse.studies.common import load_params
-from rldse.studies.cpu_gpu_ratio.machine import Host, host_of, ratio_spec
+from rldse.studies.cpu_gpu_ratio.machine import (
+    Host,
+    host_of,
+    ratio_spec,
+    whole_ratios,
+    whole_spec,
+)
 from rldse.studies.cpu_gpu_ratio.params import SEARCH_OUT, Params
 from rldse.studies.cpu_gpu_ratio.rates import consumption, knee, production
 from rldse.studies.plan import Planned
@@ -74,6 +80,9 @@ class Runs:
     optima: dict[str, np.ndarray]
     search: object
     trials: pd.DataFrame
+    #: the whole DGX-1 (8 V100s, 8 data-parallel learners, 2 × 20 cores) at the ratios
+    #: it can provision: one row per environment and ratio (whole_dgx1.csv)
+    whole: pd.DataFrame = None  # type: ignore[assignment]
 
 
 def _point(env: str, r: int, sp, res) -> dict:
@@ -125,11 +134,28 @@ def _sweep(study_dir: Path, p: Params, sf, ratios: list[int], host: Host,
     return sweep, traces, units, knees, optima
 
 
+def _whole(study_dir: Path, p: Params, sf, ratios: list[int], host: Host,
+           traces: dict) -> pd.DataFrame:
+    """The whole DGX-1 at each ratio it can provision, per environment: throughput,
+    steps/J and the all-reduce's share of the run."""
+    rows = []
+    for env, trace in traces.items():
+        for r in whole_ratios(ratios, host):
+            sp = whole_spec(p, sf, host, r)
+            res = simulate(trace, sp, seed=sf.seed)
+            rows.append({**_point(env, r, sp, res), "gpus": sp.gpu.count,
+                         "learner_gpus": sp.workload["learner_gpus"],
+                         "allreduce_share": res.breakdown_s.get("allreduce_s", 0.0)
+                         / res.sim_time_s})
+    return pd.DataFrame(rows)
+
+
 def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
     """Run the sweep, its bands and the search (into out/search); write results.csv in
     out."""
     p, sf, ratios, host = _setup(study_dir)
     sweep, traces, units, knees, optima = _sweep(study_dir, p, sf, ratios, host, progress)
+    whole = _whole(study_dir, p, sf, ratios, host, traces)
     # ---- the Optuna search (fresh each run, in the new out/: every number is this run's) ---
     # priced: with the study, before it ran (plan); not again after the sweep
     rep = run_study(study_dir / p.search, progress=progress, out_dir=out / SEARCH_OUT,
@@ -138,4 +164,5 @@ def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
 
     out.mkdir(parents=True, exist_ok=True)
     sweep.to_csv(out / "results.csv", index=False)
-    return Runs(p, sf, ratios, host, sweep, traces, units, knees, optima, rep, trials)
+    whole.to_csv(out / "whole_dgx1.csv", index=False)
+    return Runs(p, sf, ratios, host, sweep, traces, units, knees, optima, rep, trials, whole)

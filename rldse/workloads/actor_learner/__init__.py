@@ -50,6 +50,10 @@ class ActorLearnerKnobs(Knobs):
         default=None, min_length=1, max_length=64,
         description="widths of the hidden layers of both networks (the trace's unless set); "
                     "learn work follows mlp.py's layer formulas and the host's GEMM curve")
+    learner_gpus: int | None = Field(
+        default=None, ge=1, le=65_536,
+        description="data-parallel learners, one per GPU in node order: each minibatch "
+                    "split over them, gradients all-reduced before the optimizer step")
 
 
 def _busy_processes(system: Any) -> int:
@@ -58,7 +62,8 @@ def _busy_processes(system: Any) -> int:
     CPU), each issuing from a core; ``async`` adds the learner, which learns while actors
     collect; ``sync``'s learner runs while the actors wait, so they are the busiest."""
     k = system.knobs
-    actors = min(k.actors, k.cores) if k.cores else k.actors
+    per_node = -(-k.actors // system.nodes.count)  # actors are spread over the nodes
+    actors = min(per_node, k.cores) if k.cores else per_node
     if k.inference == "central":
         on = system.placement.get("act", "cpu")
         actors += len(system.parts.get(on, ())) if on != "cpu" else 1
@@ -70,7 +75,7 @@ def _trace_knobs(info: ActorLearnerInfo, trace: Any, parts: dict, placement: dic
             "actors": info.actors, "envs_per_actor": info.envs_per_actor,
             "inference": "local", "batch_size": info.batch_size, "learner": "sync",
             "sync_interval": 1, "rollout_len": info.rollout_len, "epochs": info.epochs,
-            "obs_bytes": 4 * info.obs_dim, "gpu_swap": False}
+            "obs_bytes": 4 * info.obs_dim, "gpu_swap": False, "learner_gpus": 1}
 
 
 #: Per on-policy transition besides the observation: action, logp, reward, done, value.

@@ -48,6 +48,10 @@ class OffPolicyKnobs(Knobs):
         default=None, min_length=1, max_length=64,
         description="widths of the hidden layers of every network (the trace's unless set); "
                     "work follows mlp.py's layer formulas and the host's GEMM curve")
+    learner_gpus: int | None = Field(
+        default=None, ge=1, le=65_536,
+        description="data-parallel learners on one node's GPUs: each update's batch split "
+                    "over them, gradients all-reduced before the optimizer step")
 
     @field_validator("hidden")
     @classmethod
@@ -91,7 +95,7 @@ def _trace_knobs(info: Any, trace: Any, parts: dict, placement: dict) -> dict[st
     return {"env_steps": trace.env_steps,
             "actors": 1, "batch_size": info.batch_size, "replay_capacity": info.replay_capacity,
             "learn_every": info.learn_every, "learner": "sync", "sync_interval": 1,
-            "gpu_swap": False,
+            "gpu_swap": False, "learner_gpus": 1,
             "hidden": list((getattr(info, "layer_sizes", None) or info.actor_sizes)[1:-1])}
 
 

@@ -28,8 +28,16 @@ def test_cpu_gpu_ratio_claims_say_what_they_compare(ratio_out):
     # rows with nothing published to compare with say so
     assert (claims[claims.index.str.contains("consistency")].kind == "consistency").all()
     assert pong.kind == rises.kind == "consistency"
-    assert claims.kind.value_counts().to_dict() == {"consistency": 4, "prediction": 2,
+    assert claims.kind.value_counts().to_dict() == {"consistency": 4, "prediction": 3,
                                                      "reproduction": 1}
+    # the whole DGX-1's answer beside the one-GPU one, from whole_dgx1.csv's best row
+    whole = pd.read_csv(ratio_out / "whole_dgx1.csv")
+    pong_whole = whole[whole.environment == "ALE/Pong-v5"]
+    assert set(pong_whole.gpus) == {8} and set(pong_whole.learner_gpus) == {8}
+    best = pong_whole.loc[pong_whole.steps_per_joule.idxmax()]
+    row = claims[claims.index.str.contains("whole DGX-1")]
+    assert len(row) == 1 and row.iloc[0].kind == "prediction"
+    assert row.iloc[0].p50 == best.cores_per_gpu
     assert "abstract" in claims[claims.kind == "reproduction"].published.iloc[0]
     unread = claims[claims.verdict == "not comparable"]
     assert (unread.kind == "prediction").all() and unread.published.str.contains(

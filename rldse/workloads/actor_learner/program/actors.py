@@ -23,7 +23,13 @@ def actors(run: Run, hs: Handshake):
             yield hs.published
         hs.used.append(hs.version)
         r = np.maximum(hs.release, prev_end)
-        tally.wait["wait:learner"] += float(np.sum(r - prev_end)) if j else 0.0
+        waited = np.maximum(r - prev_end, 0.0) if j else np.zeros_like(r)
+        if run.costs.net.params_s:  # remote actors' share of it: parameters in flight
+            far = waited[s.node_actors[0].stop:]
+            in_flight = float(np.minimum(far, run.costs.net.params_s).sum())
+            tally.net["net:params"] += in_flight
+            waited = waited.sum() - in_flight
+        tally.wait["wait:learner"] += float(np.sum(waited))
         start = float(r.min())
         if start > env.now:
             yield env.timeout(start - env.now)
@@ -39,11 +45,30 @@ def actors(run: Run, hs: Handshake):
 
 def local_wave(run: Run, r: np.ndarray) -> float:
     """One iteration's collection with local inference, actor a released at r[a]: one
-    event (package docstring); returns when the last rollout is done."""
+    event per node (package docstring); rollouts from other nodes than the learner's
+    then cross the network (``Clusters``). Returns when the last rollout is in."""
+    groups = run.shape.node_actors
+    if len(groups) == 1:
+        return _node_wave(run, r, 0, groups[0])
+    ends = [_node_wave(run, r[g.start:g.stop], k, g) if len(g) else -np.inf
+            for k, g in enumerate(groups)]
+    net, tally = run.costs.net, run.tally
+    remote = [k for k in range(1, len(groups)) if len(groups[k])]
+    arrived = max([ends[0], *(ends[k] + net.rollout_s[k] for k in remote),
+                   min(ends[k] for k in remote) + net.ingress_s])
+    tally.parts["network_s"] += arrived - max(ends)
+    tally.net["net:rollout"] += sum(len(groups[k]) * net.rollout_s[k] for k in remote)
+    return float(arrived)
+
+
+def _node_wave(run: Run, r: np.ndarray, node: int, ids: range) -> float:
+    """The collection of node ``node``'s actors (``ids``, released at r) on its cores:
+    one event; returns when its last rollout is done."""
     m, s, roles, costs, tally = run.m, run.shape, run.roles, run.costs, run.tally
-    T, N, C = s.T, s.N, roles.cores
-    env_s = np.array([c.take(T) for c in costs.env])
-    acts = [c.take(T + 1) for c in costs.act]
+    T, N, C = s.T, len(ids), roles.cores
+    cpu = roles.cpu if node == 0 else m.of_kind(roles.cpu.kind)[node]
+    env_s = np.array([costs.env[a].take(T) for a in ids])
+    acts = [costs.act[a].take(T + 1) for a in ids]
     act_s = np.array([a.wall_s for a in acts])
     reset = T * costs.reset_per_vstep
     # on the actor's core: env steps, and the whole act (CPU) or its dispatch (GPU)
@@ -58,14 +83,24 @@ def local_wave(run: Run, r: np.ndarray) -> float:
                                        lambda n: spec.core_throughput(n, C))))
     else:
         end = float(np.max(r + cpu_part))
-    if roles.act.kernels:  # each actor's kernels, queued on the first part as one block
+    if roles.act.kernels:  # each actor's kernels, queued on its node's first part
+        devices = roles.act.devices
         g = float(sum(a.device_s for a in acts))
         end = max(end, float(np.max(r + env_s + reset + act_s)),
-                  m.book(roles.act.device, float(r.min()), g, "act", "actors",
-                         items=N * (T + 1)))
-    tally.busy["env_step"] += float(env_s.sum())
-    tally.busy["env_reset"] += reset * N
-    tally.busy["act"] += float(act_s.sum())
+                  m.book(devices[node * len(devices) // s.nodes], float(r.min()), g,
+                         "act", "actors", items=N * (T + 1)))
+    busy = {"env_step": float(env_s.sum()), "env_reset": reset * N,
+            "act": float(act_s.sum())}
+    for name, t in busy.items():
+        tally.busy[name] += t
+    if node:  # on that node's cores (node 0's are accounted in bulk: outcome.py)
+        counts = {"env_step": N * T, "env_reset": 0, "act": N * (T + 1)}
+        for name, t in busy.items():
+            if t and (name != "act" or not roles.act.kernels):
+                cpu.account(name, t, counts[name])
+            tally.remote[name] += t
+        tally.remote["vsteps"] += N * T
+        tally.remote["acts"] += N * (T + 1)
     tally.act_dispatch += float(sum(a.host_s for a in acts)) if roles.act.kernels else 0.0
     tally.act_count += N * (T + 1)
     own = float(np.sum(env_s + reset + act_s))
@@ -73,6 +108,6 @@ def local_wave(run: Run, r: np.ndarray) -> float:
     if m.timeline is not None:  # the cores' merged load, for the Chrome trace
         per = float(cpu_part.sum()) / min(N, C)
         for lane in range(min(N, C)):
-            m.timeline.append((roles.cpu.name, lane, "rollout", float(r.min()), per,
+            m.timeline.append((cpu.name, lane, "rollout", float(r.min()), per,
                                "actors", None))
     return end

@@ -11,6 +11,7 @@ import numpy as np
 
 from rldse.kernels.mlp import F32
 from rldse.models import OpColumns
+from rldse.models.collectives import choose
 from rldse.models.cpu.roofline import with_works
 from rldse.sim.machine import Cycle, Machine, SplitCycle
 from rldse.workloads.actor_learner.program.handoffs import Handoffs, handoff_costs
@@ -48,6 +49,20 @@ class Copies:
 
 
 @dataclass(frozen=True)
+class NetCosts:
+    """Collectives and messages between GPUs and nodes (package docstring, "Clusters"),
+    each one closed-form evaluation per distinct message (rldse.models.collectives):
+    the gradient all-reduce of a minibatch step over the learner GPUs, the parameters'
+    broadcast to the other nodes, and per node its actors' rollouts to node 0 over its
+    NICs (0 for node 0), with the time node 0's NICs take to receive them all."""
+
+    allreduce_s: float = 0.0
+    params_s: float = 0.0
+    rollout_s: tuple[float, ...] = ()
+    ingress_s: float = 0.0
+
+
+@dataclass(frozen=True)
 class Costs:
     """What program(m) books, per unit of work (seconds on the target parts)."""
 
@@ -56,9 +71,10 @@ class Costs:
     env: list[Cycle]  # per actor, from a seeded row
     act: list[SplitCycle]  # local inference: per actor (empty with central inference)
     server: ServerCosts | None  # central inference
-    learn: SplitCycle  # one minibatch step
+    learn: SplitCycle  # one minibatch step (one learner's share of the minibatch)
     handoffs: Handoffs
     copies: Copies
+    net: NetCosts = NetCosts()
 
 
 def costs_of(m: Machine, s: Shape, roles: Roles, memory: GpuMemory) -> Costs:
@@ -74,7 +90,30 @@ def costs_of(m: Machine, s: Shape, roles: Roles, memory: GpuMemory) -> Costs:
         act = _local_act(m, s, roles, act_ops)
     return Costs(env_per_vstep=env_per_vstep, reset_per_vstep=reset, env=env, act=act,
                  server=server, learn=_learn_cycle(m, s, roles),
-                 handoffs=handoff_costs(m, s, roles.cores), copies=_copies(s, roles, memory))
+                 handoffs=handoff_costs(m, s, roles.cores), copies=_copies(s, roles, memory),
+                 net=_net_costs(m, s))
+
+
+def _net_costs(m: Machine, s: Shape) -> NetCosts:
+    """The run's collectives and network messages, NCCL's choice at each size."""
+    nodes = m.system.nodes
+    allreduce_s = 0.0
+    if s.learners > 1:
+        allreduce_s = float(choose(nodes.cluster(s.learners), "all_reduce",
+                                   F32 * s.params).seconds)
+    if s.nodes == 1:
+        return NetCosts(allreduce_s)
+    between = nodes.between_nodes()
+    nics = between.nics or 1
+    sizes = [len(a) * s.payload for a in s.node_actors]
+
+    def send_s(nbytes: float) -> float:  # over the node's NICs side by side
+        return float(choose(between, "send_recv", nbytes / nics).seconds) if nbytes else 0.0
+
+    return NetCosts(allreduce_s,
+                    params_s=float(choose(between, "broadcast", F32 * s.params).seconds),
+                    rollout_s=(0.0, *(send_s(b) for b in sizes[1:])),
+                    ingress_s=send_s(sum(sizes[1:])))
 
 
 def _env_costs(m: Machine, s: Shape) -> tuple[np.ndarray, float]:
@@ -176,8 +215,9 @@ def _learn_cycle(m: Machine, s: Shape, roles: Roles) -> SplitCycle:
     traced = {b: learn_work(s.t_nets, b) for b in set(learn_ops.items.astype(int))}
     for b, work in traced.items():
         check_traced_operators(m.trace, "learn", b, work)
-    learn_ops = with_works(cpu_model.host, learn_ops, learn_work(s.nets, s.mb),
-                           [traced[int(b)] for b in learn_ops.items], s.mb)
+    mb = s.mb_learner  # each data-parallel learner runs its share of the minibatch
+    learn_ops = with_works(cpu_model.host, learn_ops, learn_work(s.nets, mb),
+                           [traced[int(b)] for b in learn_ops.items], mb)
     start = int(m.rng.integers(len(learn_ops)))
     if roles.learn.kernels:
         t = roles.learn.model.op_times(learn_ops, layers=s.layers)

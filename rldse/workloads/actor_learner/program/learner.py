@@ -43,19 +43,34 @@ def _learn_iteration(run: Run, t: float):
     env, s, tally, copies = run.m.env, run.shape, run.tally, run.costs.copies
     t1, dispatched = t, tally.learner["dispatch"]
     pre = PartTime.serial(0.0, copies.rollout_s + copies.swap_s)
+    reduced = tally.learner["allreduce"]
     if run.roles.interleave:
         yield env.timeout(t - env.now)
         t = _learn(run, t, pre)
         for _ in range(s.n_mb):
             yield env.timeout(t - env.now)
-            t = _learn(run, t, run.costs.learn.take(1))
+            t = _allreduce(run, _learn(run, t, run.costs.learn.take(1)), 1)
     else:
-        t = _learn(run, t, pre + run.costs.learn.take(s.n_mb))
-    tally.parts["learn_s"] += t - t1
+        t = _allreduce(run, _learn(run, t, pre + run.costs.learn.take(s.n_mb)), s.n_mb)
+    reduced = tally.learner["allreduce"] - reduced
+    tally.parts["learn_s"] += t - t1 - reduced
     tally.parts["copy_s"] += copies.rollout_s
     tally.parts["swap_s"] += copies.swap_s
-    tally.learner["learn"] += t - t1 - (tally.learner["dispatch"] - dispatched)
+    tally.learner["learn"] += t - t1 - reduced - (tally.learner["dispatch"] - dispatched)
     return t
+
+
+def _allreduce(run: Run, t: float, steps: int) -> float:
+    """The gradient all-reduce of ``steps`` minibatch steps over the data-parallel
+    learners, from t on the learner's GPU, after their backward passes (one closed form
+    per run: NetCosts.allreduce_s); t itself with one learner."""
+    if not run.costs.net.allreduce_s:
+        return t
+    end = max(run.m.book(dev, t, steps * run.costs.net.allreduce_s, "allreduce",
+                         "learner", items=steps) for dev in run.roles.booked)
+    run.tally.learner["allreduce"] += end - t
+    run.tally.parts["allreduce_s"] += end - t
+    return end
 
 
 def _learn(run: Run, t: float, work: PartTime) -> float:
@@ -64,7 +79,8 @@ def _learn(run: Run, t: float, work: PartTime) -> float:
     m, roles = run.m, run.roles
     end = t + work.wall_s
     if work.device_s > 0:
-        end = max(end, m.book(roles.learner_dev, t, work.device_s, "learn", "learner"))
+        end = max(end, *(m.book(dev, t, work.device_s, "learn", "learner")
+                         for dev in roles.booked))
     if work.host_s > 0:
         end = max(end, m.book(roles.cpu, t, work.host_s, "dispatch", "learner"))
         run.tally.learner["dispatch"] += work.host_s
@@ -92,6 +108,11 @@ def _to_actors(run: Run, hs: Handshake, t: float) -> float:
         t = m.book(roles.learner_dev, t, run.costs.copies.param_s, "sync", "learner")
     s = run.costs.handoffs.send.take(N)
     hs.release = t + np.arange(1, N + 1) * (s / N)
+    net_s = run.costs.net.params_s
+    if net_s:  # actors on other nodes get them once the broadcast crossed the network
+        remote = run.shape.node_actors[0].stop
+        hs.release[remote:] += net_s
+        run.tally.parts["network_s"] += net_s
     m.book(roles.cpu, t, s, "sync", "learner", items=N)
     return t + s
 

@@ -50,6 +50,19 @@ class Shape:
     central: bool
     asynchronous: bool
     lag: int  # iterations actors may run ahead of the parameters (0: synchronous)
+    learners: int = 1  # data-parallel learner GPUs (package docstring, "Clusters")
+    nodes: int = 1  # the actors are spread over them in blocks, node 0's first
+
+    @property
+    def mb_learner(self) -> int:
+        """Transitions of a minibatch one learner runs: its share of the split."""
+        return math.ceil(self.mb / self.learners)
+
+    @property
+    def node_actors(self) -> list[range]:
+        """The actors each node holds: contiguous blocks, as even as N allows."""
+        return [range(k * self.N // self.nodes, (k + 1) * self.N // self.nodes)
+                for k in range(self.nodes)]
 
     @property
     def S(self) -> int:
@@ -100,7 +113,8 @@ def shape_of(m: Machine) -> Shape:
         mb=mb, n_mb=epochs * math.ceil(N * E * T / mb),
         iterations=max(1, math.ceil(k.env_steps / (N * E * T))),
         central=k.inference == "central", asynchronous=asynchronous,
-        lag=k.sync_interval if asynchronous else 0)
+        lag=k.sync_interval if asynchronous else 0, learners=k.learner_gpus or 1,
+        nodes=m.system.nodes.count)
 
 
 @dataclass(frozen=True)
@@ -113,6 +127,10 @@ class Roles:
     cores: int  # C: the cores the actors get
     kernels: Runner | None  # the part issued kernels run on (the learner's first)
     learner_dev: Device
+    # the learner GPUs each minibatch step is booked on: every data-parallel learner's
+    # where inference servers share them (interleave), else the first (the others are
+    # accounted in step with it: outcome.py)
+    booked: tuple[Device, ...]
     servers: tuple[Device | None, ...]  # central inference: a server per device (None: a core)
     # async with inference on the learner's GPU: one learner booking per minibatch, so an
     # inference batch waits for at most one minibatch step, not a whole iteration
@@ -139,10 +157,13 @@ def roles_of(m: Machine, shape: Shape) -> Roles:
     servers: tuple[Device | None, ...] = ()
     if shape.central:
         servers = tuple(act.devices) if act.kernels else (None,)
+    interleave = bool(shape.asynchronous and learn.kernels and act.kernels)
+    learner_dev = learn.device if learn.kernels else cpu
     return Roles(act=act, learn=learn, cpu=cpu, cores=cores,
                  kernels=next((r for r in (learn, act) if r.kernels), None),
-                 learner_dev=learn.device if learn.kernels else cpu, servers=servers,
-                 interleave=bool(shape.asynchronous and learn.kernels and act.kernels))
+                 learner_dev=learner_dev,
+                 booked=learn.devices[:shape.learners] if interleave else (learner_dev,),
+                 servers=servers, interleave=interleave)
 
 
 def refuse_ignored_knobs(m: Machine) -> None:
@@ -151,6 +172,10 @@ def refuse_ignored_knobs(m: Machine) -> None:
     if k.learner == "sync" and k.sync_interval != 1:
         raise RldseError("sync_interval needs learner 'async': the synchronous loop sends "
                          "parameters every iteration", where="workload.sync_interval")
+    if m.system.nodes.count > 1 and k.inference == "central":
+        raise RldseError("central inference over several nodes is not modelled (its "
+                         "servers would serve actors across the network): use local "
+                         "inference or one node", where="workload.inference")
     for name in ("resident_steps", "gpu_swap"):
         if getattr(k, name) and not m.runner("learn").kernels:
             raise RldseError(f"{name} concerns a GPU learner's memory, but learn runs on "

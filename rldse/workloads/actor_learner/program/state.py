@@ -29,10 +29,15 @@ class Tally:
     wait: dict[str, float] = field(default_factory=lambda: _zeros(
         "wait:learner", "wait:cores", "wait:inference"))  # the actors blocked
     learner: dict[str, float] = field(default_factory=lambda: _zeros(
-        "sync", "rollout_add", "dispatch", "learn", "wait:actors"))
+        "sync", "rollout_add", "dispatch", "learn", "allreduce", "wait:actors"))
     parts: dict[str, float] = field(default_factory=lambda: _zeros(
         "startup_s", "rollout_s", "sync_s", "handoff_s", "learn_s", "copy_s", "swap_s",
-        "inference_s"))  # breakdown_s
+        "inference_s", "allreduce_s", "network_s"))  # breakdown_s
+    #: actors on other nodes than the learner's (node 1 on): their work on their own
+    #: nodes' cores, and worker-seconds their parameters and rollouts spent on the network
+    remote: dict[str, float] = field(default_factory=lambda: _zeros(
+        "env_step", "env_reset", "act", "vsteps", "acts"))
+    net: dict[str, float] = field(default_factory=lambda: _zeros("net:params", "net:rollout"))
     act_count: int = 0
     act_dispatch: float = 0.0  # local GPU inference: the actors' dispatch, core-seconds
     batches: int = 0  # central inference batches

@@ -46,6 +46,7 @@ from rldse.workloads.offpolicy.program.costs import (
     Costs,
     Plus,
     Shape,
+    allreduce_seconds,
     learner_costs,
     per_actor,
     replay_job,
@@ -162,6 +163,14 @@ def _outcome(cx: Context, st: State, mem: Memory) -> Outcome:
     breakdown = {"warmup_s": m.env.now if st.first_update_s is None else st.first_update_s}
     if st.updates:
         breakdown["iteration_s"] = (st.last_update_end_s - st.first_update_s) / st.updates
+    allreduce_s = allreduce_seconds(m, cx.shape)
+    if allreduce_s:  # inside each learn drive (costs._learn_cycle); its total, and the
+        # other learners' GPUs, in step with the first, get the first's learn time
+        breakdown["allreduce_s"] = st.updates * allreduce_s
+        learn = cx.lc.learner.phases.get("learn")
+        for dev in m.runner("learn").devices[1:k.learner_gpus]:
+            if learn is not None:
+                dev.account("learn", learn.busy_s, learn.count)
     staleness = st.staleness
     merged = st.steps - sum(staleness.values())  # merged rounds: no lag by construction
     if merged:

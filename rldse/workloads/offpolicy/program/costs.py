@@ -5,6 +5,7 @@ placement would accept but not use (refuse_ignored_knobs)."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -13,6 +14,7 @@ import numpy as np
 from rldse.errors import RldseError
 from rldse.kernels.mlp import F32, Work
 from rldse.models import OpColumns
+from rldse.models.collectives import choose
 from rldse.models.cpu.roofline import roofline_seconds, with_work, with_works
 from rldse.models.kinds import PartTime, ReplayJob, Runs
 from rldse.sim.device import Device
@@ -77,6 +79,12 @@ class Costs:
         did = (ops.flops > 0) | (ops.bytes > 0)  # exploring acts ran no network
         items = self.batch if phase == "learn" else ops.items
         return with_works(host, ops, new, old, items, did)
+
+    def at_batch(self, batch: int) -> Costs:
+        """The same costs for another batch size (a data-parallel learner's share)."""
+        other = copy.copy(self)
+        other.batch = batch
+        return other
 
     def cycle(self, phase: str, runner: Runner, work: Work | None = None) -> SplitCycle:
         """The phase's rows on ``runner``'s part: as issued kernels, the issuing core's
@@ -185,7 +193,7 @@ def learner_costs(m: Machine, shape: Shape, costs: Costs, batch: int,
     learner = learn_r.device
     lc = LearnerCosts(
         rm=replay_r.device, learner=learner, sample=Fixed(NOTHING), update=None,
-        learn=costs.cycle("learn", learn_r, shape.learn_work(batch)),
+        learn=_learn_cycle(m, shape, costs, batch, learn_r),
         sync=costs.cycle("sync", learn_r) if has_rows(m, "sync") else None,
         actors_insert=replay_r.is_host)
     if replay_r.is_host:  # the trace's own rows, rescaled to the target CPU
@@ -206,6 +214,30 @@ def learner_costs(m: Machine, shape: Shape, costs: Costs, batch: int,
     return lc
 
 
+def allreduce_seconds(m: Machine, shape: Shape) -> float:
+    """The gradient all-reduce of one update over ``learner_gpus`` data-parallel
+    learners (rldse.models.collectives: NCCL's choice for the learner's parameters on
+    the node's fabric); 0 with one learner."""
+    learners = m.knobs.learner_gpus or 1
+    if learners == 1:
+        return 0.0
+    return float(choose(m.system.nodes.cluster(learners), "all_reduce",
+                        F32 * shape.learn_params).seconds)
+
+
+def _learn_cycle(m: Machine, shape: Shape, costs: Costs, batch: int, learn_r: Runner):
+    """One update's gradient step: with ``learner_gpus`` L > 1 each learner's share of
+    the batch (⌈batch / L⌉, the trace's rows rescaled as for any batch), then the
+    all-reduce on the learner's GPU before the optimizer step, inside the learn drive."""
+    learners = m.knobs.learner_gpus or 1
+    if learners == 1:
+        return costs.cycle("learn", learn_r, shape.learn_work(batch))
+    share = -(-batch // learners)
+    cycle = costs.at_batch(share).cycle("learn", learn_r, shape.learn_work(share))
+    ar = allreduce_seconds(m, shape)
+    return Plus(cycle, PartTime(0.0, ar, ar))
+
+
 def refuse_ignored_knobs(m: Machine, hidden: list[int]) -> None:
     """One-line errors for knobs this placement would accept but not use: ``gpu_swap``
     without replay on a GPU; on measured tables (fixed latencies) any knob that changes
@@ -216,6 +248,12 @@ def refuse_ignored_knobs(m: Machine, hidden: list[int]) -> None:
     if k.gpu_swap and not replay_r.on_kernel_part:
         raise RldseError(f"gpu_swap swaps a GPU replay buffer, but replay runs on "
                          f"'{replay_r.kind}'", where="workload.gpu_swap")
+    if m.system.nodes.count > 1:
+        raise RldseError("off-policy actors and replay run on one node (data-parallel "
+                         "learners within it: workload.learner_gpus)", where="system.nodes")
+    if (k.learner_gpus or 1) > 1 and Runs.LOOKUP in (replay_r.runs, learn_r.runs):
+        raise RldseError("data-parallel learners need learn on GPUs, not a measured table",
+                         where="workload.learner_gpus")
     if Runs.LOOKUP in (replay_r.runs, learn_r.runs):
         for name, value in trace_knobs.items():
             if getattr(k, name) != value:

@@ -1,0 +1,64 @@
+"""Data-parallel learners and actors over nodes in the actor-learner program: one learner
+is today's single-box run, L learners book one all-reduce per minibatch step priced by
+NCCL's choice on the fabric, remote actors' rollouts and parameters cross the network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rldse.models import load_part
+from rldse.models.collectives import Cluster, choose
+from rldse.sim import simulate
+from rldse.system import load_spec
+from rldse.trace import load_trace
+
+ROOT = Path(__file__).resolve().parents[4]
+PPO = ROOT / "traces" / "actor_learner_cartpole_2.parquet"
+DGX1 = ROOT / "examples" / "dgx1.yaml"
+#: rldse at 71c6587 (before clusters): cartpole_2 on examples/dgx1_like.yaml, seed 0
+MAIN_SIM_TIME_S, MAIN_ENERGY_J = 6.682216155771767, 1293.283470089165
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return load_trace(PPO)
+
+
+def _phase(result, worker, phase):
+    return next((p for p in result.phases if p.worker == worker and p.phase == phase), None)
+
+
+def test_one_learner_is_the_single_box_result(trace):
+    r = simulate(trace, load_spec(ROOT / "examples" / "dgx1_like.yaml",
+                                  {"workload.learner_gpus": 1, "fabric.preset": "dgx1-v100"}))
+    assert r.sim_time_s == pytest.approx(MAIN_SIM_TIME_S, rel=1e-12)
+    assert r.energy_j == pytest.approx(MAIN_ENERGY_J, rel=1e-12)
+    assert _phase(r, "learner", "allreduce") is None
+
+
+def test_eight_learners_all_reduce_once_per_update_on_nvlink(trace):
+    sets = {"workload.learner_gpus": 8, "workload.env_steps": 8192}
+    r = simulate(trace, load_spec(DGX1, sets))
+    info = trace.meta.workload_info
+    cluster = Cluster(load_part("fabric", "dgx1-v100"))  # 8 V100s, one node
+    per_update_s = float(choose(cluster, "all_reduce", 4 * info["n_params"]).seconds)
+    ar = _phase(r, "learner", "allreduce")
+    assert ar.count == r.updates
+    assert r.breakdown_s["allreduce_s"] == pytest.approx(r.updates * per_update_s, rel=1e-9)
+    # every learner GPU ran the all-reduce
+    assert all(d.busy_s > 0 for d in r.devices if d.kind == "gpu")
+
+
+def test_actors_on_two_nodes_cross_the_network(trace):
+    sets = {"workload.learner_gpus": 8, "workload.actors": 4, "workload.env_steps": 8192,
+            "nodes": 2, "network.preset": "ib-hdr"}
+    r = simulate(trace, load_spec(DGX1, sets))
+    assert r.breakdown_s["network_s"] > 0
+    assert _phase(r, "actor", "net:rollout").time_s > 0
+    far = next(d for d in r.devices if d.name == "node1/cpu")
+    assert far.busy_s > 0  # its actors' env steps ran on its own cores
+    one = simulate(trace, load_spec(DGX1, {k: v for k, v in sets.items()
+                                           if k not in ("nodes", "network.preset")}))
+    assert "network_s" not in one.breakdown_s
