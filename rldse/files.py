@@ -98,10 +98,6 @@ def atomic_write_text(path: str | Path, text: str) -> Path:
     return atomic_write(path, lambda tmp: tmp.write_text(text))
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
-    return atomic_write(path, lambda tmp: tmp.write_bytes(data))
-
-
 def clean_stale_temporaries(folder: str | Path) -> list[Path]:
     """Remove temporaries under ``folder`` left by writers that no longer run (killed
     mid-write); those of live processes are kept. Returns what was removed."""

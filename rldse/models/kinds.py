@@ -123,14 +123,6 @@ class ReplayServer(PartModel, Protocol):
     def replay_checks(self, job: ReplayJob) -> dict[str, bool]: ...
 
 
-@runtime_checkable
-class MemoryCapacity(Protocol):
-    """A part whose spec bounds the bytes it holds (host DRAM, a GPU's memory)."""
-
-    @property
-    def mem_capacity_bytes(self) -> int: ...
-
-
 #: The interface a model must offer for each form.
 FORM_PROTOCOLS: dict[Runs, type] = {
     Runs.CORES: CoreModel, Runs.KERNELS: KernelModel, Runs.DPUS: DpuModel,

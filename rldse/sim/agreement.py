@@ -1,4 +1,4 @@
-"""The fast engine against the reference engine on one system: the metrics issue 25 holds
+"""The fast engine against the reference engine on one system: the metrics it holds
 the fast paths to (makespan, throughput, every device's busy time and its busy time per
 phase, energy, p95 of the per-iteration time) and their relative differences.
 
@@ -84,7 +84,7 @@ DGX = {"cpu": {"preset": "xeon-e5-2698-v4", "sockets": 2}, "gpu": {"preset": "v1
 SMALL = {"cpu": {"preset": "epyc-7742", "cores": 4}}  # a CPU of 4 cores, actors beyond
 ONE_GPU = {"cpu": {"preset": "xeon-e5-2698-v4", "cores": 4}, "gpu": {"preset": "v100-sxm2"}}
 
-#: Contended configurations of the three program families (issue 25): more actors than
+#: Contended configurations of the three program families: more actors than
 #: cores, replay and learner on one GPU, central inference beside the learner, more
 #: tabular workers than cores; name -> (shipped trace, system, env_steps at scale 1).
 CONFIGS: dict[str, tuple[str, dict, int]] = {

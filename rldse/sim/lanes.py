@@ -11,7 +11,7 @@ tests/sim/test_lanes.py checks.
 A process may book ahead of the clock (a learner books its next drive at the end of
 the one before), so a job can arrive at a simulated time earlier than a job already
 booked. Such a job does not queue behind the later one: it takes the earliest idle gap
-of its length at or after its arrival (gap filling; issue 25 found 9,500 DQN-PER GPU
+of its length at or after its arrival (gap filling; the reference engine once found 9,500 DQN-PER GPU
 bookings that used to wait behind later arrivals). An end time once returned never
 moves, so a job booked ahead keeps its slot. Each lane keeps its booked intervals from
 the clock's present on (``clock``: the SimPy environment), which the gap search reads;

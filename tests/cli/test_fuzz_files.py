@@ -187,7 +187,7 @@ def test_yaml_12_numbers_in_set_are_read_as_12_reads_them():
         "gpu.count": 2, "a": 1, "b": 1000.0, "c": True, "d": "yes"}
 
 
-# ---- issue 38's reproductions: one line and exit 2, nothing written, nothing leaked -----
+# ---- the reliability review's reproductions: one line and exit 2, nothing written, nothing leaked -----
 
 #: what a file a spec must not read holds (as the host's password file does)
 OUTSIDE_TEXT = "root:$6$SaltSecret$HashHash:19500:0:99999:7:::\n"

@@ -68,7 +68,7 @@ def shipped_example(scratch_example) -> Path:
 
 
 def test_pareto_cost_recommends_only_designs_that_pass_every_check(shipped_example):
-    """Must show (issue 12): its Pareto designs once broke the TCAM's capacity."""
+    """Its Pareto designs once broke the TCAM's capacity."""
     report = run_study(shipped_example, progress=False)
     table = pd.read_csv(report.files["trials.csv"])
     checks = [c for c in table.columns if c.startswith("checks.")]

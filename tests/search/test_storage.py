@@ -129,7 +129,7 @@ def test_a_trial_killed_before_its_first_heartbeat_is_failed_and_run_again(
     assert report.finished_now == 2
 
 
-#: the characters a URL reserves, each in a password written unencoded (issue 38)
+#: the characters a URL reserves, each in a password written unencoded
 RESERVED = "@:/%#?&="
 PASSWORDS = [f"Pw{c}9x{c}Zq" for c in RESERVED] + ["S3cr@t:pa/ss%word#Q?x&y=1"]
 

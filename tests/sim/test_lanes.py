@@ -1,4 +1,4 @@
-"""Engine primitives against queueing closed forms (issue 4: within 3 % on long runs).
+"""Engine primitives against queueing closed forms (within 3 % on long runs).
 
 Each job is booked on analytic lanes (the primitive every engine Device books through)
 at its arrival, so its wait is start - arrival. FCFS with c lanes is M/M/c; with
@@ -77,7 +77,7 @@ def test_reserve_all_and_accounting():
         Lanes(0)
 
 
-# ---- arrival order (issue 25): a job booked ahead never delays an earlier arrival ------
+# ---- arrival order: a job booked ahead never delays an earlier arrival ------
 
 class _Clock:
     now = 0.0

@@ -1,7 +1,7 @@
 """The actor-learner family's typed ``workload_info`` (``ActorLearnerInfo``: read once where
 the trace enters the family, ``Workload.read_info``, and what its program reads), and what
 starting and feeding the actor processes cost their CPUs, as ppo.py records it there
-(issue 24): each span's wall time and the process's own CPU time over it.
+each span's wall time and the process's own CPU time over it.
 
 A capture on a busy host stretches these spans' wall time by the time the OS gave other
 processes, and a wait for another process by that process's slowed work too, so the

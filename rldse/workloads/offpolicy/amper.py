@@ -162,10 +162,6 @@ class AmperReplay(UniformReplay):
         q = np.ceil(np.asarray(priority, dtype=np.float64) / self.scale * (self.levels - 1))
         return np.clip(q, 1, self.levels - 1).astype(np.uint8)
 
-    def level_value(self, level: np.ndarray) -> np.ndarray:
-        """The priority a level stands for."""
-        return np.asarray(level, dtype=np.float64) * self.scale / (self.levels - 1)
-
     def _raise_scale(self, priority: float) -> int:
         """Double scale until it covers ``priority``; halve stored levels; rows rewritten."""
         rows = 0

@@ -77,7 +77,7 @@ def _node_wave(run: Run, r: np.ndarray, node: int, ids: range) -> float:
         # sharing): n runnable get CpuSpec.core_throughput(n, C) core-equivalents (an
         # extra SMT thread adds smt_gain of a core; beyond the hardware threads the OS
         # time-slices at the measured shared-core slowdown). The closed form's lower
-        # bound it replaces was 1.0-1.4 % short on unequal rollouts (issue 25).
+        # bound it replaces was 1.0-1.4 % short on unequal rollouts.
         spec = m.host.model.spec
         end = float(np.max(shared_ends(r, cpu_part,
                                        lambda n: spec.core_throughput(n, C))))

@@ -152,7 +152,7 @@ def _agents_round(m: Machine, plan: _Plan, t0: float) -> list[float]:
     if plan.workers <= cpu.lanes:
         return [cpu.book(t0, s, "q_update") for s in work]
     # time-sliced, event by event (rldse.sim.sharing); the closed form
-    # max(busiest worker, work / cores) it replaces was 2.8 % short (issue 25)
+    # max(busiest worker, work / cores) it replaces was 2.8 % short
     ends = [float(e) for e in shared_ends(np.full(plan.workers, t0), np.array(work),
                                           lambda n: float(min(n, cpu.lanes)))]
     cpu.account("q_update", float(sum(work)), plan.workers)

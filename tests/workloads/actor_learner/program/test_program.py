@@ -242,7 +242,7 @@ def test_validate_on_own_host(one_actor):
 
 
 def test_two_actors_predicted_from_one(one_actor):
-    """Fidelity check (a) of issue 4, its structure: 2 actors on 2 cores predicted from the
+    """Cross-configuration fidelity, its structure: 2 actors on 2 cores predicted from the
     1-actor capture step in parallel (the rollouts in less time, no faster than their
     work on two cores, and less than two actors sharing one core), each start up, and run less than twice as fast as
     one actor (whether faster at all depends on start-up and per-iteration costs, which a

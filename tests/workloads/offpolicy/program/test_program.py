@@ -1,6 +1,6 @@
 """The off-policy program (DQN/DDPG twin) on small synthetic traces.
 
-PEARL check (issue 4): with PEARL's own latency table as table-driven parts, the
+PEARL check: with PEARL's own latency table as table-driven parts, the
 steady-state iteration time equals PEARL's analytical model
 T_sample(RM) + max(T_update(RM) + T_insert(RM), T_learn(L)) within 1 % for every
 replay-manager/learner pair, co-located pairs (RPLN- latencies) included.

@@ -1,6 +1,6 @@
 """Off-policy ``learner: async``: the merged path against the per-event loop, both run now
 on the same code, models and traces (``program.MERGE_ASYNC`` off forces the event loop).
-The merged computation must stay within 1 % of it on every configuration (issue 13).
+The merged computation must stay within 1 % of it on every configuration.
 """
 
 from __future__ import annotations
