@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -40,7 +38,9 @@ def test_per_phase_lookup():
         per_phase({"lern": 1.0}, 0.0)
 
 
-def test_a_million_operations_are_cheap(host_fp):
+def test_a_million_operations_are_costed_as_columns(host_fp):
+    """Part models take whole columns (no loop per row): a million rows in one call each,
+    every cost finite and positive (their speed is benchmarks/sim_speed_*.py's)."""
     n = 1_000_000
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({
@@ -48,9 +48,8 @@ def test_a_million_operations_are_cheap(host_fp):
         "dtype": pd.Categorical(["fp32"] * n), "items": rng.integers(1, 64, n),
         "flops": rng.integers(0, 10**7, n), "bytes": rng.integers(0, 10**6, n),
         "touches": rng.integers(0, 100, n), "dur_s": rng.uniform(1e-6, 1e-3, n)})
-    t0 = time.perf_counter()
     ops = OpColumns.from_frame(frame)
     cpu = make_model(load_part("cpu", "epyc-7742"), host=cpu_from_host(host_fp))
     gpu = make_model(load_part("gpu", "h100-sxm"))
-    total = cpu.op_seconds(ops).sum() + gpu.op_times(ops, layers=3).wall_s.sum()
-    assert np.isfinite(total) and time.perf_counter() - t0 < 5.0
+    for costs in (np.asarray(cpu.op_seconds(ops)), gpu.op_times(ops, layers=3).wall_s):
+        assert costs.shape == (n,) and np.isfinite(costs).all() and (costs > 0).all()
