@@ -76,6 +76,7 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
     study_file._limits = Limits(allow_long=allow_long)
     study_file._out_dir = out_dir
     where = str(path)
+    check_utf8(study_file.out_dir)  # trials.parquet is written there
     if workers < 1:
         raise RldseError(f"--workers {workers}: must be at least 1")
     check_workers(workers, study_file.limits, where)
@@ -93,7 +94,6 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     if not resume and not priced:  # before any storage is touched: no empty study left
         _check_cost(study_file, budget, workers, where, progress)
-    check_utf8(study_file.out_dir)  # trials.parquet is written there
     check_free_space(budget * BYTES_PER_TRIAL + OUTPUT_BYTES, study_file.out_dir,
                      "", f"out/ for {budget:,} trials at about {BYTES_PER_TRIAL / 1e3:.0f} kB "
                      "each", "make room there, or run fewer --trials")
