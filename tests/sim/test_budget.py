@@ -213,3 +213,19 @@ def test_a_timeline_is_priced_against_the_limit_and_the_free_space(tmp_path, mon
     monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(1, 1, 10**6))
     with pytest.raises(RldseError, match="more than the 1 MB free there"):
         check_timeline(1e6, tmp_path / "new" / "t.json", Limits(allow_long=True))
+
+
+def test_an_offline_runs_estimate_names_its_updates_not_env_steps():
+    """An offline tabular run's work is transitions x passes (its family's Workload.work);
+    the estimate's words say so instead of 'env steps'."""
+    from rldse.sim.budget import work
+    from rldse.system import parse_spec
+
+    trace = load_trace(ROOT / "traces" / "tabular_taxi_offline_7.parquet")
+    spec = {"name": "cpu", "cpu": {"preset": "epyc-7742"},
+            "workload": {"transitions": 1000, "passes": 3}}
+    system = resolve(parse_spec(spec), trace)
+    assert work(system) == (3000.0, "updates (1,000 transitions x 3 passes)")
+    budget = estimate(trace, system, memory=False)
+    assert budget.describe().endswith("for 3,000 updates (1,000 transitions x 3 passes)")
+    assert "env steps" not in budget.describe()
