@@ -20,9 +20,10 @@ sessions (autogroups) rather than between tasks, it put a process's wall/CPU at 
 multiplying the estimate. The ratio does move with the host: what else runs in this
 process's own session, and how many other sessions are busy, between the estimate and
 the end of the run.)
-Memory per worker
-is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
-when the design has more workers than the pilots. On this project's development host the
+Memory is measured
+with tracemalloc (numpy reports its buffers to it): per step from a short pilot and one
+as long as the regrown timed pilot (a per-step array shows only there), per worker at two
+worker counts when the design has more workers than the pilots. On this project's development host the
 per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO actor, 0.8 MB and 20 ms per
 DQN actor (tracemalloc peaks and wall times at 8 to 1,024 actors).
 
@@ -230,14 +231,18 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
     short = min(steps, PILOT_STEPS)
     longer = min(steps, SLOPE_GROWTH * max(PILOT_STEPS, first.steps))
 
-    def points(w_lo: int, w_hi: int) -> list[tuple[int, int]]:
-        out = [(short, w_lo)] + ([(longer, w_lo)] if longer > short else [])
+    def points(w_lo: int, w_hi: int, long_steps: int) -> list[tuple[int, int]]:
+        out = [(short, w_lo)] + ([(long_steps, w_lo)] if long_steps > short else [])
         return out + ([(short, w_hi)] if workers > w_lo else [])
 
     timed = [_run(trace, system, n, knob, w, memory=False)
-             for n, w in points(w_time, min(workers, TIMED_WORKERS[0]))]
+             for n, w in points(w_time, min(workers, TIMED_WORKERS[0]), longer)]
     over_s = enough_s if limits is None or limits.allow_long else limits.wall_s
     timed = _resolved_slope(trace, system, timed, steps, knob, w_time, over_s)
+    # the memory pilots' long one runs as long as the regrown timed one: at a few
+    # thousand steps the peak is the set-up's, and a per-step array (33 B a step for a
+    # sync DQN's max-plus chunks: 70 MB at 2e6 steps, 33 GB at 1e9) fits as no slope
+    grown = max(p.steps for p in timed if p.workers == timed[0].workers)
     # a program that runs whole iterations of all workers simulates at least one
     steps = max(steps, first.steps * workers // w_time)
     cpu_s = _fit(timed, "cpu_s", steps, workers)
@@ -251,7 +256,7 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
     if not memory:
         return budget
     traced = [_run(trace, system, n, knob, w, memory=True)
-              for n, w in points(*(min(workers, w) for w in PILOT_WORKERS))]
+              for n, w in points(*(min(workers, w) for w in PILOT_WORKERS), grown)]
     budget = replace(budget, memory_bytes=_fit(traced, "peak_bytes", steps, workers))
     if limits is not None:
         check(budget, limits)
