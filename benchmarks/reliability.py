@@ -60,6 +60,7 @@ class Row:
     cases: int = 0
     tracebacks: int = 0
     silent: int = 0
+    landed: int = 0  # kills that found the command still running
     notes: list[str] = field(default_factory=list)
 
     def fail(self, case: str, what: str) -> None:
@@ -86,7 +87,7 @@ def _timed(argv: list[str], cwd: Path) -> float:
     return time.perf_counter() - t0
 
 
-def _killed(argv: list[str], cwd: Path, delay_s: float) -> None:
+def _killed(row: Row, argv: list[str], cwd: Path, delay_s: float) -> None:
     """Start ``argv``, SIGKILL its process group after ``delay_s`` (if still running)."""
     proc = subprocess.Popen([*RLDSE, *argv], cwd=cwd, env=_env(), start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -95,6 +96,7 @@ def _killed(argv: list[str], cwd: Path, delay_s: float) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+        row.landed += 1
 
 
 def _temporaries(folder: Path) -> list[str]:
@@ -164,7 +166,7 @@ def search_kills(work: Path, kills: int, rng: random.Random) -> Row:
 
     def case(name: str, delay_s: float) -> None:
         path = folder(name.split(" at ")[0].replace(" ", "_"))
-        _killed(["search", "study.yaml"], path, delay_s)
+        _killed(row, ["search", "study.yaml"], path, delay_s)
         before = {t.number: t.values for t in trials(path) if t.state == TrialState.COMPLETE}
         resume = ["--resume"] if trials(path) else []
         if not _rerun(row, name, ["search", "study.yaml", *resume], path):
@@ -208,7 +210,7 @@ def study_kills(work: Path, kills: int, rng: random.Random) -> Row:
     earlier = _files(out)
 
     def case(name: str, delay_s: float) -> None:
-        _killed(argv, work, delay_s)
+        _killed(row, argv, work, delay_s)
         if _files(out) != earlier:
             row.fail(name, "out/ after the kill is not the earlier run's")
         if not _rerun(row, name, argv, work):
@@ -248,7 +250,7 @@ def capture_kills(work: Path, kills: int, rng: random.Random) -> Row:
 
     def case(name: str, delay_s: float) -> None:
         earlier = target.read_bytes()
-        _killed(argv, folder, delay_s)
+        _killed(row, argv, folder, delay_s)
         if target.read_bytes() != earlier:
             whole(name, "after the kill")  # a new capture swapped in whole is fine
         if not _rerun(row, name, argv, folder):
@@ -273,7 +275,7 @@ def export_kills(work: Path, kills: int, rng: random.Random) -> Row:
     earlier = (folder / "taxi.txt").read_bytes()
 
     def case(name: str, delay_s: float) -> None:
-        _killed(argv, folder, delay_s)
+        _killed(row, argv, folder, delay_s)
         if (folder / "taxi.txt").read_bytes() != earlier:
             row.fail(name, "the export after the kill is not the earlier one")
         if not _rerun(row, name, argv, folder):
@@ -365,7 +367,9 @@ def main() -> int:
     total = Row("total", sum(r.cases for r in rows), sum(r.tracebacks for r in rows),
                 sum(r.silent for r in rows))
     print(f"| **{total.name}** | {total.cases} | {total.tracebacks} | {total.silent} |")
-    print(f"\nseed {args.seed}, {args.kills} kills per command, "
+    landed = ", ".join(f"{r.name.removeprefix('kill: ')} {r.landed}/{r.cases}"
+                       for r in rows if r.name.startswith("kill: "))
+    print(f"\nseed {args.seed}, {args.kills} kills per command (landing mid-run: {landed}), "
           f"{time.perf_counter() - t0:.0f} s")
     for row in rows:
         for note in row.notes:
