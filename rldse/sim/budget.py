@@ -231,18 +231,14 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
     short = min(steps, PILOT_STEPS)
     longer = min(steps, SLOPE_GROWTH * max(PILOT_STEPS, first.steps))
 
-    def points(w_lo: int, w_hi: int, long_steps: int) -> list[tuple[int, int]]:
-        out = [(short, w_lo)] + ([(long_steps, w_lo)] if long_steps > short else [])
+    def points(w_lo: int, w_hi: int) -> list[tuple[int, int]]:
+        out = [(short, w_lo)] + ([(longer, w_lo)] if longer > short else [])
         return out + ([(short, w_hi)] if workers > w_lo else [])
 
     timed = [_run(trace, system, n, knob, w, memory=False)
-             for n, w in points(w_time, min(workers, TIMED_WORKERS[0]), longer)]
+             for n, w in points(w_time, min(workers, TIMED_WORKERS[0]))]
     over_s = enough_s if limits is None or limits.allow_long else limits.wall_s
     timed = _resolved_slope(trace, system, timed, steps, knob, w_time, over_s)
-    # the memory pilots' long one runs as long as the regrown timed one: at a few
-    # thousand steps the peak is the set-up's, and a per-step array (33 B a step for a
-    # sync DQN's max-plus chunks: 70 MB at 2e6 steps, 33 GB at 1e9) fits as no slope
-    grown = max(p.steps for p in timed if p.workers == timed[0].workers)
     # a program that runs whole iterations of all workers simulates at least one
     steps = max(steps, first.steps * workers // w_time)
     cpu_s = _fit(timed, "cpu_s", steps, workers)
@@ -255,8 +251,12 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
         check(budget, limits)
     if not memory:
         return budget
-    traced = [_run(trace, system, n, knob, w, memory=True)
-              for n, w in points(*(min(workers, w) for w in PILOT_WORKERS), grown)]
+    # the memory pilots' long one runs as long as the regrown timed one: at a few
+    # thousand steps the peak is the set-up's, and a per-step array (33 B a step for a
+    # sync DQN's max-plus chunks: 70 MB at 2e6 steps, 33 GB at 1e9) fits as no slope
+    grown = max(p.steps for p in timed if p.workers == timed[0].workers)
+    traced = [_run(trace, system, grown if n == longer else n, knob, w, memory=True)
+              for n, w in points(*(min(workers, w) for w in PILOT_WORKERS))]
     budget = replace(budget, memory_bytes=_fit(traced, "peak_bytes", steps, workers))
     if limits is not None:
         check(budget, limits)
