@@ -3,7 +3,8 @@
 A write goes to a hidden temporary file in the target's own folder (same filesystem), is
 flushed and fsynced, then renamed over the target with ``os.replace``: a reader, or a run
 killed at any instant, sees the old file or the new one, never a torn one. Temporary names
-are ``.NAME.rldse-PID.tmp``: every write of NAME first removes those a killed writer of it
+are ``.NAME.rldse-PID.tmp`` (NAME cut short, with a hash, where that would be over the
+255 bytes a file name may take): every write of NAME first removes those a killed writer of it
 left (its PID no longer runs), so the next run of a command cleans up after a killed one;
 ``clean_stale_temporaries`` does it for a whole folder.
 """
@@ -14,6 +15,7 @@ import ctypes
 import errno
 import fcntl
 import glob
+import hashlib
 import os
 import shutil
 import sys
@@ -45,9 +47,58 @@ def write_error(path: str | Path, exc: OSError):
     return RldseError(f"{path}: cannot write: {cause}")
 
 
+#: the errnos of a write the disk refused whatever is written: full, out of quota, read-only
+DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS)
+
+
+def disk_error(exc: BaseException | None) -> OSError | None:
+    """The OSError of a refused write (DISK_ERRNOS) that ``exc`` is or was raised while
+    handling (along its causes and contexts: Optuna wraps a failed journal write), else
+    None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in DISK_ERRNOS:
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+#: the longest file name in bytes (Linux's NAME_MAX: ext4, xfs, btrfs, tmpfs)
+NAME_MAX = 255
+#: the longest PID (digits) a temporary's name holds: Linux's pid_max is at most 2**22
+_PID_DIGITS = 7
+
+
+def _temporary_stem(path: Path) -> str:
+    """What a temporary of ``path`` is named after: its name, or where ``.NAME.rldse-PID
+    .tmp`` would be over NAME_MAX (a name of 250 bytes), the name cut short and a hash of
+    it whole, so the user's own name never has to be shortened."""
+    name = os.fsencode(path.name)
+    room = NAME_MAX - len(f".{_TMP_MARK}{'9' * _PID_DIGITS}{_TMP_SUFFIX}")
+    if len(name) <= room:
+        return path.name
+    digest = hashlib.sha256(name).hexdigest()[:12]
+    # cut on a character: a half character would make the name not UTF-8 (check_utf8)
+    return name[:room - len(digest) - 1].decode("utf-8", "ignore") + "~" + digest
+
+
 def temporary_for(path: Path) -> Path:
     """The hidden temporary path this process writes ``path`` through."""
-    return path.with_name(f".{path.name}{_TMP_MARK}{os.getpid()}{_TMP_SUFFIX}")
+    return path.with_name(f".{_temporary_stem(path)}{_TMP_MARK}{os.getpid()}{_TMP_SUFFIX}")
+
+
+def check_utf8(path: str | Path, flag: str = "") -> None:
+    """Refuse a path whose name is not UTF-8 (bytes the file system holds but no text
+    decodes): pyarrow, which writes traces and tables, takes UTF-8 paths only."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        from rldse.errors import RldseError
+
+        named = f"{flag} {path}" if flag else str(path)
+        raise RldseError(f"{named}: the path is not UTF-8 text, which the Parquet files "
+                         "rldse writes need: rename the folder or file") from None
 
 
 def open_temporary(path: str | Path) -> Path:
@@ -82,6 +133,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         os.replace(tmp, target)
     except OSError as exc:
         raise write_error(target, exc) from None
+    except UnicodeEncodeError:  # pyarrow given a path that is not UTF-8
+        check_utf8(target)
+        raise
     finally:
         with suppress(OSError):
             tmp.unlink(missing_ok=True)
@@ -112,7 +166,7 @@ def remove_stale_temporaries_of(path: str | Path) -> list[Path]:
     no longer runs; returns what was removed."""
     target = Path(path)
     return _remove_dead(target.parent.glob(
-        f".{glob.escape(target.name)}{_TMP_MARK}*{_TMP_SUFFIX}"))
+        f".{glob.escape(_temporary_stem(target))}{_TMP_MARK}*{_TMP_SUFFIX}"))
 
 
 def _remove_dead(temporaries: Iterator[Path]) -> list[Path]:

@@ -9,7 +9,8 @@ followed): a study file can then never make rldse delete or write anything outsi
 own folder. Inputs may live elsewhere (the shipped studies read `../../traces/`), except
 data files a spec reads (`data_path`: a latency table), which stay beside the spec.
 
-Study parameter models declare such fields as `StudyInput` / `StudyOutput`; they resolve
+Study parameter models declare such fields as `StudyInput` / `StudyOutput` / `StudyData`
+(a data table, as `data_path`); they resolve
 against the folder given as validation context (`rldse.studies.common.load_params`).
 """
 
@@ -51,13 +52,19 @@ def data_path(value: str | Path, folder: str | Path, key: str) -> Path:
     return path
 
 
-def _resolve(value: Path, info: ValidationInfo, *, writes: bool) -> Path:
+def _resolve(value: Path, info: ValidationInfo, *, writes: bool, data: bool = False) -> Path:
     folder = (info.context or {}).get(FOLDER)
     if folder is None:  # a bug: the model was validated without its folder
         raise RuntimeError(f"{info.field_name}: validated without the '{FOLDER}' context")
     try:
+        if data:
+            data_path(value, folder, "")
         return study_path(value, folder, "", writes=writes)
     except RldseError as exc:
+        if data:  # data_path's own words speak of a spec and --set
+            raise ValueError(f"'{value}' is outside the study folder {Path(folder).resolve()}"
+                             ": a study reads its data tables from its own folder, as a spec "
+                             "does (copy the file there)") from None
         raise ValueError(exc.message) from None
 
 
@@ -69,7 +76,13 @@ def _output(value: Path, info: ValidationInfo) -> Path:
     return _resolve(value, info, writes=True)
 
 
+def _data(value: Path, info: ValidationInfo) -> Path:
+    return _resolve(value, info, writes=False, data=True)
+
+
 #: a file a study reads, resolved against the study's folder
 StudyInput = Annotated[Path, AfterValidator(_input)]
 #: a file or folder that decides where a study writes: inside the study's folder
 StudyOutput = Annotated[Path, AfterValidator(_output)]
+#: a data file a study reads as a spec reads its tables (`data_path`): inside its folder
+StudyData = Annotated[Path, AfterValidator(_data)]

@@ -8,16 +8,22 @@ type; an ops column at an extreme; the metadata not UTF-8; rows duplicated, a wo
 phase's items 0, CPU time 0 throughout, a byte changed after capture, a schema version of
 another type, metadata nested 100,000 deep, the transitions blob damaged, a GEMM-curve
 point of 0 or -1, an offline run's passes or dataset null; plus system specs with
-booleans for numbers. Every file name says what was broken. `corpus(out)` returns the
-(name, argv) pairs the suite runs through the CLI, so the corpus and the commands that
+booleans for numbers; plus issue 38's reproductions (`issue_38_cases`: files a spec must
+not read, passwords, study files that mean less than they say, outputs that exist) and
+paths at the file system's limits (`filesystem_cases`: a name over 255 bytes, one whose
+temporary would be, a path that is not UTF-8). Every file name says what was broken.
+`corpus(out)` returns the runs (`Run`: name, argv, and what a refusal must say where the
+input must be refused) the suite runs through the CLI, so the corpus and the commands that
 exercise it stay in one place.
 """
 
 from __future__ import annotations
 
 import copy
+import os
 import sys
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACES = {"dqn": "dqn_cartpole_uniform.parquet", "ddpg": "ddpg_pendulum.parquet",
@@ -25,6 +31,27 @@ TRACES = {"dqn": "dqn_cartpole_uniform.parquet", "ddpg": "ddpg_pendulum.parquet"
           "tabular": "tabular_taxi.parquet"}
 ROWS = 2000  # rows kept from each trace: a run that succeeds stays a fraction of a second
 SYSTEM = ROOT / "examples" / "dgx1_like.yaml"
+TRACE = str(ROOT / "traces" / "dqn_cartpole_uniform.parquet")
+#: a small valid spec and study (tests/cli/test_fuzz_files.py mutates them too)
+SPEC = {"name": "fuzz", "cpu": {"preset": "xeon-silver-4215"}, "gpu": {"preset": "v100-sxm2"},
+        "placement": {"learn": "gpu"}, "workload": {"learner": "sync"}}
+STUDY = {"trace": TRACE, "base": dict(SPEC),
+         "space": {"workload.batch_size": {"choices": [32, 64]},
+                   "gpu.count": {"int": [1, 2]}},
+         "objectives": [{"maximize": "steps_per_joule"}], "trials": 2, "seed": 0}
+#: damage a run must refuse (exit 2, one line): an answer from it would be a silent change
+MUST_REFUSE = ("-rows-", "-flipped", "-schema-version-", "-meta-nested", "-transitions-",
+               "-gemm-curve-", "-null.parquet", "-meta-not-utf8", "-no-transitions")
+
+
+class Run(NamedTuple):
+    """One CLI run of the corpus: ``refused`` None where a result is as right as a refusal
+    (it must then be physical), else a text the one line of its refusal must hold ('':
+    any): a result would be a silent change."""
+
+    name: str
+    argv: list[str]
+    refused: str | None = None
 
 #: workload_info keys holding counts, per family (each gets 0, -1, huge, true, null, "x")
 COUNTS = {"dqn": ["batch_size", "replay_capacity", "learn_every", "obs_dim", "n_params",
@@ -208,31 +235,143 @@ def make_specs(out: Path) -> list[Path]:
     return made
 
 
-def corpus(out: Path) -> list[tuple[str, list[str]]]:
-    """Make every input under `out`; the (name, argv) pairs that run them."""
-    runs: list[tuple[str, list[str]]] = []
+def corpus(out: Path) -> list[Run]:
+    """Make every input under `out`; the runs that exercise them."""
+    runs: list[Run] = []
     for path in make_traces(out / "traces"):
-        runs.append((path.name, ["simulate", str(path), "--system", str(SYSTEM)]))
+        refused = "" if any(tag in path.name for tag in MUST_REFUSE) else None
+        runs.append(Run(path.name, ["simulate", str(path), "--system", str(SYSTEM)], refused))
         if any(tag in path.name for tag in ("-ok", "-ops-", "-one-row", "-meta-", "-no-",
                                             "-rows-", "-flipped", "-schema-")):
             # validate passes the same door as simulate: its own cases are the ops
-            runs.append((f"validate {path.name}", ["validate", str(path)]))
+            runs.append(Run(f"validate {path.name}", ["validate", str(path)], refused))
     ok = out / "traces" / "dqn-ok.parquet"
     for path in make_specs(out):
-        runs.append((path.name, ["simulate", str(ok), "--system", str(path)]))
+        runs.append(Run(path.name, ["simulate", str(ok), "--system", str(path)], ""))
     for knob in ("env_steps", "batch_size", "replay_capacity", "cores"):
         for value in ("true", "false", "0", "-1", "1e300", "nan", "inf"):
-            runs.append((f"--set {knob}={value}", ["simulate", str(ok), "--system",
-                                                   str(SYSTEM), "--set",
-                                                   f"workload.{knob}={value}"]))
+            runs.append(Run(f"--set {knob}={value}", ["simulate", str(ok), "--system",
+                                                      str(SYSTEM), "--set",
+                                                      f"workload.{knob}={value}"]))
     for value in ("true", "0", "-3", "x"):
-        runs.append((f"--set gpu.count={value}", ["simulate", str(ok), "--system",
-                                                  str(SYSTEM), "--set", f"gpu.count={value}"]))
-    return runs
+        runs.append(Run(f"--set gpu.count={value}", ["simulate", str(ok), "--system",
+                                                     str(SYSTEM), "--set", f"gpu.count={value}"]))
+    runs += [Run(name, argv, text) for name, (argv, text) in
+             issue_38_cases(out / "issue_38").items()]
+    return runs + filesystem_cases(out / "paths")
+
+
+# ---- issue 38's reproductions: one line and exit 2, nothing written, nothing leaked -----
+
+#: what a file a spec must not read holds (as the host's password file does)
+OUTSIDE_TEXT = "root:$6$SaltSecret$HashHash:19500:0:99999:7:::\n"
+PASSWORD = "S3cr@t:pa/ss%word#Q?x&y=1"
+
+
+def _study(folder: Path, **changes) -> str:
+    import yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "study.yaml"
+    path.write_text(yaml.safe_dump({**STUDY, **changes}, sort_keys=False))
+    return str(path)
+
+
+def issue_38_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
+    """name -> (argv, a text the one line must hold); files set up under ``tmp``. None of
+    them may write a file or print what it must not read (tests/cli/test_fuzz_files.py)."""
+    import yaml
+
+    tmp.mkdir(parents=True, exist_ok=True)
+    (tmp / "secret.txt").write_text(OUTSIDE_TEXT)
+    spec = tmp / "spec"
+    spec.mkdir()
+    (spec / "link.csv").symlink_to(tmp / "secret.txt")
+    table = "table: {{latency_csv: '{}', replay: root, learn: root}}\n" \
+            "placement: {{replay: table, learn: table}}\n"
+    for name, csv in (("absolute", tmp / "secret.txt"), ("dotdot", "../secret.txt"),
+                      ("symlink", "link.csv")):
+        (spec / f"{name}.yaml").write_text(table.format(csv))
+    (spec / "null.yaml").write_text("null\n")
+    (spec / "empty.yaml").write_text("")
+    (spec / "ok.yaml").write_text(yaml.safe_dump(SPEC))
+    (tmp / "zen" / "zen").mkdir(parents=True)
+    (tmp / "zen" / "zen" / "study.yaml").write_text("module: this.x\n")
+    for name in ("t.json", "rows.csv", "checked.csv", "out.txt"):
+        (tmp / name).write_text("an earlier run's")
+    (tmp / "presets").mkdir()
+    (tmp / "presets" / "myhost.yaml").write_text("an earlier run's")
+    sim = ["simulate", TRACE, "--set", "workload.env_steps=300", "--system"]
+    url = f"postgresql://rldse:{PASSWORD}@127.0.0.1:1/db"
+    cases = {f"latency_csv {name}": ([*sim, str(spec / f"{name}.yaml")],
+                                     "table.latency_csv: ")
+             for name in ("absolute", "dotdot", "symlink")}
+    cases.update({
+        "base latency_csv": (["search", _study(tmp / "s1", base={"table": {
+            "latency_csv": str(tmp / "secret.txt"), "replay": "root", "learn": "root"}})],
+            "table.latency_csv: "),
+        "null system file": ([*sim, str(spec / "null.yaml")], "the file is empty"),
+        "empty system file": ([*sim, str(spec / "empty.yaml")], "the file is empty"),
+        "module this.x": (["study", "list", "--root", str(tmp / "zen")], "no module 'this.x'"),
+        "password --storage": (["search", _study(tmp / "s2"), "--storage", url],
+                               "cannot tell where the URL's password ends"),
+        "password storage:": (["search", _study(tmp / "s3", storage=url.replace(
+            "rldse:", "rldse@h/db?password="))], "cannot tell where the URL's password ends"),
+        "bare metric": (["search", _study(tmp / "s4", constraints=["avg_power_w"])],
+                        "is a number, not true or false"),
+        "step over range": (["search", _study(tmp / "s5", space={
+            "gpu.count": {"int": [1, 4], "step": 1e12}})], "larger than the range"),
+        "timeline exists": ([*sim, str(spec / "ok.yaml"), "--timeline", str(tmp / "t.json")],
+                            "exists (add --force"),
+        "validate --csv exists": (["validate", "external", "--csv", str(tmp / "rows.csv")],
+                                  "exists (add --force"),
+        "validate --checked exists": (["validate", "external", "--checked",
+                                       str(tmp / "checked.csv")], "exists (add --force"),
+        "calibrate -o exists": (["calibrate", "cpu", "--name", "myhost", "-o",
+                                 str(tmp / "presets"), "--quick"], "exists (add --force"),
+        "trace export exists": (["trace", "export", "--format", "swiftrl",
+                                 str(ROOT / "traces" / "tabular_taxi.parquet"), "-o",
+                                 str(tmp / "out.txt")], "exists (add --force"),
+        "search --workers 100000": (["search", _study(tmp / "s6"), "--workers", "100000"],
+                                    "more than this host's"),
+        "grid of 4.3e9 points": (["search", _study(tmp / "s7", sampler="grid", space={
+            "workload.batch_size": {"int": [1, 65536]}, "workload.cores": {"int": [1, 65536]}})],
+            "the grid has 4,294,967,296 points"),
+    })
+    return cases
+
+
+def filesystem_cases(tmp: Path) -> list[Run]:
+    """Paths at the file system's limits: a name over the 255 bytes a name may take (one
+    line), a 245-byte one whose temporary would be over it (written: the temporary is the
+    one shortened), a path that is not UTF-8 where a Parquet file goes (one line)."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    spec = tmp / "spec.yaml"
+    import yaml
+
+    spec.write_text(yaml.safe_dump(SPEC))
+    sim = ["simulate", TRACE, "--set", "workload.env_steps=300", "--system", str(spec)]
+    bad = tmp / os.fsdecode(b"not-utf8-\xff")
+    bad.mkdir()
+    return [
+        Run("--timeline name of 300 bytes", [*sim, "--timeline", str(tmp / ("t" * 295 +
+                                                                            ".json"))],
+            "over the 255 bytes"),
+        Run("trace export -o name of 300 bytes", [
+            "trace", "export", "--format", "swiftrl",
+            str(ROOT / "traces" / "tabular_taxi.parquet"), "-o", str(tmp / ("o" * 296 + ".txt"))],
+            "over the 255 bytes"),
+        Run("--timeline name of 250 bytes", [*sim, "--timeline",
+                                             str(tmp / ("t" * 245 + ".json"))]),
+        Run("capture -o not UTF-8", ["capture", "dqn", "--env", "CartPole-v1", "--steps",
+                                     "100", "-o", str(bad / "c.parquet")], "not UTF-8"),
+        Run("search in a folder not UTF-8", ["search", _study(bad / "study")], "not UTF-8"),
+    ]
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit("usage: python scripts/make_fuzz_corpus.py OUT_DIR")
     runs = corpus(Path(sys.argv[1]))
-    print(f"{len(runs)} runs over the inputs in {sys.argv[1]}")
+    print(f"{len(runs)} runs over the inputs in {sys.argv[1]} "
+          f"({sum(r.refused is not None for r in runs)} must be refused)")

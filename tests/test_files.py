@@ -201,3 +201,40 @@ def test_a_folder_swap_that_fails_leaves_the_old_folder(tmp_path, fault, monkeyp
     monkeypatch.undo()
     with files.replaced_folder(tmp_path / "out", tmp_path):
         assert _tree(tmp_path / "out") == {"a.txt": b"old", "sub/b.txt": b"old"}
+
+
+# ---- names at the file system's limits ------------------------------------------------
+
+def test_a_name_near_the_limit_is_written_through_a_shorter_temporary(tmp_path):
+    """A 250-byte name leaves no room for `.NAME.rldse-PID.tmp`: the temporary is named
+    after the name cut short and its hash; the user's name is written whole, and a killed
+    writer's temporary of it is still found and removed."""
+    name = "é" * 120 + "x.json"  # 246 bytes in UTF-8: a cut must not split a character
+    target = tmp_path / name
+    tmp = temporary_for(target)
+    assert len(os.fsencode(tmp.name)) <= files.NAME_MAX and tmp.name.startswith(".é")
+    tmp.name.encode("utf-8")  # whole characters only
+    assert temporary_for(tmp_path / ("é" * 120 + "y.json")) != tmp  # the hash tells them apart
+    orphan = tmp.with_name(tmp.name.replace(str(os.getpid()), _dead_pid()))
+    orphan.write_bytes(b"torn")
+    atomic_write_text(target, "whole")
+    assert [p.name for p in tmp_path.iterdir()] == [name] and target.read_text() == "whole"
+
+
+def test_a_short_name_keeps_its_temporary_name():
+    from pathlib import Path
+
+    assert temporary_for(Path("/x/t.json")).name == f".t.json.rldse-{os.getpid()}.tmp"
+
+
+def test_a_path_that_is_not_utf8_is_one_line_naming_it(tmp_path):
+    folder = tmp_path / os.fsdecode(b"bad\xff")
+    with pytest.raises(RldseError) as err:
+        files.check_utf8(folder / "trials.parquet")
+    assert str(err.value).startswith(f"{folder / 'trials.parquet'}: the path is not UTF-8")
+    files.check_utf8(tmp_path / "é.parquet")  # UTF-8 beyond ASCII is fine
+
+    def parquet_like(tmp):  # pyarrow refuses such a path the same way
+        str(tmp).encode("utf-8")
+    with pytest.raises(RldseError, match="the path is not UTF-8"):
+        files.atomic_write(folder / "t.parquet", parquet_like)

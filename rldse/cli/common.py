@@ -4,6 +4,7 @@ the checks of flags several commands take (`--seed`, an output file's path)."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -62,11 +63,21 @@ def check_seed(seed: int, flag: str = "--seed") -> int:
 
 
 def check_output_file(path: str, flag: str, suffix: str | None, *, force: bool) -> Path:
-    """An output file's path, checked before any work: it ends in ``suffix`` (None: any),
-    is not a folder, exists only with ``force`` (--force), and its folder (or the nearest
-    one that exists) takes new files. Every command that writes a file the user names
+    """An output file's path, checked before any work: no name on it is over NAME_MAX
+    bytes, a Parquet file's is UTF-8, it ends in ``suffix`` (None: any), is not a folder,
+    exists only with ``force`` (--force), and its folder (or the nearest one that exists)
+    takes new files. Every command that writes a file the user names
     checks it here: an existing one is never replaced unasked."""
+    from rldse.files import NAME_MAX, check_utf8
+
     target = Path(path)
+    longest = max(target.parts, key=lambda part: len(os.fsencode(part)), default="")
+    if len(os.fsencode(longest)) > NAME_MAX:  # stat would fail on it (ENAMETOOLONG)
+        raise RldseError(f"{flag} {path}: the name {longest[:24]!r}... is "
+                         f"{len(os.fsencode(longest)):,} bytes long, over the {NAME_MAX} "
+                         "bytes a file name may take")
+    if suffix == ".parquet":  # before the work, not at the write (rldse.files.check_utf8)
+        check_utf8(path, flag)
     if target.is_dir() or path.endswith(("/", "\\")):
         raise RldseError(f"{flag} {path}: is a folder; give a file"
                          + (f" ending in {suffix}" if suffix else ""))

@@ -4,13 +4,18 @@ One SQLite file under the study's out/ (WAL mode, so local worker processes read
 one writes). Simulation is deterministic in its inputs, so a
 hit is the Result the simulation would return. Workers on other machines keep their own.
 
-The cache only saves time: where its file cannot be read or written (a full disk, a
-read-only folder) a lookup is a miss and a result is not kept, with one warning on
-stderr, so the trial still finishes with its simulated result.
+The cache only saves time: where its file cannot be read or written (a read-only
+folder, a damaged file) a lookup is a miss and a result is not kept, with one warning on
+stderr, so the trial still finishes with its simulated result. A full disk is not
+passed over: the study's own records could not be written either, so it is raised as
+the OSError it is (ENOSPC, naming the cache file) and the search stops in one line with
+the trial left to run again (rldse.search.storage.TrialCut).
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sqlite3
 import sys
 from pathlib import Path
@@ -52,7 +57,10 @@ class ResultCache:
             self._unusable(exc)
 
     def _unusable(self, exc: sqlite3.Error) -> None:
-        """Warn once that the cache file cannot be used (module docstring)."""
+        """Warn once that the cache file cannot be used; a full disk is raised (module
+        docstring)."""
+        if getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path)) from exc
         if not self._warned:
             self._warned = True
             print(f"rldse: warning: {self.path}: the result cache cannot be used ({exc}); "

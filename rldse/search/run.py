@@ -32,13 +32,14 @@ import optuna
 from optuna.trial import TrialState
 
 from rldse.errors import RldseError
-from rldse.files import clean_stale_temporaries
+from rldse.files import check_utf8, clean_stale_temporaries, disk_error
 from rldse.search.cache import ResultCache
 from rldse.search.cost import check_search, search_cost
 from rldse.search.report import StudyReport, write_outputs
 from rldse.search.samplers import make_sampler
 from rldse.search.storage import (
     StorageRef,
+    TrialCut,
     creation_lock,
     open_storage,
     repair_journal,
@@ -50,10 +51,14 @@ from rldse.search.storage import (
 )
 from rldse.search.study_file import StudyFile, load_study_file
 from rldse.search.trial import TrialRunner
-from rldse.sim.budget import Limits, check_grid, check_workers
+from rldse.sim.budget import Limits, check_free_space, check_grid, check_workers
 from rldse.workloads import workload_of
 
 CACHE_FILE = "cache.sqlite"
+#: bytes a trial adds to out/ (journal 2.8 kB, result cache 2.9 kB, trials.csv and
+#: .parquet 2.7 kB: a 20-trial 2-dimension study of the test suite's, measured), and
+#: what the outputs take whatever the trials (figures 104 kB, summary.json, best/)
+BYTES_PER_TRIAL, OUTPUT_BYTES = 8_000, 200_000
 _COUNTED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
 _DIGEST_ATTR = "rldse.study_digest"
 
@@ -71,6 +76,7 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
     study_file._limits = Limits(allow_long=allow_long)
     study_file._out_dir = out_dir
     where = str(path)
+    check_utf8(study_file.out_dir)  # trials.parquet is written there
     if workers < 1:
         raise RldseError(f"--workers {workers}: must be at least 1")
     check_workers(workers, study_file.limits, where)
@@ -88,6 +94,9 @@ def run_study(path: str | Path, trials: int | None = None, workers: int = 1,
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     if not resume and not priced:  # before any storage is touched: no empty study left
         _check_cost(study_file, budget, workers, where, progress)
+    check_free_space(budget * BYTES_PER_TRIAL + OUTPUT_BYTES, study_file.out_dir,
+                     "", f"out/ for {budget:,} trials at about {BYTES_PER_TRIAL / 1e3:.0f} kB "
+                     "each", "make room there, or run fewer --trials")
     started = time.perf_counter()
     with run_lock(ref), storage_errors(ref):
         clean_stale_temporaries(study_file.out_dir)
@@ -217,6 +226,7 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
             study.stop()
 
     runner = TrialRunner(study_file, cache)
+    objective = _cut_on_refused_write(runner)
     notes: list[str] = []  # what the user is warned of, for the report too
     try:
         while True:
@@ -224,7 +234,7 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
                 try:
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-                        study.optimize(runner, callbacks=[after_trial], gc_after_trial=False)
+                        study.optimize(objective, callbacks=[after_trial], gc_after_trial=False)
                 except Exception:  # Optuna cannot tell a trial another worker has failed
                     if runner.taken_over is None:
                         raise
@@ -242,6 +252,19 @@ def _work(study_file: StudyFile, ref: StorageRef, budget: int, index: int,
         if bar is not None:
             bar.close()
     return notes
+
+
+def _cut_on_refused_write(runner: TrialRunner):
+    """``runner`` as Optuna's objective, a write the disk refused raised as TrialCut (the
+    trial stays RUNNING, to be queued again: rldse.search.storage.TrialCut)."""
+    def objective(trial: optuna.Trial):
+        try:
+            return runner(trial)
+        except Exception as exc:
+            if disk_error(exc) is None:
+                raise
+            raise TrialCut(f"trial {trial.number}") from exc
+    return objective
 
 
 def _worker_main(study_file: StudyFile, ref: StorageRef, budget: int, index: int,

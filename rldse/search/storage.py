@@ -49,6 +49,7 @@ from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock, Jou
 from optuna.trial import FrozenTrial, TrialState
 
 from rldse.errors import RldseError, ambiguous_url, redact_text, redact_url
+from rldse.files import disk_error, write_error
 
 JOURNAL = "journal.log"
 LOCK = "run.lock"
@@ -136,7 +137,7 @@ _CREATED_MEANWHILE = ("42P07", "42710")
 def open_storage(ref: StorageRef) -> optuna.storages.BaseStorage:
     """The Optuna storage `ref` names; RldseError naming its key when it cannot be opened."""
     if ref.embedded:
-        Path(ref.url).parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(Path(ref.url).parent)
         lock = JournalFileOpenLock(ref.url, grace_period=JOURNAL_LOCK_GRACE_S)
         return JournalStorage(JournalFileBackend(ref.url, lock_obj=lock))
     scheme = ref.url.partition("://")[0].partition("+")[0]
@@ -194,15 +195,29 @@ def _storage_error(exc: BaseException) -> BaseException | None:
     return None
 
 
+class TrialCut(BaseException):
+    """A write the disk refused (rldse.files.DISK_ERRNOS) while a trial ran, raised out of
+    the objective past Optuna's `except Exception`: Optuna then records nothing, so the
+    trial stays RUNNING and the next run (`--resume`; a shared database's heartbeats)
+    fails and queues it again instead of losing it as FAIL. Its cause is the OSError."""
+
+
 @contextlib.contextmanager
 def storage_errors(ref: StorageRef) -> Iterator[None]:
-    """A database lost mid-run (server stopped, network gone) as one RldseError; every
-    trial it recorded as finished stays there, and `--resume` re-runs the one it cut."""
+    """A database lost mid-run (server stopped, network gone), or a write the disk
+    refused (full, out of quota, read-only), as one RldseError; every trial it recorded
+    as finished stays there, and `--resume` re-runs the one it cut."""
     try:
         yield
     except RldseError:
         raise
-    except Exception as exc:
+    except (Exception, TrialCut) as exc:
+        refused = disk_error(exc)
+        if refused is not None:
+            where = Path(refused.filename) if refused.filename else Path(ref.url).parent
+            raise RldseError(f"{write_error(where, refused)}; the finished trials are kept: "
+                             "make room and run again with --resume (the trial it cut runs "
+                             "again)") from None
         cause = None if ref.embedded else _storage_error(exc)
         if cause is None:
             raise
@@ -273,8 +288,11 @@ def run_lock(ref: StorageRef) -> Iterator[None]:
         yield
         return
     path = Path(ref.url).parent / LOCK
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    _make_folder(path.parent)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:  # a read-only folder: before any trial
+        raise write_error(path.parent, exc) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -290,6 +308,13 @@ def run_lock(ref: StorageRef) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise write_error(folder, exc) from None
 
 
 def requeue_stale(study: optuna.Study, ref: StorageRef) -> int:

@@ -20,9 +20,10 @@ sessions (autogroups) rather than between tasks, it put a process's wall/CPU at 
 multiplying the estimate. The ratio does move with the host: what else runs in this
 process's own session, and how many other sessions are busy, between the estimate and
 the end of the run.)
-Memory per worker
-is measured with tracemalloc (numpy reports its buffers to it) at two worker counts, only
-when the design has more workers than the pilots. On this project's development host the
+Memory is measured
+with tracemalloc (numpy reports its buffers to it): per step from a short pilot and one
+as long as the regrown timed pilot (a per-step array shows only there), per worker at two
+worker counts when the design has more workers than the pilots. On this project's development host the
 per-worker cost dominated: about 0.3 MB and 1.7 ms per PPO actor, 0.8 MB and 20 ms per
 DQN actor (tracemalloc peaks and wall times at 8 to 1,024 actors).
 
@@ -36,7 +37,8 @@ Sizes a run grows with are priced in closed form before anything runs, here too,
 iteration, an offline run's transitions × passes), a search's worker processes
 (`check_workers`: at most this host's cores), a grid sampler's points (`check_grid`:
 Optuna lists them all when it is made), repeated runs (`check_repeated`, `check_runs`)
-and a timeline's bytes (`check_timeline`).
+and a timeline's bytes (`check_timeline`); what a run will write is checked against the
+free space (`check_free_space`: a timeline, a capture's trace, a search's out/ folder).
 """
 
 from __future__ import annotations
@@ -119,12 +121,16 @@ class Budget:
     workers: int
     cpu_s: float | None = None  # the program's own cost (module docstring)
     load: str = ""  # how the wall time was had from the CPU time (`wall_per_cpu`)
+    #: the run's work in words where it is not its env steps (`work`: an offline run's
+    #: updates); empty: ``env_steps`` env steps
+    work: str = ""
 
     def describe(self) -> str:
         memory = ("" if self.memory_bytes is None else
                   f" and {self.memory_bytes / 1e9:,.2f} GB of memory")
+        work = self.work or f"{self.env_steps:,} env steps"
         return (f"about {self.events:,.0f} events, {duration(self.wall_s)} of wall time"
-                f"{memory} for {self.env_steps:,} env steps"
+                f"{memory} for {work}"
                 + (f" with {self.workers:,} workers" if self.workers > 1 else ""))
 
 
@@ -254,14 +260,19 @@ def estimate(trace: Trace, system: ResolvedSystem, limits: Limits | None = None,
     steps = max(steps, first.steps * workers // w_time)
     cpu_s = _fit(timed, "cpu_s", steps, workers)
     load, basis = wall_per_cpu(timed)
+    units, what = work(system)
     budget = Budget(events=_fit(timed, "events", steps, workers), wall_s=cpu_s * load,
                     memory_bytes=None, env_steps=steps, workers=workers, cpu_s=cpu_s,
-                    load=basis)
+                    load=basis, work="" if what == "env steps" else f"{units:,.0f} {what}")
     if limits is not None:
         check(budget, limits)
     if not memory:
         return budget
-    traced = [_run(trace, system, n, knob, w, memory=True)
+    # the memory pilots' long one runs as long as the regrown timed one: at a few
+    # thousand steps the peak is the set-up's, and a per-step array (33 B a step for a
+    # sync DQN's max-plus chunks: 70 MB at 2e6 steps, 33 GB at 1e9) fits as no slope
+    grown = max(p.steps for p in timed if p.workers == timed[0].workers)
+    traced = [_run(trace, system, grown if n == longer else n, knob, w, memory=True)
               for n, w in points(*(min(workers, w) for w in PILOT_WORKERS))]
     budget = replace(budget, memory_bytes=_fit(traced, "peak_bytes", steps, workers))
     if limits is not None:
@@ -419,12 +430,18 @@ def refuse_over(what: str, advice: str, where: str, limits: Limits) -> None:
                          where=where)
 
 
+def work(system: ResolvedSystem) -> tuple[float, str]:
+    """(units, what they are) of the work the design asks for: its family's
+    ``Workload.work`` (an offline run's updates), env steps where it has none."""
+    of = system.workload.work
+    return of(system.knobs) if of is not None else \
+        (float(system.knobs.env_steps or 0), "env steps")
+
+
 def check_size(system: ResolvedSystem, limits: Limits) -> None:
     """Refuse a design whose program would simulate more than MAX_WORK_UNITS units of
-    work (its family's ``Workload.work``; env steps where it has none), before pilots."""
-    work = system.workload.work
-    units, what = work(system.knobs) if work is not None else \
-        (float(system.knobs.env_steps or 0), "env steps")
+    work (`work`), before pilots."""
+    units, what = work(system)
     if units > MAX_WORK_UNITS:
         refuse_over(f"this run would simulate {units:.3g} {what}: over the {MAX_WORK_UNITS:.0e} "
                 "limit", "lower workload.env_steps or the workers", "simulate", limits)
@@ -462,20 +479,34 @@ def check_runs(run_s: float, runs: int, limits: Limits, what: str, where: str) -
                 "fewer of them", where, limits)
 
 
-def check_timeline(events: float, path: str | Path, limits: Limits) -> None:
-    """Refuse a timeline estimated over TIMELINE_LIMIT_BYTES, or over the free space of
-    its folder (even with allow_long: a full disk is no choice), before the run."""
+def check_free_space(need_bytes: float, path: str | Path, flag: str, what: str,
+                     advice: str) -> None:
+    """Refuse writing about ``need_bytes`` (``what``: the estimate in words) to ``path``
+    (the option ``flag`` names it, '' for none) when its folder (the nearest one that
+    exists) has less free space, before the work that would write them: even with
+    allow_long, since a full disk is no choice."""
     import shutil
 
-    timeline_bytes = events * TIMELINE_BYTES_PER_EVENT
-    folder = Path(path).absolute().parent
-    while not folder.exists() and folder != folder.parent:
+    folder = Path(path).absolute()
+    while not folder.is_dir() and folder != folder.parent:
         folder = folder.parent
     free = shutil.disk_usage(folder).free
-    if timeline_bytes > free:
-        raise RldseError(f"--timeline {path}: would write about {timeline_bytes / 1e6:,.0f} "
-                         f"MB ({events:,.0f} events), more than the {free / 1e6:,.0f} MB "
-                         "free there; lower workload.env_steps or give --timeline-window")
+    if need_bytes > free:
+        named = f"{flag} {path}" if flag else str(path)
+        raise RldseError(f"{named}: would write about {_megabytes(need_bytes)} ({what}), "
+                         f"more than the {_megabytes(free)} free there; {advice}")
+
+
+def _megabytes(n_bytes: float) -> str:
+    return f"{n_bytes / 1e6:,.0f} MB" if n_bytes >= 1e7 else f"{n_bytes / 1e6:,.3g} MB"
+
+
+def check_timeline(events: float, path: str | Path, limits: Limits) -> None:
+    """Refuse a timeline estimated over TIMELINE_LIMIT_BYTES, or over the free space of
+    its folder (`check_free_space`), before the run."""
+    timeline_bytes = events * TIMELINE_BYTES_PER_EVENT
+    check_free_space(timeline_bytes, path, "--timeline", f"{events:,.0f} events",
+                     "lower workload.env_steps or give --timeline-window")
     if timeline_bytes > TIMELINE_LIMIT_BYTES:
         refuse_over(f"--timeline {path}: would write about {timeline_bytes / 1e6:,.0f} MB "
                 f"({events:,.0f} events), over the {TIMELINE_LIMIT_BYTES / 1e9:.0f} GB limit",

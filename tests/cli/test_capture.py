@@ -3,6 +3,8 @@ and unusable outputs refused in one line before any training."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import rldse.workloads
@@ -163,3 +165,40 @@ def test_many_seeds_are_priced_from_the_first_run_before_the_others(monkeypatch)
         short(100)  # 0.5 s in all: never probed
     with pytest.raises(RldseError, match=r"--seeds 1,000,000"):
         short.check_runs()
+
+
+
+def test_a_capture_the_free_space_cannot_hold_is_refused_before_training(
+        tmp_path, capsys, no_training, monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(1, 1, 10**5))
+    out = tmp_path / "run.parquet"
+    code, err = _err(["capture", "dqn", "--env", "CartPole-v1", "--steps", "10000", "-o",
+                      str(out)], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"rldse: error: -o {out}: would write about 1.3 MB (a trace of "
+                          "10,000 steps")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_full_disk_at_the_write_names_the_output_not_its_temporary(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    import pyarrow.parquet as pq
+
+    from rldse.cli.capture import save_trace
+    from rldse.errors import RldseError
+    from rldse.trace import load_trace
+
+    trace = load_trace(Path(__file__).parents[2] / "traces" / "pong_ppo.parquet")
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(pq, "write_table", full)
+    out = tmp_path / "run.parquet"
+    with pytest.raises(RldseError) as exc:
+        save_trace(trace, out)
+    assert str(exc.value) == f"{out}: cannot write: the disk is full"
+    assert list(tmp_path.iterdir()) == []

@@ -4,6 +4,7 @@ keys and values, and raw random text; runs are kept tiny (env steps, actors)."""
 
 from __future__ import annotations
 
+import importlib.util
 import tempfile
 from pathlib import Path
 
@@ -17,7 +18,11 @@ from rldse.errors import RldseError
 from rldse.models import PART_KINDS, ROLES
 
 ROOT = Path(__file__).resolve().parents[2]
-TRACE = str(ROOT / "traces" / "dqn_cartpole_uniform.parquet")
+_spec = importlib.util.spec_from_file_location("make_fuzz_corpus",
+                                               ROOT / "scripts" / "make_fuzz_corpus.py")
+make_fuzz_corpus = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(make_fuzz_corpus)
+TRACE = make_fuzz_corpus.TRACE
 SETTINGS = settings(suppress_health_check=[HealthCheck.too_slow])  # examples: the profile
 
 NAMES = sorted({"name", "placement", "workload", "price_usd_per_hour", "preset", "count",
@@ -35,12 +40,7 @@ KEYS = st.one_of(st.sampled_from(NAMES), st.text(max_size=10))
 VALUES = st.recursive(SCALARS, lambda inner: st.one_of(
     st.lists(inner, max_size=4), st.dictionaries(KEYS, inner, max_size=4)), max_leaves=12)
 
-SPEC = {"name": "fuzz", "cpu": {"preset": "xeon-silver-4215"}, "gpu": {"preset": "v100-sxm2"},
-        "placement": {"learn": "gpu"}, "workload": {"learner": "sync"}}
-STUDY = {"trace": TRACE, "base": dict(SPEC),
-         "space": {"workload.batch_size": {"choices": [32, 64]},
-                   "gpu.count": {"int": [1, 2]}},
-         "objectives": [{"maximize": "steps_per_joule"}], "trials": 2, "seed": 0}
+SPEC, STUDY = make_fuzz_corpus.SPEC, make_fuzz_corpus.STUDY
 
 
 def _mutated(base: dict, data: st.DataObject) -> dict:
@@ -187,74 +187,11 @@ def test_yaml_12_numbers_in_set_are_read_as_12_reads_them():
         "gpu.count": 2, "a": 1, "b": 1000.0, "c": True, "d": "yes"}
 
 
-# ---- the reliability review's reproductions: one line and exit 2, nothing written, nothing leaked -----
+# ---- the reliability review's reproductions: one line and exit 2, nothing written,
+# nothing leaked (the cases live in the fuzz corpus, scripts/make_fuzz_corpus.py)
 
-#: what a file a spec must not read holds (as the host's password file does)
-OUTSIDE_TEXT = "root:$6$SaltSecret$HashHash:19500:0:99999:7:::\n"
-PASSWORD = "S3cr@t:pa/ss%word#Q?x&y=1"
+OUTSIDE_TEXT, PASSWORD = make_fuzz_corpus.OUTSIDE_TEXT, make_fuzz_corpus.PASSWORD
 ZEN = "Beautiful is better than ugly"
-
-
-def _study(folder: Path, **changes) -> str:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "study.yaml"
-    path.write_text(yaml.safe_dump({**STUDY, **changes}, sort_keys=False))
-    return str(path)
-
-
-def _issue_38_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
-    """name -> (argv, a text the one line must hold); files set up under ``tmp``."""
-    (tmp / "secret.txt").write_text(OUTSIDE_TEXT)
-    spec = tmp / "spec"
-    spec.mkdir()
-    (spec / "link.csv").symlink_to(tmp / "secret.txt")
-    table = "table: {{latency_csv: '{}', replay: root, learn: root}}\n" \
-            "placement: {{replay: table, learn: table}}\n"
-    for name, csv in (("absolute", tmp / "secret.txt"), ("dotdot", "../secret.txt"),
-                      ("symlink", "link.csv")):
-        (spec / f"{name}.yaml").write_text(table.format(csv))
-    (spec / "null.yaml").write_text("null\n")
-    (spec / "empty.yaml").write_text("")
-    (spec / "ok.yaml").write_text(yaml.safe_dump(SPEC))
-    (tmp / "zen" / "zen").mkdir(parents=True)
-    (tmp / "zen" / "zen" / "study.yaml").write_text("module: this.x\n")
-    for name in ("t.json", "rows.csv", "checked.csv", "out.txt"):
-        (tmp / name).write_text("an earlier run's")
-    (tmp / "presets").mkdir()
-    (tmp / "presets" / "myhost.yaml").write_text("an earlier run's")
-    sim = ["simulate", TRACE, "--set", "workload.env_steps=300", "--system"]
-    url = f"postgresql://rldse:{PASSWORD}@127.0.0.1:1/db"
-    cases = {f"latency_csv {name}": ([*sim, str(spec / f"{name}.yaml")],
-                                     "table.latency_csv: ")
-             for name in ("absolute", "dotdot", "symlink")}
-    cases.update({
-        "base latency_csv": (["search", _study(tmp / "s1", base={"table": {
-            "latency_csv": str(tmp / "secret.txt"), "replay": "root", "learn": "root"}})],
-            "table.latency_csv: "),
-        "null system file": ([*sim, str(spec / "null.yaml")], "the file is empty"),
-        "empty system file": ([*sim, str(spec / "empty.yaml")], "the file is empty"),
-        "module this.x": (["study", "list", "--root", str(tmp / "zen")], "no module 'this.x'"),
-        "password --storage": (["search", _study(tmp / "s2"), "--storage", url],
-                               "cannot tell where the URL's password ends"),
-        "password storage:": (["search", _study(tmp / "s3", storage=url.replace(
-            "rldse:", "rldse@h/db?password="))], "cannot tell where the URL's password ends"),
-        "bare metric": (["search", _study(tmp / "s4", constraints=["avg_power_w"])],
-                        "is a number, not true or false"),
-        "step over range": (["search", _study(tmp / "s5", space={
-            "gpu.count": {"int": [1, 4], "step": 1e12}})], "larger than the range"),
-        "timeline exists": ([*sim, str(spec / "ok.yaml"), "--timeline", str(tmp / "t.json")],
-                            "exists (add --force"),
-        "validate --csv exists": (["validate", "external", "--csv", str(tmp / "rows.csv")],
-                                  "exists (add --force"),
-        "validate --checked exists": (["validate", "external", "--checked",
-                                       str(tmp / "checked.csv")], "exists (add --force"),
-        "calibrate -o exists": (["calibrate", "cpu", "--name", "myhost", "-o",
-                                 str(tmp / "presets"), "--quick"], "exists (add --force"),
-        "trace export exists": (["trace", "export", "--format", "swiftrl",
-                                 str(ROOT / "traces" / "tabular_taxi.parquet"), "-o",
-                                 str(tmp / "out.txt")], "exists (add --force"),
-    })
-    return cases
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -264,7 +201,7 @@ def _files(folder: Path) -> dict[str, bytes]:
 def test_issue_38_reproductions_are_one_line_and_write_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("RLDSE_STORAGE", raising=False)
-    cases = _issue_38_cases(tmp_path)
+    cases = make_fuzz_corpus.issue_38_cases(tmp_path)
     before = _files(tmp_path)
     bad = []
     for name, (argv, expected) in cases.items():

@@ -190,3 +190,79 @@ def test_unencoded_at_in_password_never_half_leaks():
     assert "LongSecretTail99" not in str(err.value) and "Tail" not in str(err.value)
     assert "pa" not in redact_url("postgresql://user@pa:ss@host/db").split("@")[0]
     assert redact_url("postgresql://u@h/db") == "postgresql://u@h/db"
+
+
+# ---- a folder that takes no writes, a disk that fills ---------------------------------
+
+def test_a_read_only_study_folder_is_one_line_before_any_trial(write_study, monkeypatch):
+    """Root ignores the permission bits, so the read-only mount is the os call failing."""
+    import errno
+    import os
+
+    path = write_study(trials=2)
+    real_mkdir = os.mkdir
+
+    def read_only(target, *args, **kwargs):
+        if str(target).startswith(str(path.parent)):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(target))
+        return real_mkdir(target, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", read_only)
+    with pytest.raises(RldseError) as err:
+        run_study(path, progress=False)
+    assert str(err.value) == f"{path.parent / 'out'}: cannot write: the file system is read-only"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["study.yaml"]
+
+
+def test_a_trial_cut_by_a_full_disk_is_one_line_and_runs_again_on_resume(write_study,
+                                                                         monkeypatch):
+    """The journal's third write after the study is set up fails for a full disk (a
+    trial's record): the run stops in one line, that trial stays RUNNING, and --resume
+    fails it and runs its point again; the budget ends up finished, each trial once."""
+    import errno
+    import os
+
+    from optuna.storages.journal import JournalFileBackend
+
+    path = write_study(trials=4, sampler="random", estimate={"prune": False})
+    real_append = JournalFileBackend.append_logs
+    calls = {"n": 0}
+
+    def fills(self, logs):
+        calls["n"] += 1
+        if calls["n"] == 12:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_append(self, logs)
+
+    monkeypatch.setattr(JournalFileBackend, "append_logs", fills)
+    with pytest.raises(RldseError) as err:
+        run_study(path, progress=False)
+    assert str(err.value).startswith(f"{path.parent / 'out'}: cannot write: the disk is full")
+    assert "--resume" in str(err.value) and "\n" not in str(err.value)
+    sf = load_study_file(path)
+    study = optuna.load_study(study_name=sf.study_name,
+                              storage=open_storage(storage_ref(sf.out_dir, None, None, "")))
+    cut = [t for t in study.trials if t.state == TrialState.RUNNING]
+    assert len(cut) == 1 and not any(t.state == TrialState.FAIL for t in study.trials)
+
+    monkeypatch.setattr(JournalFileBackend, "append_logs", real_append)
+    report = run_study(path, resume=True, progress=False)
+    after = optuna.load_study(study_name=sf.study_name,
+                              storage=open_storage(storage_ref(sf.out_dir, None, None, "")))
+    assert report.requeued == 1
+    assert after.trials[cut[0].number].state == TrialState.FAIL
+    retried = [t for t in after.trials if t.system_attrs.get("failed_trial") == cut[0].number]
+    assert len(retried) == 1 and retried[0].state == TrialState.COMPLETE
+    assert cut[0].params.items() <= retried[0].params.items()
+    assert sum(t.state == TrialState.COMPLETE for t in after.trials) == 4
+
+
+def test_a_search_the_free_space_cannot_hold_is_refused_before_any_trial(write_study,
+                                                                         monkeypatch):
+    import shutil
+
+    path = write_study(trials=100)
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(1, 1, 10**5))
+    with pytest.raises(RldseError, match=r"out: would write about 1 MB \(out/ for 100 trials"):
+        run_study(path, progress=False)
+    assert not (path.parent / "out").exists()

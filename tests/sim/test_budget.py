@@ -213,3 +213,36 @@ def test_a_timeline_is_priced_against_the_limit_and_the_free_space(tmp_path, mon
     monkeypatch.setattr(shutil, "disk_usage", lambda p: shutil._ntuple_diskusage(1, 1, 10**6))
     with pytest.raises(RldseError, match="more than the 1 MB free there"):
         check_timeline(1e6, tmp_path / "new" / "t.json", Limits(allow_long=True))
+
+
+def test_an_offline_runs_estimate_names_its_updates_not_env_steps():
+    """An offline tabular run's work is transitions x passes (its family's Workload.work);
+    the estimate's words say so instead of 'env steps'."""
+    from rldse.sim.budget import work
+    from rldse.system import parse_spec
+
+    trace = load_trace(ROOT / "traces" / "tabular_taxi_offline_7.parquet")
+    spec = {"name": "cpu", "cpu": {"preset": "epyc-7742"},
+            "workload": {"transitions": 1000, "passes": 3}}
+    system = resolve(parse_spec(spec), trace)
+    assert work(system) == (3000.0, "updates (1,000 transitions x 3 passes)")
+    budget = estimate(trace, system, memory=False)
+    assert budget.describe().endswith("for 3,000 updates (1,000 transitions x 3 passes)")
+    assert "env steps" not in budget.describe()
+
+
+def test_memory_that_grows_with_steps_is_read_off_the_regrown_long_pilot(dqn, monkeypatch):
+    """A sync DQN's max-plus chunks hold about 33 B a step (70 MB at 2e6 steps): at the
+    short pilots' few thousand steps the peak is the set-up's, noisy (8 MB at 2,000, 4.6
+    MB at 8,000), so the memory pilots' long one runs as long as the regrown timed one."""
+    import rldse.sim.budget as budget
+    from rldse.sim.budget import PILOT_STEPS, _Pilot
+
+    def pilot(trace, system, steps, knob, workers, memory):
+        peak = (8e6 if steps <= PILOT_STEPS else 4e6 + 33 * steps) if memory else None
+        cpu_s = 0.1 + 3e-7 * steps
+        return _Pilot(steps, workers, cpu_s, 4, peak, cpu_s)
+
+    monkeypatch.setattr(budget, "_run", pilot)
+    result = estimate(dqn, _system(dqn, env_steps=10**9), memory=True)
+    assert result.memory_bytes == pytest.approx(33e9, rel=0.1)  # the short pilot: noise

@@ -6,6 +6,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rldse.paths import StudyData
+
 
 class Published(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -17,8 +19,8 @@ class Published(BaseModel):
 
 class PearlTables(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    latency_csv: str
-    link_csv: str
+    latency_csv: StudyData  # in the study's folder, as a spec's tables (rldse.paths)
+    link_csv: StudyData
     train_batch_size: int
     insert_batch_size: int
     state_size: int

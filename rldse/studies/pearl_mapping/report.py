@@ -107,7 +107,7 @@ def _sections(r: Runs, nominal: pd.DataFrame) -> list[tuple[str, str]]:
 
 
 def _parameters(p: PearlTables, s: FpgaPlatform) -> dict:
-    return {"PEARL tables": f"{p.latency_csv}, {p.link_csv}",
+    return {"PEARL tables": f"{p.latency_csv.name}, {p.link_csv.name}",
             "train / insert batch": f"{p.train_batch_size} / {p.insert_batch_size}",
             "platform CPU, GPU, FPGA": f"{s.cpu}, {s.gpu}, {s.fpga}",
             "PEARL's mapping searched over": f"replay {s.replays}, learner {s.learners}",

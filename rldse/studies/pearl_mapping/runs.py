@@ -40,9 +40,9 @@ def _table_spec(csv: Path, rm: str, learner: str):
         "workload": {"env_steps": TABLE_STEPS, "learner": "async", "actors": 4}})
 
 
-def _table_runs(p: PearlTables, base: Path, trace, bar) -> pd.DataFrame:
+def _table_runs(p: PearlTables, trace, bar) -> pd.DataFrame:
     """Every RM/learner pair through the engine on PEARL's tables."""
-    csv = base / p.latency_csv
+    csv = p.latency_csv
     rows = []
     for rm, learner in itertools.product(devices(csv), repeat=2):
         r = simulate(trace, _table_spec(csv, rm, learner))
@@ -129,7 +129,7 @@ def plan(study_dir: Path) -> list[Planned]:
     priced at its largest design (PEARL's platform with the last replay and learner)."""
     params = load_params(study_dir, Params)
     p, s = params.pearl_tables, params.fpga_platform
-    csv = study_dir / p.latency_csv
+    csv = p.latency_csv
     names = devices(csv)
     out = [Planned("RM/learner pairs on PEARL's tables", len(names) ** 2,
                    load_trace(study_dir / s.traces["dqn"]),
@@ -159,13 +159,13 @@ def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
     """Run every simulation; write results.csv and fpga_platform.csv in ``out``."""
     params = load_params(study_dir, Params)
     p, s = params.pearl_tables, params.fpga_platform
-    links = load_link_table(study_dir / p.link_csv)
+    links = load_link_table(p.link_csv)
     dqn = load_trace(study_dir / s.traces["dqn"])
-    stores = devices(study_dir / p.latency_csv)
+    stores = devices(p.latency_csv)
     n_fpga = _runs_per_workload(s) * len(s.traces)
     with tqdm(total=len(stores) ** 2 + n_fpga, desc="pearl_mapping", disable=not progress,
               unit="sim") as bar:
-        tables = _table_runs(p, study_dir, dqn, bar)
+        tables = _table_runs(p, dqn, bar)
         fpga = _fpga_runs(s, study_dir, bar)
     best = tables.loc[tables["samples_per_s"].idxmax()]
     storage = place_storage(p, links, stores, best.rm, best.learner)

@@ -4,16 +4,21 @@ between two accelerators being two hops through the CPU."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rldse.models.table import load_link_table
+from rldse.paths import FOLDER
 from rldse.studies.pearl_mapping.params import PearlTables, Published
 from rldse.studies.pearl_mapping.storage import place_storage, storage_traffic_ms
 
-TABLES = PearlTables(latency_csv="PT.csv", link_csv="BW.csv", train_batch_size=512,
-                     insert_batch_size=256, state_size=4, action_size=2,
-                     published=Published(rm="CPU", learner="GPU", data_storage="CPU",
-                                         peak_samples_per_s=1.0))
+TABLES = PearlTables.model_validate(
+    {"latency_csv": "PT.csv", "link_csv": "BW.csv", "train_batch_size": 512,
+     "insert_batch_size": 256, "state_size": 4, "action_size": 2,
+     "published": Published(rm="CPU", learner="GPU", data_storage="CPU",
+                            peak_samples_per_s=1.0)},
+    context={FOLDER: Path(__file__).parent})
 LEARNER_GB = 512 * (4 * 2 + 2 + 3) * 4 / 1e9  # a training batch: s, s', a, r, done, index
 ACTOR_GB = 256 * (4 * 2 + 2 + 2) * 4 / 1e9  # an insert batch
 
