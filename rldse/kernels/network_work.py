@@ -37,11 +37,15 @@ from pydantic import BaseModel, ConfigDict, Field
 F32 = 4  # bytes per float32
 
 
-#: Operator kinds a traced operation lists (``Work.operators``): a GEMM as nn.Linear's
-#: (B, M, N, K); element-wise and reduction kernels, and the optimizer's (Adam, Polyak,
-#: target copies), each as (KERNELS, BYTES, FLOPS) in total; state first read from memory
-#: as (BYTES,).
-OPERATOR_KINDS = ("linear", "elementwise", "optimizer", "state_read")
+#: Operator kinds a traced operation lists (``Work.operators``, replay's
+#: ``OpWork.operators``): a GEMM as nn.Linear's (B, M, N, K); element-wise and reduction
+#: kernels, and the optimizer's (Adam, Polyak, target copies), each as (KERNELS, BYTES,
+#: FLOPS) in total; state first read from memory as (BYTES,); a replay's writes of new
+#: transitions as (ITEMS, BYTES), its row gathers as (ITEMS, BYTES), its sum-tree
+#: descents or climbs as (ITEMS, LEVELS) and its per-item arithmetic (priorities,
+#: importance weights, quantization) as (ITEMS, BYTES, FLOPS).
+OPERATOR_KINDS = ("linear", "elementwise", "optimizer", "state_read", "replay_write",
+                  "gather", "sumtree", "replay_arith")
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rldse.kernels.network_work import Operator
+
 NODE_BYTES = 8  # float64 sum-tree node
 INDEX_BYTES = 8  # int64 sampled index
 ACTION_BYTES = 4  # int32
@@ -36,16 +38,44 @@ STRATUM_FLOPS = 2  # (i + U)·(total/B)
 
 @dataclass(frozen=True)
 class OpWork:
-    """Work of one buffer operation, in the trace's units."""
+    """Work of one buffer operation, in the trace's units, and the operators it is made
+    of (``operators``: rldse.kernels.network_work.OPERATOR_KINDS)."""
 
     items: int
     flops: int = 0
     bytes: int = 0
     touches: int = 0
+    parts: tuple[Operator, ...] = ()
 
     def __add__(self, other: OpWork) -> OpWork:
         return OpWork(self.items, self.flops + other.flops, self.bytes + other.bytes,
-                      self.touches + other.touches)
+                      self.touches + other.touches, self.parts + other.parts)
+
+    def operators(self) -> tuple[Operator, ...]:
+        """What a trace records for this operation."""
+        return self.parts
+
+
+def write(items: int, bytes_: int) -> OpWork:
+    """``items`` transitions written into the buffer."""
+    return OpWork(items, bytes=bytes_, parts=(Operator("replay_write", (items, bytes_)),))
+
+
+def gather(items: int, bytes_: int) -> OpWork:
+    """``items`` rows read from the buffer (and written to the batch)."""
+    return OpWork(items, bytes=bytes_, parts=(Operator("gather", (items, bytes_)),))
+
+
+def tree_walk(items: int, levels: int, flops: int, bytes_: int) -> OpWork:
+    """``items`` sum-tree paths of ``levels`` dependent node accesses each."""
+    return OpWork(items, flops=flops, bytes=bytes_, touches=items * levels,
+                  parts=(Operator("sumtree", (items, levels)),))
+
+
+def arith(items: int, flops: int, bytes_: int, touches: int = 0) -> OpWork:
+    """Per-item arithmetic (priorities, importance weights, quantization) and its bytes."""
+    return OpWork(items, flops=flops, bytes=bytes_, touches=touches,
+                  parts=(Operator("replay_arith", (items, bytes_, flops)),))
 
 
 @dataclass(frozen=True)
@@ -95,7 +125,7 @@ class UniformReplay:
         self._store(slot, obs, action, reward, next_obs, done)
         self.pos = (slot + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
-        return OpWork(1, bytes=2 * self.transition_bytes)
+        return write(1, 2 * self.transition_bytes)
 
     def sample(self, batch: int) -> tuple[Batch, OpWork]:
         """Draw ``batch`` filled slots with replacement, uniformly.
@@ -104,7 +134,7 @@ class UniformReplay:
         bytes = B·(2·T + 2·8); no flops, no dependent touches.
         """
         idx = self.rng.integers(0, self.size, size=batch)
-        work = OpWork(batch, bytes=batch * (2 * self.transition_bytes + 2 * INDEX_BYTES))
+        work = gather(batch, batch * (2 * self.transition_bytes + 2 * INDEX_BYTES))
         return self._gather(idx), work
 
     def _store(self, slot: int, obs: np.ndarray, action: int, reward: float,
@@ -163,7 +193,7 @@ class SumTree:
         ancestors = leaf[:, None] >> self._levels[None, 1:]
         np.add.at(self.nodes, ancestors.ravel(), np.repeat(delta, self.depth - 1))
         d = self.depth
-        return OpWork(n, flops=n * d, bytes=n * (NODE_BYTES + 2 * NODE_BYTES * d), touches=n * d)
+        return tree_walk(n, d, n * d, n * (NODE_BYTES + 2 * NODE_BYTES * d))
 
     def find(self, mass: np.ndarray, filled: int) -> tuple[np.ndarray, OpWork]:
         """Leaf index for each prefix-sum ``mass`` in [0, total): all descents level by level.
@@ -186,8 +216,8 @@ class SumTree:
             node = left + right
         idx = np.minimum(node - self.leaves, filled - 1)
         n, d = mass.size, self.depth
-        return idx, OpWork(n, flops=n * 2 * (d - 1),
-                           bytes=n * (NODE_BYTES * d + NODE_BYTES + INDEX_BYTES), touches=n * d)
+        return idx, tree_walk(n, d, n * 2 * (d - 1),
+                              n * (NODE_BYTES * d + NODE_BYTES + INDEX_BYTES))
 
 
 class PrioritizedReplay(UniformReplay):
@@ -227,8 +257,8 @@ class PrioritizedReplay(UniformReplay):
         prob = self.tree.priorities(idx) / self.tree.total
         weights = (self.size * prob) ** -beta
         weights = (weights / weights.max()).astype(np.float32)
-        work = OpWork(batch, flops=batch * (STRATUM_FLOPS + IS_WEIGHT_FLOPS),
-                      bytes=batch * (2 * self.transition_bytes + WEIGHT_BYTES))
+        work = arith(batch, batch * (STRATUM_FLOPS + IS_WEIGHT_FLOPS), batch * WEIGHT_BYTES) \
+            + gather(batch, batch * 2 * self.transition_bytes)
         return self._gather(idx, weights), work + tree_work
 
     def update(self, idx: np.ndarray, td_error: np.ndarray) -> OpWork:
@@ -240,5 +270,5 @@ class PrioritizedReplay(UniformReplay):
         priority = (np.abs(np.asarray(td_error, dtype=np.float64)) + self.eps) ** self.alpha
         self.max_priority = max(self.max_priority, float(priority.max()))
         n = priority.size
-        work = OpWork(n, flops=n * (PRIORITY_FLOPS + 1), bytes=n * TD_BYTES)
+        work = arith(n, n * (PRIORITY_FLOPS + 1), n * TD_BYTES)
         return work + self.tree.update(idx, priority)

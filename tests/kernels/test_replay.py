@@ -124,3 +124,21 @@ def test_prioritized_replay_new_transitions_get_max_priority():
     assert buf.tree.priorities(np.array([2]))[0] == buf.max_priority
     assert w.touches == buf.tree.depth
     assert w.bytes == 2 * buf.transition_bytes + 8 + 16 * buf.tree.depth
+
+
+def test_prioritized_sample_lists_its_operators_and_they_add_up():
+    """A PER sample is per-item arithmetic, a row gather and one sum-tree descent per item
+    (D = log2(capacity) + 1 levels), and those parts' bytes and flops are its totals."""
+    rng = np.random.default_rng(0)
+    buf = PrioritizedReplay(1000, 4, rng)
+    for i in range(50):
+        buf.add(np.full(4, i, np.float32), 1, 0.0, np.zeros(4, np.float32), False)
+    _, work = buf.sample(32)
+    ops = {o.op: o.shape for o in work.operators()}
+    t = 2 * 4 * 4 + 4 + 4 + 1
+    assert ops["gather"] == (32, 32 * 2 * t)
+    assert ops["sumtree"] == (32, 11)  # 1,024 leaves: 10 levels below the root
+    arith_items, arith_bytes, arith_flops = ops["replay_arith"]
+    assert (arith_items, arith_flops) == (32, 32 * 7)  # stratum 2 + importance weight 5
+    assert work.bytes == ops["gather"][1] + arith_bytes + 32 * (8 * 11 + 8 + 8)
+    assert work.touches == 32 * 11

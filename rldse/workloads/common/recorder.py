@@ -33,6 +33,7 @@ import numpy as np
 from rldse.cpu_clock import CpuClock
 from rldse.host import load_sample
 from rldse.kernels.network_work import Work
+from rldse.kernels.replay import OpWork
 from rldse.trace import OPS_COLUMNS, TracedOperator, operator_records
 
 if TYPE_CHECKING:  # on use: the capture CLI's --help loads this module, not a table
@@ -53,8 +54,8 @@ class Recorder:
         self.now = perf_counter_ns
         self.origin_ns = perf_counter_ns() if origin_ns is None else origin_ns
         self.rows: list[tuple] = []
-        #: (phase, items, flops) -> the network work an operation of it ran (``add``)
-        self.works: dict[tuple[str, int, int], Work] = {}
+        #: (phase, items, flops or None for replay work) -> the work an operation ran
+        self.works: dict[tuple[str, int, int | None], Work | OpWork] = {}
         self.foreign: list[tuple[list[tuple], np.ndarray]] = []  # (rows, fractions)
         self.cpu = CpuClock(thread_time_ns)
         self.overhead_ns = self._calibrate() if overhead_ns is None else float(overhead_ns)
@@ -63,23 +64,27 @@ class Recorder:
 
     def add(self, phase: str, t0_ns: int, iter: int, items: int = 1, flops: int = 0,
             bytes: int = 0, touches: int = 0, dtype: str = "fp32",
-            worker: str | None = None, work: Work | None = None) -> None:
+            worker: str | None = None, work: Work | OpWork | None = None) -> None:
         """Record one operation that started at ``t0_ns`` (from ``now()``) and ends now.
-        ``work``: the network work it ran (its flops and bytes, and its operators, kept
-        once per phase and items for the trace: ``operators``)."""
+        ``work``: the network or replay work it ran (its flops, bytes and touches, and
+        its operators, kept once per phase, items and flops for the trace:
+        ``operators``)."""
         t1 = perf_counter_ns()
         if t1 >= self.cpu.next_ns:  # the op ends after the read (rldse.cpu_clock)
             t1 = self.cpu.sample(t1)
         if work is not None:
             flops, bytes = work.flops, work.bytes
-            if (phase, items, flops) not in self.works:
-                self.works[(phase, items, flops)] = work
+            touches = getattr(work, "touches", touches)  # a replay's (OpWork)
+            # a replay's flops follow its data (AMPER's candidates): one list per items
+            key = (phase, items, flops if isinstance(work, Work) else None)
+            if key not in self.works:
+                self.works[key] = work
         self.rows.append((worker or self.worker, phase, iter, t0_ns, t1 - t0_ns, items,
                           flops, bytes, touches, dtype))
 
     def operators(self) -> list[TracedOperator]:
-        """The operators of the network work recorded (``add(work=...)``), per phase and
-        items, for ``TraceMeta.operators``."""
+        """The operators of the work recorded (``add(work=...)``), per phase, items and
+        flops, for ``TraceMeta.operators``."""
         return [r for (phase, items, _), w in self.works.items()
                 for r in operator_records(phase, items, w)]
 

@@ -67,6 +67,8 @@ from rldse.kernels.replay import (
     Batch,
     OpWork,
     UniformReplay,
+    arith,
+    gather,
 )
 
 LEVEL_BYTES = 1  # one level per row in the emulation (uint8; bits ≤ 8)
@@ -198,7 +200,7 @@ class AmperReplay(UniformReplay):
         work = super().add(obs, action, reward, next_obs, done)
         self.level[slot] = self.quantize(self.max_priority)
         self.stats.insert_rows += 1
-        return work + OpWork(1, flops=QUANTIZE_FLOPS, bytes=LEVEL_BYTES, touches=1)
+        return work + arith(1, QUANTIZE_FLOPS, LEVEL_BYTES, touches=1)
 
     def probabilities(self, idx: np.ndarray) -> np.ndarray:
         """The quantized proportional probability P(i) = ℓ_i / Σ ℓ the sampler targets."""
@@ -286,10 +288,9 @@ class AmperReplay(UniformReplay):
         st.searches += searches
         st.candidates += int(csp.size)
         n = self.size
-        work = OpWork(batch, flops=m * TARGET_FLOPS + batch * IS_WEIGHT_FLOPS,
-                      bytes=batch * (2 * self.transition_bytes + WEIGHT_BYTES)
-                      + n * (3 * LEVEL_BYTES + ORDER_BYTES),
-                      touches=searches)
+        work = arith(batch, m * TARGET_FLOPS + batch * IS_WEIGHT_FLOPS,
+                     batch * WEIGHT_BYTES + n * (3 * LEVEL_BYTES + ORDER_BYTES),
+                     touches=searches) + gather(batch, batch * 2 * self.transition_bytes)
         return self._gather(idx, weights), work
 
     def update(self, idx: np.ndarray, td_error: np.ndarray) -> OpWork:
@@ -304,5 +305,5 @@ class AmperReplay(UniformReplay):
         n, rows = idx.size, int(uniq.size)
         self.stats.update_items += n
         self.stats.update_rows += rows
-        return OpWork(n, flops=n * (PRIORITY_FLOPS + 1 + QUANTIZE_FLOPS),
-                      bytes=n * TD_BYTES + rows * LEVEL_BYTES, touches=rows + rescaled)
+        return arith(n, n * (PRIORITY_FLOPS + 1 + QUANTIZE_FLOPS),
+                     n * TD_BYTES + rows * LEVEL_BYTES, touches=rows + rescaled)

@@ -36,7 +36,7 @@ from rldse.kernels.mlp import (
     n_tensors,
     vector,
 )
-from rldse.kernels.replay import OpWork
+from rldse.kernels.replay import OpWork, gather, write
 from rldse.strict import UserModel
 from rldse.trace import Trace
 from rldse.workloads.common import base
@@ -189,15 +189,15 @@ class DDPGAgent:
                  next_obs: np.ndarray, terminated: bool) -> OpWork:
         """Store a transition: the add reads and writes it (2·T bytes)."""
         self.replay.add(obs, action, reward, next_obs, terminated)
-        return OpWork(1, bytes=2 * self.replay.transition_bytes)
+        return write(1, 2 * self.replay.transition_bytes)
 
     def update(self, step: int, rec: Recorder | NullRecorder) -> None:
         """Sample, learn, Polyak-sync: three recorded operations."""
         now, add, bs = rec.now, rec.add, self.cfg.batch_size
         t0 = now()
         batch = self.replay.sample(self.rng, bs)
-        add("replay_sample", t0, step, items=bs,
-            bytes=bs * (2 * self.replay.transition_bytes + 2 * INDEX_BYTES), dtype="none")
+        add("replay_sample", t0, step, items=bs, dtype="none",
+            work=gather(bs, bs * (2 * self.replay.transition_bytes + 2 * INDEX_BYTES)))
 
         t0 = now()
         self.learn(*batch)

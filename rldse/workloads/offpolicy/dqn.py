@@ -229,8 +229,7 @@ class DQNAgent:
             batch, w = replay.sample(bs, self.beta(step))
         else:
             batch, w = replay.sample(bs)
-        add("replay_sample", t0, step, items=bs, flops=w.flops, bytes=w.bytes,
-            touches=w.touches, dtype=replay.dtype)
+        add("replay_sample", t0, step, items=bs, work=w, dtype=replay.dtype)
 
         t0 = now()
         td = self.learn(batch)
@@ -239,8 +238,7 @@ class DQNAgent:
         if per:
             t0 = now()
             w = replay.update(batch.idx, td)
-            add("replay_update", t0, step, items=bs, flops=w.flops, bytes=w.bytes,
-                touches=w.touches, dtype=replay.dtype)
+            add("replay_update", t0, step, items=bs, work=w, dtype=replay.dtype)
 
     def end_step(self, step: int, rec: Recorder | NullRecorder) -> None:
         """Every ``target_sync`` env steps (not at step 0): the hard target copy."""

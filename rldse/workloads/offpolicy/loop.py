@@ -92,8 +92,7 @@ def run_offpolicy(env: gym.Env, agent: OffPolicyAgent, steps: int, learning_star
 
         t0 = now()
         w = agent.remember(obs, action, reward, next_obs, terminated)
-        add("replay_add", t0, step, items=1, flops=w.flops, bytes=w.bytes, touches=w.touches,
-            dtype=replay_dtype)
+        add("replay_add", t0, step, items=1, work=w, dtype=replay_dtype)
 
         ep_return += float(reward)
         if terminated or truncated:
