@@ -61,6 +61,14 @@ def test_ppo_cartpole_records_and_replays(tmp_path, capsys):
     # preempted one on a loaded host may be longer)
     assert trace.meta.episode_returns[-1] == model.ep_info_buffer[-1]["r"]
     assert set(ops.loc[ops["phase"] == "learn", "worker"]) == {"learner"}
+    # the operators of its minibatch steps, from the policy's modules: the 4-64-64-2 policy
+    # and 4-64-64-1 value at batch 64, a forward, weight-gradient and (above the first
+    # layer) input-gradient GEMM per layer: 2 × (3 + 3 + 2) = 16, by shape
+    linear = {tuple(o.shape): o.count for o in trace.meta.operators
+              if o.phase == "learn" and o.items == 64 and o.op == "linear"}
+    assert sum(linear.values()) == 16
+    assert linear[(1, 64, 4, 64)] == 2 and linear[(1, 4, 64, 64)] == 2  # first layers
+    assert {o.source for o in trace.meta.operators} == {"modules"}
     assert main(["trace", "info", str(path)]) == 0
     assert main(["simulate", str(path), "--system", "examples/dgx1_like.yaml"]) == 0
     capsys.readouterr()
