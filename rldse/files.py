@@ -211,16 +211,18 @@ def replace_markdown_table(path: str | Path, header: str, table: str, flag: str)
 
 
 @contextmanager
-def folder_lock(folder: Path, busy: str) -> Iterator[None]:
-    """Hold ``folder``'s exclusive run lock (``folder/.lock``, released by the kernel when
-    the holder dies, so a killed run never leaves it held); ``busy(pid)`` is the one line
-    raised when another process holds it."""
+def folder_lock(folder: Path, busy: str, name: str = ".lock") -> Iterator[None]:
+    """Hold ``folder``'s exclusive run lock (``folder/name``, holding the holder's pid,
+    released by the kernel when the holder dies, so a killed run never leaves it held);
+    ``busy`` (with ``{pid}``) is the one line raised when another process holds it, and a
+    folder that takes no writes (read-only) is one line naming the folder. The one lock
+    of study runs and embedded searches."""
     from rldse.errors import RldseError
 
     try:
-        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(folder / name, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        raise write_error(folder / ".lock", exc) from None
+        raise write_error(folder, exc) from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -49,7 +49,7 @@ from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock, Jou
 from optuna.trial import FrozenTrial, TrialState
 
 from rldse.errors import RldseError, ambiguous_url, redact_text, redact_url
-from rldse.files import disk_error, write_error
+from rldse.files import disk_error, folder_lock, write_error
 
 JOURNAL = "journal.log"
 LOCK = "run.lock"
@@ -287,27 +287,14 @@ def run_lock(ref: StorageRef) -> Iterator[None]:
     if not ref.embedded:
         yield
         return
-    path = Path(ref.url).parent / LOCK
-    _make_folder(path.parent)
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:  # a read-only folder: before any trial
-        raise write_error(path.parent, exc) from None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
-            raise RldseError(f"{ref.key}: this study is being run by another process "
-                             f"(pid {holder}); wait for it, or stop it and --resume") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
+    folder = Path(ref.url).parent
+    _make_folder(folder)
+    with folder_lock(folder, f"{ref.key}: this study is being run by another process "
+                     "(pid {pid}); wait for it, or stop it and --resume", name=LOCK):
         # a journal lock file now can only be a killed writer's (JournalFileOpenLock names
         # it journal path + '.lock'); removing it spares the next write its grace period
         Path(ref.url + ".lock").unlink(missing_ok=True)
         yield
-    finally:
-        os.close(fd)
 
 
 def _make_folder(folder: Path) -> None:
