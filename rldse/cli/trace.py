@@ -168,14 +168,11 @@ def _lines(path: str) -> int:
 
 def cmd_trace_export(args: argparse.Namespace) -> None:
     from rldse.trace import load_trace
-    from rldse.workloads.tabular.swiftrl_format import write_swiftrl
+    from rldse.workloads.tabular.swiftrl_format import export_swiftrl
 
     check_output_file(args.output, "-o", None, force=args.force)
     trace = load_trace(args.file)
-    if trace.transitions is None:
-        raise RldseError(f"{args.file}: trace holds no transitions to export "
-                         "(captured by a workload that does not keep them)")
-    write_swiftrl(trace.transitions, args.output)
+    export_swiftrl(trace, args.output)
     print(f"wrote {args.output} ({len(trace.transitions)} transitions)")
 
 

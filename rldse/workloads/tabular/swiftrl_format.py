@@ -80,7 +80,8 @@ def export_swiftrl(trace: Trace, path: str | Path) -> Path:
     if trace.transitions is None:
         meta = trace.meta
         raise RldseError(f"this {meta.workload} trace ({meta.algorithm} on {meta.env_id}) has "
-                         "no transitions to export; only tabular captures attach them")
+                         "no transitions to export; only tabular captures attach them",
+                         where=trace.source)
     return write_swiftrl(trace.transitions, path)
 
 
