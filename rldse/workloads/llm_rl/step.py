@@ -22,7 +22,13 @@ from rldse.workloads.llm_rl.protocols import (
     tail_hidden_share,
 )
 from rldse.workloads.llm_rl.rollout import Engine, Generation, generate, steady_iteration_s
-from rldse.workloads.llm_rl.train import Parallel, group_cluster, pass_cost, train_memory_bytes
+from rldse.workloads.llm_rl.train import (
+    Parallel,
+    group_cluster,
+    micro_batches,
+    pass_cost,
+    train_memory_bytes,
+)
 
 #: vLLM's reserve for the engine's activations and CUDA graphs beside weights and KV
 #: cache, bytes per GPU: assumption (vLLM profiles a forward at max_num_batched_tokens;
@@ -185,13 +191,14 @@ def step(plan: StepPlan) -> tuple[StepTimes, Memory]:
                    fabric=plan.fabric, network=plan.network, nics=plan.nics,
                    host_bw_gbs=plan.host_bw_gbs, host_link_gbs=plan.host_link_gbs)
     offload = plan.offload and plan.protocol == "colocated"
+    mem = memory(plan, micro_batches(seqs, plan.train, mini_batches,
+                                     plan.max_tokens_per_gpu)[1])
+    if mem.reason:  # before any pricing: an infeasible plan may use a path its GPU lacks
+        return StepTimes(float("inf"), {}), mem
     train = pass_cost(mini_batches=mini_batches, max_tokens_per_gpu=plan.max_tokens_per_gpu,
                       train=True, offload=offload, **trainer)
     logprob = pass_cost(mini_batches=1, max_tokens_per_gpu=plan.logprob_tokens_per_gpu,
                         train=False, offload=offload, **trainer)
-    mem = memory(plan, train.tokens_per_micro_batch)
-    if mem.reason:
-        return StepTimes(float("inf"), {}), mem
     engine = engine_of(plan, mem.kv_capacity_tokens, lengths)
     gens, finish = batch_generation(plan, engine, lengths)
     gen_s = max(g.total_s for g in gens)

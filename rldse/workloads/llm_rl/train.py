@@ -96,6 +96,15 @@ def group_cluster(ranks: int, per_node: int, fabric, network, nics) -> Cluster |
                    network=network, nics=nics)
 
 
+def micro_batches(seqs: np.ndarray, par: Parallel, mini_batches: int,
+                  max_tokens_per_gpu: int) -> tuple[int, float]:
+    """(micro-batches per mini-batch, tokens per GPU in each): a mini-batch's tokens over
+    the data-parallel ranks and each rank's CP group, packed up to the budget per GPU."""
+    per_gpu = float(np.sum(seqs)) / mini_batches / par.dp / par.cp
+    micro = max(1, math.ceil(per_gpu / max_tokens_per_gpu))
+    return micro, per_gpu / micro
+
+
 def micro_batch_s(arch: Arch, gpu, par: Parallel, tokens: float, seq_sq: float,
                   precision: str, train: bool) -> tuple[float, float]:
     """(compute seconds, non-overlapped TP/CP communication seconds are priced by the
@@ -137,11 +146,7 @@ def pass_cost(arch: Arch, gpu, par: Parallel, seq_lengths: np.ndarray, mini_batc
     """A pass over sequences of ``seq_lengths`` tokens (prompt + response) split in
     ``mini_batches`` optimizer steps (module docstring)."""
     seqs = np.asarray(seq_lengths, dtype=np.float64)
-    tokens_mb = seqs.sum() / mini_batches  # per mini-batch, all ranks
-    per_rank = tokens_mb / par.dp  # per data-parallel rank (a CP group)
-    per_gpu = per_rank / par.cp
-    micro = max(1, math.ceil(per_gpu / max_tokens_per_gpu))
-    m = per_gpu / micro
+    micro, m = micro_batches(seqs, par, mini_batches, max_tokens_per_gpu)
     # Σ s² per GPU per micro-batch: the micro-batch's share of sequences, split by CP
     seq_sq = float(np.dot(seqs, seqs)) / mini_batches / par.dp / micro / (par.cp ** 2)
     compute, _ = micro_batch_s(arch, gpu, par, m, seq_sq, precision, train)
