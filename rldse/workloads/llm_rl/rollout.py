@@ -130,6 +130,7 @@ class Generation:
     decode_iterations: int
     idle_slot_s: float  # sum over iterations of (slots − running) × iteration seconds
     busy_slot_s: float
+    idle_slot_iterations: float  # sum over iterations of (slots − running)
 
 
 def admission(lengths: np.ndarray, slots: int) -> np.ndarray:
@@ -154,7 +155,7 @@ def generate(engine: Engine, lengths: np.ndarray, prompt_tokens: int) -> Generat
     finished; its cost follows the running batch and its KV tokens (module docstring)."""
     lengths = np.asarray(lengths, dtype=np.int64)
     if len(lengths) == 0:
-        return Generation(np.zeros(0), 0.0, 0, 0.0, 0.0)
+        return Generation(np.zeros(0), 0.0, 0, 0.0, 0.0, 0.0)
     start = admission(lengths, engine.slots)
     end = start + lengths
     iters = int(end.max())
@@ -173,9 +174,10 @@ def generate(engine: Engine, lengths: np.ndarray, prompt_tokens: int) -> Generat
     clock = np.cumsum(step_s)
     prefill = engine.prefill_s(len(lengths), prompt_tokens)
     finish = prefill + clock[end - 1]
-    idle = float(np.dot(engine.slots - np.minimum(running, engine.slots), step_s))
-    busy = float(np.dot(running, step_s))
-    return Generation(finish, prefill + float(clock[-1]), iters, idle, busy)
+    idle_slots = engine.slots - np.minimum(running, engine.slots)
+    return Generation(finish, prefill + float(clock[-1]), iters,
+                      float(np.dot(idle_slots, step_s)), float(np.dot(running, step_s)),
+                      float(idle_slots.sum()))
 
 
 def steady_iteration_s(engine: Engine, lengths: np.ndarray, prompt_tokens: int) -> float:

@@ -246,24 +246,19 @@ def _async(plan: StepPlan, parts: dict[str, float], lengths: np.ndarray,
     stream_s = (float(lengths.sum()) / engines / engine.slots
                 * steady_iteration_s(engine, lengths, plan.prompt_tokens)
                 + engine.prefill_s(len(lengths) // engines, plan.prompt_tokens))
-    idle_iterations = sum(g.idle_slot_s for g in gens) / max(
-        float(np.mean([g.total_s for g in gens])), 1e-12) * (
-        float(np.mean([g.decode_iterations for g in gens])))
-    share = tail_hidden_share(plan.staleness, plan.prompts, plan.responses,
-                              float(lengths.mean()), idle_iterations) if \
-        plan.partial_rollout else 0.0
+    idle_iterations = sum(g.idle_slot_iterations for g in gens)
+    mean_len = float(lengths.mean())
+    share = tail_hidden_share(plan.staleness, plan.prompts, plan.responses, mean_len,
+                              idle_iterations) if plan.partial_rollout else 0.0
     rollout_s = stream_s + (1.0 - share) * max(batch_s - stream_s, 0.0)
     total = max(train_side, rollout_s + plan.reward_s) + sync_s
-    stale = int(round(min(plan.staleness, share if share < 1 else plan.staleness)
-                      * plan.prompts)) * plan.responses
+    # prompts of the next step started in this step's tail: learned on a sync later
+    ahead = min(plan.staleness * plan.prompts,
+                idle_iterations / (plan.responses * mean_len)) if plan.partial_rollout else 0.0
     lags = minibatch_lags(plan.prompts, plan.train_batch, plan.responses)
-    if stale:  # samples generated ahead, learned on one sync (a step's updates) later
-        fresh = minibatch_lags(plan.prompts, plan.train_batch, plan.responses)
-        lags = {k: v for k, v in fresh.items()}
-        per = stale // max(len(fresh), 1)
-        for k in list(fresh):
-            lags[k] -= per
-            lags[k + updates] = lags.get(k + updates, 0) + per
+    stale_share = ahead / plan.prompts
+    lags = {**{k: round(v * (1 - stale_share)) for k, v in lags.items()},
+            **{k + updates: round(v * stale_share) for k, v in lags.items()}}
     parts.update(trainer_wait=max(total - sync_s - train_side, 0.0), rollout_stream=stream_s)
     return StepTimes(total, parts, lags, rollout_s, train_side), mem
 
