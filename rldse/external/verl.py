@@ -72,15 +72,16 @@ def system_for(row: Any, mean_tokens: float) -> dict[str, Any]:
             "placement": {"act": "gpu", "learn": "gpu"}, "workload": workload}
 
 
+#: The llm_rl trace the rows replay (a copy of traces/llm_rl_grpo.parquet, rldse's GRPO
+#: capture): it gives the loop; every knob above overrides its shape.
+TRACE = Path(__file__).with_name("data") / "llm_rl_grpo.parquet"
+
+
 @cache
 def _trace():
-    """The structure capture the simulation replays (its shape is overridden by every
-    knob above); captured in memory, in milliseconds."""
-    from rldse.workloads import capture
-    from rldse.workloads.common.base import CaptureConfig
+    from rldse.workloads import open_trace
 
-    return capture(CaptureConfig(workload="llm_rl", env_id="rldse/Arithmetic-v0",
-                                 options={"model": MODEL}))
+    return open_trace(TRACE)
 
 
 def predict_step_s(row: Any, mean_tokens: float) -> float:

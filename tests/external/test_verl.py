@@ -28,7 +28,7 @@ def test_documented_command_predicts_what_the_validation_predicts():
             "workload.train_batch": 32, "workload.response_tokens.mean": 2953,
             "workload.protocol": "colocated", "workload.offload": True}
     spec = load_spec(ROOT / "examples" / "verl_h20.yaml", sets)
-    trace = open_trace(ROOT / "traces" / "llm_rl_structure.parquet")
+    trace = open_trace(ROOT / "traces" / "llm_rl_grpo.parquet")
     documented = simulate(trace, spec).breakdown_s["step_s"]
     assert documented == pytest.approx(verl.predict_step_s(row, 2953), rel=1e-9)
 

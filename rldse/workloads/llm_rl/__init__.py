@@ -2,10 +2,10 @@
 named by ``workload.model`` (``arch.py``, published configs), rollout engines simulated per
 decode iteration (``rollout.py``), the trainer's FSDP/TP/PP/CP passes (``train.py``), the
 placement protocols (``protocols.py``) and one step of all of them (``step.py``); the
-simulated twin books it on the machine (``program.py``). The capture (``capture.py``) is
-for now a structure capture: a random-token policy on an arithmetic prompt task with a
-verifier, GRPO groups and their advantages, recorded phase by phase; it sets the step's
-shape (model, counts, lengths), not its costs, which follow from the model and the parts.
+simulated twin books it on the machine (``program.py``). The capture (``capture.py``) runs
+a real GRPO loop with a small PyTorch decoder (``tiny.py``; the ``torch`` extra) on an
+arithmetic prompt task with a verifier, recorded phase by phase; it sets the step's shape
+(model, counts, lengths), not its GPU costs, which follow from the model and the parts.
 docs/llm-rl.md.
 """
 

@@ -10,7 +10,7 @@ from rldse.system import load_spec, parse_spec
 from rldse.workloads import open_trace
 
 ROOT = Path(__file__).resolve().parents[3]
-TRACE = ROOT / "traces" / "llm_rl_structure.parquet"
+TRACE = ROOT / "traces" / "llm_rl_grpo.parquet"
 
 
 @pytest.fixture(scope="module")
