@@ -7,7 +7,7 @@ trainer time as ``learn`` (colocated GPUs both, one after the other; disaggregat
 role the split gives them; the system's ``gpu.count`` devices stand for one node, each for
 its GPU in every node). The result's ``breakdown_s`` holds the step's parts and
 ``step_s``; a plan that does not fit its GPUs' memory fails ``checks.gpu_memory`` with the
-reason among the warnings, and its time is not simulated.
+reason among the warnings (and is timed as if it fitted, so searches can compare it).
 """
 
 from __future__ import annotations
@@ -91,12 +91,9 @@ def program(machine: Any) -> Outcome:
     responses = plan.prompts * plan.responses
     updates = steps * max(plan.prompts // plan.train_batch, 1)
     peak = int(max(mem.rollout_bytes, mem.train_bytes))
-    if mem.reason:
+    if mem.reason:  # timed all the same (step.step), flagged with the reason
         gpu = machine.model("gpu")
         gpu.warnings = (*gpu.warnings, f"infeasible: {mem.reason}")
-        return Outcome(env_steps=steps * responses, updates=updates,
-                       gpu_memory_peak_bytes=peak, checks={"gpu_memory": False},
-                       breakdown_s={"step_s": float("nan")})
     devices = machine.of_kind("gpu")
     engine_share = plan.engine_gpus / plan.gpus  # devices that stand for rollout GPUs
     n_engine = round(engine_share * len(devices)) if plan.protocol != "colocated" \
@@ -118,5 +115,5 @@ def program(machine: Any) -> Outcome:
     machine.env.run(until=now)
     breakdown = {**{f"{k}_s": v for k, v in times.parts_s.items()}, "step_s": times.step_s}
     return Outcome(env_steps=steps * responses, updates=updates, breakdown_s=breakdown,
-                   gpu_memory_peak_bytes=peak, checks={"gpu_memory": True},
+                   gpu_memory_peak_bytes=peak, checks={"gpu_memory": not mem.reason},
                    staleness_updates=times.lag_updates)

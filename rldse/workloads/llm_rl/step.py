@@ -191,15 +191,16 @@ def step(plan: StepPlan) -> tuple[StepTimes, Memory]:
                    fabric=plan.fabric, network=plan.network, nics=plan.nics,
                    host_bw_gbs=plan.host_bw_gbs, host_link_gbs=plan.host_link_gbs)
     offload = plan.offload and plan.protocol == "colocated"
+    # an infeasible plan is still timed (as if its memory sufficed, its engines holding at
+    # least one sequence): the search's bound and the result's metrics need a time
     mem = memory(plan, micro_batches(seqs, plan.train, mini_batches,
                                      plan.max_tokens_per_gpu)[1])
-    if mem.reason:  # before any pricing: an infeasible plan may use a path its GPU lacks
-        return StepTimes(float("inf"), {}), mem
     train = pass_cost(mini_batches=mini_batches, max_tokens_per_gpu=plan.max_tokens_per_gpu,
                       train=True, offload=offload, **trainer)
     logprob = pass_cost(mini_batches=1, max_tokens_per_gpu=plan.logprob_tokens_per_gpu,
                         train=False, offload=offload, **trainer)
-    engine = engine_of(plan, mem.kv_capacity_tokens, lengths)
+    engine = engine_of(plan, max(mem.kv_capacity_tokens,
+                                 plan.prompt_tokens + plan.response_max), lengths)
     gens, finish = batch_generation(plan, engine, lengths)
     gen_s = max(g.total_s for g in gens)
     logprobs_s = logprob.total_s * (int(plan.old_logprob) + int(plan.ref_logprob))
