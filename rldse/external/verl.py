@@ -84,21 +84,32 @@ def _trace():
     return open_trace(TRACE)
 
 
-def predict_step_s(row: Any, mean_tokens: float) -> float:
+#: What the length is inferred from: the anchor row's step time (the default), or its
+#: update_actor time (a sensitivity check: the phase that follows most directly from the
+#: tokens) against the simulated trainer time.
+ANCHORS = {"step": ("step_s", "step_s"), "update": ("update_actor_s", "train_s")}
+
+
+def predict_s(row: Any, mean_tokens: float, part: str = "step_s") -> float:
     from rldse import simulate
     from rldse.system import parse_spec
 
     result = simulate(_trace(), parse_spec(system_for(row, mean_tokens), where=""))
-    return float(result.breakdown_s["step_s"])
+    return float(result.breakdown_s[part])
 
 
-def infer_mean_tokens(row: Any) -> float:
+def predict_step_s(row: Any, mean_tokens: float) -> float:
+    return predict_s(row, mean_tokens)
+
+
+def infer_mean_tokens(row: Any, anchor: str = "step") -> float:
     """The mean response length at which ``row`` (the 32-GPU colocated one) is predicted
-    at its measured step time: bisection on a log scale (step time grows with length)."""
+    at its measured time (``ANCHORS``): bisection on a log scale (time grows with length)."""
+    column, part = ANCHORS[anchor]
     lo, hi = MEAN_RANGE
     for _ in range(16):
         mid = (lo * hi) ** 0.5
-        if predict_step_s(row, mid) < row.step_s:
+        if predict_s(row, mid, part) < getattr(row, column):
             lo = mid
         else:
             hi = mid
@@ -110,11 +121,11 @@ def table() -> pd.DataFrame:
 
 
 @cache
-def predictions() -> tuple[float, pd.DataFrame]:
+def predictions(anchor: str = "step") -> tuple[float, pd.DataFrame]:
     """(inferred mean tokens, every distinct row with its prediction)."""
     t = table()
-    anchor = next(t[(t["mode"] == "colocate sync") & (t["gpus"] == 32)].itertuples())
-    mean = infer_mean_tokens(anchor)
+    row = next(t[(t["mode"] == "colocate sync") & (t["gpus"] == 32)].itertuples())
+    mean = infer_mean_tokens(row, anchor)
     # partial rollout only acts with a staleness threshold above 0 (fully_async.md)
     t = t.assign(colocated=t["mode"] == "colocate sync", partial_rollout=t[
         "partial_rollout"].fillna(False).astype(bool) & (t["staleness_threshold"] > 0))
