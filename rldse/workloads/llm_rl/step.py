@@ -126,8 +126,7 @@ def memory(plan: StepPlan, tokens_per_gpu: float) -> Memory:
 
 def engine_of(plan: StepPlan, kv_tokens: float, lengths: np.ndarray) -> Engine:
     """A rollout engine of the plan: slots up to max_num_seqs, and no more sequences of
-    mean length (prompt + half the mean response, on average through it) than its KV
-    cache holds."""
+    the prompt and the mean response's tokens than its KV cache holds."""
     per_seq = plan.prompt_tokens + float(lengths.mean())
     slots = int(max(1, min(plan.max_num_seqs, kv_tokens // per_seq)))
     tp_cluster = Cluster(plan.fabric, nodes=1, gpus_per_node=plan.rollout_tp) \
