@@ -176,7 +176,7 @@ def generate(engine: Engine, lengths: np.ndarray, prompt_tokens: int) -> Generat
     finish = prefill + clock[end - 1]
     idle_slots = engine.slots - np.minimum(running, engine.slots)
     return Generation(finish, prefill + float(clock[-1]), iters,
-                      float(np.dot(idle_slots, step_s)), float(np.dot(running, step_s)),
+                      float((idle_slots * step_s).sum()), float((running * step_s).sum()),
                       float(idle_slots.sum()))
 
 
@@ -185,6 +185,6 @@ def steady_iteration_s(engine: Engine, lengths: np.ndarray, prompt_tokens: int) 
     the moment they free runs: each slot holds a sequence of length-biased length (a slot
     is found in a sequence in proportion to its length), on average half-way through it."""
     lengths = np.asarray(lengths, dtype=np.float64)
-    context = prompt_tokens + 0.5 * float(np.dot(lengths, lengths) / lengths.sum())
+    context = prompt_tokens + 0.5 * float((lengths * lengths).sum() / lengths.sum())
     batch = float(engine.slots)
     return float(engine.iteration_s(np.array([batch]), np.array([batch * context]))[0])

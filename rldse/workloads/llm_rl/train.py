@@ -148,7 +148,7 @@ def pass_cost(arch: Arch, gpu, par: Parallel, seq_lengths: np.ndarray, mini_batc
     seqs = np.asarray(seq_lengths, dtype=np.float64)
     micro, m = micro_batches(seqs, par, mini_batches, max_tokens_per_gpu)
     # Σ s² per GPU per micro-batch: the micro-batch's share of sequences, split by CP
-    seq_sq = float(np.dot(seqs, seqs)) / mini_batches / par.dp / micro / (par.cp ** 2)
+    seq_sq = float((seqs * seqs).sum()) / mini_batches / par.dp / micro / (par.cp ** 2)
     compute, _ = micro_batch_s(arch, gpu, par, m, seq_sq, precision, train)
     # FSDP over the data-parallel and context-parallel ranks of one TP/PP position
     fsdp_ranks = par.dp * par.cp
