@@ -15,3 +15,4 @@ rldse capture actor_learner --env ALE/Pong-v5 --actors 2 --steps 4096 --seed 0 -
 # offline tabular over SwiftRL's Taxi dataset (github.com/kailashg26/SwiftRL, Taxi_trajectories_10k.txt);
 # SWIFTRL_DATA: the folder holding it. The reference-engine checks (rldse.sim.agreement) use it.
 rldse capture tabular --env auto --dataset "${SWIFTRL_DATA:?set SWIFTRL_DATA to the SwiftRL datasets folder}/Taxi_trajectories_10k.txt" --agents 7 --dtype fp32 --set passes=4 --set passes_per_round=1 --set workers=2 --seed 0 --force -o traces/tabular_taxi_offline_7.parquet
+rldse capture llm_rl --env rldse/Arithmetic-v0 --steps 4 --seed 0 --force -o traces/llm_rl_grpo.parquet

@@ -93,6 +93,9 @@ SECTOR_BYTES = 32
 SUMTREE_NODE_BYTES = 4
 #: Bytes of one element of parallel work (fp32/int32): the occupancy estimate's unit.
 ELEMENT_BYTES = 4
+#: Tensor-core dtypes (not trace dtypes: operators priced by shape name them) -> the
+#: GpuSpec field holding their dense peak.
+TENSOR_PEAKS = {"tf32": "tf32_tflops", "bf16": "bf16_tflops", "fp8": "fp8_tflops"}
 #: Ledger key of work costed without a phase (copies, the engine's own kernels).
 UNPHASED = ""
 
@@ -107,6 +110,14 @@ class GpuSpec(PartSpec):
     tf32_tflops: float = quantity("TFLOP/s", "peak TF32 tensor-core (dense); 0 if none",
                                   ge=0, le=1e5, plausible=(1, 10000))
     use_tf32: bool = quantity("", "let fp32 work run at the TF32 tensor rate")
+    bf16_tflops: float = quantity("TFLOP/s", "peak BF16 tensor-core (dense, FP32 "
+                                  "accumulate); 0 if none", ge=0, le=1e5,
+                                  plausible=(1, 100000))
+    fp8_tflops: float = quantity("TFLOP/s", "peak FP8 tensor-core (dense); 0 if none",
+                                 ge=0, le=1e5, plausible=(1, 100000))
+    tensor_gemm_efficiency: float = quantity(
+        "fraction", "share of the dense BF16/FP8 tensor-core peak a large aligned GEMM "
+        "reaches (gpu_ops.tensor_gemm_work)", gt=0, le=1)
     mem_bw_gbs: float = quantity("GB/s", "device memory bandwidth", ge=0.001, le=1e5,
                                  plausible=(20, 50000))
     mem_bytes: int = quantity("B", "device memory capacity", ge=1, le=2**50,
@@ -340,18 +351,21 @@ class GpuModel(UtilisationPower):
     def peak_flops(self, dtype: str) -> float:
         """Peak operations per second at the boost clock for ``dtype`` ('tf32': the tensor
         cores' rate); RldseError naming --dtype where the part has no such path."""
-        if dtype == "tf32":
-            if self.spec.tf32_tflops <= 0:
-                raise RldseError("--dtype tf32: this GPU has no TF32 tensor cores")
-            return self.spec.tf32_tflops * 1e12
+        if dtype in TENSOR_PEAKS:
+            peak = getattr(self.spec, TENSOR_PEAKS[dtype])
+            if peak <= 0:
+                raise RldseError(f"--dtype {dtype}: this GPU has no {dtype.upper()} tensor "
+                                 f"cores (gpu.{TENSOR_PEAKS[dtype]} is 0)")
+            return peak * 1e12
         if dtype not in DTYPE_NAMES or dtype == "none":
-            raise RldseError(f"--dtype {dtype}: unknown (expected one of tf32, "
+            raise RldseError(f"--dtype {dtype}: unknown (expected one of tf32, bf16, fp8, "
                              f"{', '.join(d for d in DTYPE_NAMES if d != 'none')})")
         return float(self.peak_ops[DTYPE_NAMES.index(dtype)])
 
     def is_tensor(self, dtype: str) -> bool:
-        """Whether ``dtype``'s work runs on tensor cores: tf32, or fp32 with use_tf32."""
-        return dtype == "tf32" or (dtype in ("fp32", "none") and self.spec.use_tf32
+        """Whether ``dtype``'s work runs on tensor cores: tf32, bf16, fp8, or fp32 with
+        use_tf32."""
+        return dtype in TENSOR_PEAKS or (dtype in ("fp32", "none") and self.spec.use_tf32
                                    and self.spec.tf32_tflops > 0)
 
     def op_cost(self, op: str, shape: str | tuple[int, ...], dtype: str = "fp32") -> OpCost:

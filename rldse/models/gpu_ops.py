@@ -42,6 +42,7 @@ gpu.yaml defaults say "fitted on NeuSight") are fitted once on NeuSight's five G
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -148,6 +149,36 @@ def gemm_device_s(spec: GpuSpec, peak_flops: float, batch, m, n, k,
         sm_flops * spec.sm_count * tile_efficiency(spec, *GEMM_TILES[0]))
     memory = F32_BYTES * b * (m * k + k * n + m * n) / achieved_bps(spec)
     return np.maximum(best, memory), best, memory, waves_at, even
+
+
+#: Bytes of one element of the tensor-core dtypes ``tensor_gemm_work`` prices.
+TENSOR_BYTES = {"bf16": 2, "fp8": 1}
+#: Output tiles of a Hopper/Blackwell tensor-core GEMM: CUTLASS 3's SM90 warp-specialised
+#: kernels' shapes, largest first (https://github.com/NVIDIA/cutlass/blob/main/media/docs/
+#: efficient_gemm.md; cuBLAS picks among the same family).
+TENSOR_TILES: tuple[tuple[int, int], ...] = ((128, 256), (128, 128), (64, 128), (64, 64))
+
+
+def tensor_gemm_work(spec: GpuSpec, peak_flops: float, dtype: str, batch: int, m: int,
+                     n: int, k: int) -> OpWork:
+    """A BF16/FP8 GEMM on tensor cores, which the FP32 SIMT tile model above does not
+    describe: each candidate tile (``TENSOR_TILES``) runs at ``tensor_gemm_efficiency`` of
+    the SM's share of the dense peak (a measured large-GEMM fraction, which already holds
+    the clock the board sustains), wave-quantised over the SMs with the shared k-fill;
+    the fastest tile wins, and the GEMM takes at least its operands' bytes at achieved
+    bandwidth (a decode GEMV is memory-bound)."""
+    elem = TENSOR_BYTES[dtype]
+    sm_flops = peak_flops * spec.tensor_gemm_efficiency / spec.sm_count
+    best, even = np.inf, 0.0
+    for tm, tn in TENSOR_TILES:
+        waves = math.ceil(batch * math.ceil(m / tm) * math.ceil(n / tn) / spec.sm_count)
+        best = min(best, waves * 2.0 * tm * tn * (k + spec.gemm_k_fill) / sm_flops)
+    even = 2.0 * batch * m * n * (k + spec.gemm_k_fill) / (sm_flops * spec.sm_count)
+    nbytes = float(elem * batch * (m * k + k * n + m * n))
+    memory = nbytes / achieved_bps(spec)
+    bound = "memory" if memory >= best else (
+        "waves/launch" if best > 1.25 * even else "compute")
+    return OpWork(2.0 * batch * m * n * k, nbytes, max(best, memory), bound)
 
 
 def achieved_bps(spec: GpuSpec) -> float:
@@ -314,7 +345,12 @@ def price(model: GpuModel, op: str, dims: tuple[int, ...], dtype: str = "fp32") 
     """``op_cost`` of a shape already checked (``parse_shape``)."""
     s = model.spec
     peak = model.peak_flops(dtype)
-    w = GPU_OPS[op].work(s, peak, dims, model.is_tensor(dtype))
+    if dtype in TENSOR_BYTES and op in ("linear", "bmm"):
+        b, m, n, k = (1, dims[0] * dims[1], dims[3], dims[2]) if op == "linear" else \
+            (dims[0], dims[1], dims[3], dims[2])
+        w = tensor_gemm_work(s, peak, dtype, b, m, n, k)
+    else:
+        w = GPU_OPS[op].work(s, peak, dims, model.is_tensor(dtype))
     host_s = w.kernels * float(dispatch_calls(s, op)) * model.dispatch_s
     launch_s = s.launch_share * host_s
     device_s = w.kernels * s.kernel_overhead_s + w.work_s

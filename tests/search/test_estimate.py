@@ -45,12 +45,15 @@ def test_bound_holds_on_the_stand_in(host_fp, actors, cores, gpus, learn):
 @pytest.mark.parametrize("path", sorted(TRACES.glob("*.parquet")), ids=lambda p: p.name)
 def test_bound_holds_on_shipped_traces(path):
     trace = load_trace(path)
-    for gpus in (0, 2):
-        knobs = workload_of(trace).knobs.model_fields
+    workload = workload_of(trace)
+    gpu_only = [r for r in workload.placements if not workload.places(r, "cpu")]
+    for gpus in (0, 2) if not gpu_only else (2,):  # a GPU-only family (llm_rl) needs one
+        knobs = workload.knobs.model_fields
         raw = {"cpu": {"preset": "epyc-7742"},
                "workload": {"actors": 4} if "actors" in knobs else {"cores": 4}}
         if gpus:
-            placed = {"learn": "gpu"} if "learn" in workload_of(trace).placements else {}
+            placed = {"learn": "gpu"} if "learn" in workload.placements else {}
+            placed.update({role: "gpu" for role in gpu_only})
             raw.update(gpu={"preset": "a100-40g", "count": gpus}, placement=placed)
         spec = parse_spec(raw)
         _assert_bounds(estimate(trace, resolve(spec, trace)), simulate(trace, spec))

@@ -1,0 +1,78 @@
+"""The family through rldse.simulate: protocols, memory, knob errors, the shipped examples."""
+
+from pathlib import Path
+
+import pytest
+
+from rldse import simulate
+from rldse.errors import RldseError
+from rldse.system import load_spec, parse_spec
+from rldse.workloads import open_trace
+
+ROOT = Path(__file__).resolve().parents[3]
+TRACE = ROOT / "traces" / "llm_rl_grpo.parquet"
+
+
+@pytest.fixture(scope="module")
+def trace():
+    return open_trace(TRACE)
+
+
+def _spec(**workload):
+    base = {"model": "qwen2.5-7b", "prompts_per_step": 32, "responses_per_prompt": 8,
+            "train_batch": 8, "prompt_tokens": 128,
+            "response_tokens": {"mean": 400, "max": 2048}, "nodes": 2, "rollout_tp": 2,
+            "fabric": "dgx-h100", "network": "ib-ndr", "steps": 1}
+    return parse_spec({"gpu": {"preset": "h100-sxm", "count": 8},
+                       "placement": {"act": "gpu", "learn": "gpu"},
+                       "workload": {**base, **workload}}, where="")
+
+
+def _step(trace, **workload):
+    r = simulate(trace, _spec(**workload))
+    return r, r.breakdown_s["step_s"]
+
+
+def test_colocated_step_is_the_sum_of_its_phases(trace):
+    r, step = _step(trace, protocol="colocated")
+    parts = sum(v for k, v in r.breakdown_s.items() if k != "step_s")
+    assert step == pytest.approx(parts)
+    assert r.sim_time_s == pytest.approx(step) and r.checks["gpu_memory"]
+
+
+def test_overlap_orders_the_protocols(trace):
+    _, dis = _step(trace, protocol="disaggregated", rollout_gpus=8)
+    _, off = _step(trace, protocol="one_step_off", rollout_gpus=8)
+    _, sync_stream = _step(trace, protocol="async", rollout_gpus=8, require_batches=1,
+                           trigger_parameter_sync_step=4, old_logprob=False)
+    r, stale = _step(trace, protocol="async", rollout_gpus=8, require_batches=1,
+                     trigger_parameter_sync_step=4, old_logprob=False,
+                     staleness_threshold=0.5, partial_rollout=True)
+    assert off < dis and stale <= sync_stream
+    assert r.staleness_mean_updates is not None and r.staleness_mean_updates > 0
+
+
+def test_steps_repeat_the_step(trace):
+    _, one = _step(trace, protocol="colocated")
+    r = simulate(trace, _spec(protocol="colocated", steps=3))
+    assert r.sim_time_s == pytest.approx(3 * one)
+
+
+@pytest.mark.parametrize(("knobs", "where"), [
+    ({"protocol": "colocated", "rollout_gpus": 4}, "workload.rollout_gpus"),
+    ({"train_batch": 5}, "workload.train_batch"),
+    ({"model": "qwen3-30b-a3b"}, "workload.model"),
+    ({"rollout_tp": 3}, "workload.rollout_tp"),
+])
+def test_bad_knobs_are_one_line_naming_the_knob(trace, knobs, where):
+    with pytest.raises(RldseError) as exc:
+        simulate(trace, _spec(**knobs))
+    assert exc.value.where == where and "\n" not in str(exc.value)
+
+
+def test_70b_on_8_x_24gb_is_infeasible_and_on_64_x_80gb_fits(trace):
+    small = simulate(trace, load_spec(ROOT / "examples" / "llm_rl_70b_8x24gb.yaml"))
+    assert not small.checks["gpu_memory"]
+    assert any("infeasible: the trainer needs" in w for w in small.warnings)
+    big = simulate(trace, load_spec(ROOT / "examples" / "llm_rl_70b_64x80gb.yaml"))
+    assert big.checks["gpu_memory"] and big.breakdown_s["step_s"] > 0
