@@ -103,13 +103,20 @@ def test_hourly_price_without_a_target_is_refused(tmp_path):
         load_study_file(path)
 
 
-def test_a_design_estimated_over_the_limit_is_an_invalid_trial_not_a_run(tmp_path):
+def test_a_design_estimated_over_the_limit_is_an_invalid_trial_not_a_run(tmp_path,
+                                                                         monkeypatch):
     """env_steps 1e10 in the base: the whole search is refused before it starts, in one
     line; and where the search was priced already (a study's plan: ``priced``), each
     trial is refused by rldse.sim.budget's estimate (one line, in trials.csv's note)
     instead of running for hours."""
     import pandas as pd
 
+    from rldse.sim import budget
+
+    # a one-minute limit, far under this run's estimate on any host (12-19 min on a busy
+    # one): at the default 10 min a fast host's estimate could let the run go ahead
+    limits = budget.Limits.__init__.__defaults__
+    monkeypatch.setattr(budget.Limits.__init__, "__defaults__", (60.0, *limits[1:]))
     study = {"trace": str(PPO), "base": {"name": "big", "cpu": {"preset": "epyc-7742"},
                                          "workload": {"env_steps": 10**10}},
              "space": {"workload.cores": {"int": [1, 4]}},
@@ -117,10 +124,10 @@ def test_a_design_estimated_over_the_limit_is_an_invalid_trial_not_a_run(tmp_pat
              "trials": 1}
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(study))
-    with pytest.raises(RldseError, match="over the 10 min limit"):
+    with pytest.raises(RldseError, match="over the 60 s limit"):
         run_study(path, progress=False)
     assert not (tmp_path / "out").exists()
     report = run_study(path, progress=False, priced=True)
     frame = pd.read_csv(Path(report.out_dir) / "trials.csv")
     assert (frame["state"] == "COMPLETE").sum() == 0
-    assert "over the 10 min limit; give --allow-long" in frame["note"].iloc[0]
+    assert "over the 60 s limit; give --allow-long" in frame["note"].iloc[0]
