@@ -78,7 +78,7 @@ from rldse.models.gpu_ops import (
 from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, Runs, register
 from rldse.models.link import LinkSpec
 from rldse.models.ops import DTYPE_NAMES, PHASE_NAMES, ArrayLike, OpColumns, Phase, per_phase
-from rldse.models.power import UtilisationPower, utilisation_power_w
+from rldse.models.power import OCCUPANCY, UtilisationPower, utilisation_power_w
 from rldse.models.spec import PartSpec, quantity
 
 KernelCounts = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
@@ -284,6 +284,8 @@ class GpuModel(UtilisationPower):
     is their ratio: exact for a phase whose operations share one occupancy, a
     device-time-weighted mean over the operations costed (not over those booked) otherwise.
     """
+
+    method = OCCUPANCY
 
     def __init__(self, spec: GpuSpec, link: LinkSpec, dispatch_ref: CpuSpec | None = None,
                  capture_host: CpuSpec | None = None) -> None:

@@ -25,6 +25,9 @@ from rldse.models.ops import ArrayLike
 #: model, ``method`` and ``claimed_accuracy`` for the Result, plus per-action joules from
 #: the model's own functions (search_joules, instruction_joules, dram_energy).
 UTILISATION = "utilisation model P = P_idle + u·(P_max − P_idle) (Fan et al., ISCA 2007)"
+#: A GPU's: each kernel second draws a share of P_max − P_idle set by the SMs it occupies.
+OCCUPANCY = ("occupancy model P = P_idle + (static + (1 − static)·SMs occupied)·(P_max − "
+             "P_idle) (AccelWattch's structure, Kandiah et al., MICRO 2021)")
 PER_ACTION = "energy per action: Σ count × energy per action (Accelergy energy reference table)"
 IDLE_PLUS_ACTIONS = "idle power × time plus energy per action (Accelergy)"
 
@@ -87,7 +90,7 @@ class UtilisationPower:
 
     def energy(self, busy_s: ArrayLike, wall_s: ArrayLike) -> EnergyEstimate:
         return EnergyEstimate(utilisation_joules(self.spec.idle_w, self.spec.max_w, busy_s,
-                                                 wall_s), UTILISATION, self.spec.energy_accuracy)
+                                                 wall_s), self.method, self.spec.energy_accuracy)
 
 
 class IdlePlusActionsPower:

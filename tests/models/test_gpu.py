@@ -203,6 +203,8 @@ def test_energy_and_power_view(a100):
     e = a100.energy(busy_s=2.0, wall_s=10.0)
     assert float(e.joules) == pytest.approx(50 * 10 + 350 * 2)
     assert e.claimed_accuracy == a100.claimed_accuracy
+    # its label names the model its energy comes from: SM occupancy, not utilisation
+    assert e.method.startswith("occupancy model") and a100.method == e.method
 
 
 def test_presets_by_hand():
