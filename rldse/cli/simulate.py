@@ -194,6 +194,9 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
         result = with_target(result, target[1].steps, target[0], spec.price_usd_per_hour,
                              spread=target[1])
     if args.ops is not None:
+        if not result.operators:  # a flag that does not apply is refused, not ignored
+            raise RldseError("--ops: no role of this system runs on a part that prices "
+                             "operators (a GPU), so there is no operator to list")
         write_ops(result, args.ops)
     if args.json:
         if band is None:

@@ -177,3 +177,13 @@ def test_ops_csv_prices_each_gemm_as_parts_cost_does(tmp_path, capsys):
     assert sum(float(r["count"]) for r in linear if r["phase"] == "learn") == \
         pytest.approx(11 * updates)
     assert sum(float(r["share"]) for r in learns) == pytest.approx(1.0)
+
+
+def test_ops_on_a_system_without_a_gpu_role_is_refused(tmp_path, capsys):
+    ops = tmp_path / "ops.csv"
+    assert main(["simulate", "traces/dqn_cartpole_uniform.parquet", "--system",
+                 "examples/cpu_only.yaml", "--set", "workload.env_steps=2000",
+                 "--ops", str(ops)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--ops: no role of this system runs on" in err
+    assert not ops.exists()

@@ -190,23 +190,6 @@ def _library_versions() -> dict[str, str]:
     return versions
 
 
-def unique_operators(records: list) -> list:
-    """``records`` (rldse.trace.TracedOperator, each recorder's run of them per phase,
-    items and flops) with each such list once: the first recorder's (actors and a learner
-    may run the same acts)."""
-    groups: dict[tuple[str, int, int], list] = {}
-    closed: set[tuple[str, int, int]] = set()
-    last = None
-    for r in records:
-        key = (r.phase, r.items, r.flops)
-        if key != last and key in groups:  # another recorder's list of the same key
-            closed.add(key)
-        last = key
-        if key not in closed:
-            groups.setdefault(key, []).append(r)
-    return [r for group in groups.values() for r in group]
-
-
 def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
                 hyperparameters: dict[str, Any], workload_info: dict[str, Any],
                 episode_returns: list[float], wall_time_s: float,
@@ -237,8 +220,7 @@ def build_trace(*, workload: str, algorithm: str, env_id: str, seed: int,
         episode_returns=[float(x) for x in episode_returns], wall_time_s=wall_time_s,
         recorder_overhead_ns=overhead_ns, library_versions=library_versions(),
         host=host or host_fingerprint(),
-        operators=unique_operators([*(o for r in recorders or [] for o in r.operators()),
-                                    *(operators or [])]),
+        operators=[*(o for r in recorders or [] for o in r.operators()), *(operators or [])],
     )
     trace = Trace(ops=merge_frames(all_frames), meta=meta, transitions=transitions)
     if load_start is None and recorders:

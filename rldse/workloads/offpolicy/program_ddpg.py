@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from rldse.kernels.mlp import forward_work, n_params
 from rldse.sim.machine import Machine, Outcome
-from rldse.workloads.common.traced import check_traced_operators
 from rldse.workloads.offpolicy import DDPGInfo
 from rldse.workloads.offpolicy.ddpg import learn_work, sync_work
 from rldse.workloads.offpolicy.program import program as run_program
@@ -35,6 +34,4 @@ def program(m: Machine) -> Outcome:
                      "sync": sync_work(t_actor, t_critic)},
         works={"act": forward_work(actor, 1, tanh=True), "sync": sync_work(actor, critic)},
         trace_batch=batch0, trace_capacity=info.replay_capacity)
-    for phase, items in (("learn", batch0), ("act", 1), ("sync", 1)):
-        check_traced_operators(m.trace, phase, items, shape.trace_works[phase])
     return run_program(m, shape)

@@ -9,7 +9,6 @@ from rldse.errors import RldseError
 from rldse.kernels.mlp import F32, copy_work, network
 from rldse.kernels.trace_network import read_network
 from rldse.sim.machine import Machine, Outcome
-from rldse.workloads.common.traced import check_traced_operators
 from rldse.workloads.offpolicy import DQNInfo
 from rldse.workloads.offpolicy.dqn import net_learn_work
 from rldse.workloads.offpolicy.program import program as run_program
@@ -47,8 +46,6 @@ def program(m: Machine) -> Outcome:
                      "act": t_net.forward(1), "sync": copy_work(t_net.n_params)},
         works=act, trace_batch=batch0, trace_capacity=info.replay_capacity,
         **_am_work(info.amper))
-    for phase, items in (("learn", batch0), ("act", 1), ("sync", 1)):
-        check_traced_operators(m.trace, phase, items, shape.trace_works[phase])
     return run_program(m, shape)
 
 

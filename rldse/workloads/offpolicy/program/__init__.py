@@ -41,6 +41,7 @@ from __future__ import annotations
 from rldse.models.kinds import Runs
 from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Machine, Outcome
+from rldse.workloads.common.traced import check_traced_operators
 from rldse.workloads.offpolicy.program.context import ActorCosts, Context, State
 from rldse.workloads.offpolicy.program.costs import (
     Costs,
@@ -65,6 +66,9 @@ MERGE_ASYNC = True
 
 def program(m: Machine, shape: Shape) -> Outcome:
     """Run the off-policy loop on machine `m`; see the module docstring."""
+    for phase, work in shape.trace_works.items():  # the twin counts what the loop ran
+        check_traced_operators(m.trace, phase, shape.trace_batch if phase == "learn" else 1,
+                               work)
     k = m.knobs
     act_r, learn_r, replay_r = m.runner("act"), m.runner("learn"), m.runner("replay")
     # the part issued kernels run on, if any role runs so (its copies, memory and lanes)
