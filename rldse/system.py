@@ -9,6 +9,9 @@
     nodes: 4                                          # that box four times
     fabric: {preset: dgx1-v100}                       # how a node's GPUs reach each other
     network: {preset: ib-hdr, nics_per_node: 4}       # between the nodes
+    platform: {preset: pcie-4gpu-1s}                  # board, DRAM, NICs, chassis, supplies
+    runs_per_machine: 4                               # four runs share the machine
+    cost: {life_years: 5, usd_per_kwh: 0.1274}        # how a bought machine is paid for
 
 ``nodes`` repeats every part the file describes (node 0's devices keep their names, node
 k's are 'node{k}/gpu3'); inside a node GPUs reach each other over its ``fabric``
@@ -16,6 +19,10 @@ k's are 'node{k}/gpu3'); inside a node GPUs reach each other over its ``fabric``
 nodes over the ``network``'s NICs (rldse.models.network; ``nics_per_node`` unset: the
 fabric's NICs, at least one). ``Nodes.cluster`` gives the collectives' view of any
 number of GPUs of it (rldse.models.collectives).
+
+``platform``, ``cost`` and ``price_usd_per_hour`` price the machine (rldse.models.platform);
+with ``runs_per_machine`` N the parts resolved are one run's share of them
+(rldse.models.packing), and the Result gives the run's figures and the machine's.
 
 The part sections and the placement roles come from the part-kind registry
 (rldse.models.kinds); the workload knobs from the trace's workload family
@@ -34,6 +41,7 @@ import copy
 import hashlib
 import json
 from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -48,6 +56,8 @@ from rldse.models.collectives import Cluster
 from rldse.models.fabric import FabricSpec
 from rldse.models.kinds import Instance, kinds_for
 from rldse.models.network import NetworkSpec
+from rldse.models.packing import run_share
+from rldse.models.platform import CostKnobs, Ownership, node_items
 from rldse.models.presets import load_part
 from rldse.models.spec import spec_fields
 from rldse.paths import data_path
@@ -88,6 +98,16 @@ class NetworkRef(UserModel):
 #: SystemSpec fields that lay the parts over several nodes; left at these values they are
 #: not written (to_yaml) nor digested, so one-node specs keep their digests
 CLUSTER_DEFAULTS: dict[str, Any] = {"nodes": 1, "fabric": None, "network": None}
+#: SystemSpec fields that price the machine and pack runs on it, likewise
+OWNERSHIP_DEFAULTS: dict[str, Any] = {"platform": None, "runs_per_machine": 1, "cost": None}
+
+
+class PlatformRef(UserModel):
+    """``platform: {preset: pcie-4gpu-1s, ...}``: a platform preset plus overrides."""
+
+    model_config = ConfigDict(extra="allow")
+
+    preset: str
 
 
 class _SpecBase(UserModel):
@@ -105,7 +125,15 @@ class _SpecBase(UserModel):
                                      "workload family (`rldse spec knobs`); unset: as in the trace")
     price_usd_per_hour: float | None = Field(
         default=None, gt=0, allow_inf_nan=False, description="hourly price of the whole "
-        "machine (cloud rental): gives cost_to_target_usd; unset, no cost per hour is shown")
+        "machine (cloud rental): gives steps_per_usd_hour and cost_to_target_usd; unset: a "
+        "rented platform's, else none")
+    platform: PlatformRef | None = Field(default=None, description="the node's baseboard, "
+                                         "DRAM, NICs, chassis and supplies, or its cloud "
+                                         "price (unset: CPUs and GPUs priced alone)")
+    runs_per_machine: int = Field(default=1, ge=1, le=256, description="identical runs "
+                                  "sharing the machine, each on an equal share of it")
+    cost: CostKnobs | None = Field(default=None, description="life_years and usd_per_kwh "
+                                   "of a bought machine (unset: their defaults)")
 
     def present(self) -> dict[str, Any]:
         """Part sections that hold at least one part, by kind."""
@@ -125,7 +153,7 @@ class _SpecBase(UserModel):
     def written(self) -> dict[str, Any]:
         """The spec as JSON values, without cluster fields left at their defaults."""
         out = self.model_dump(mode="json")
-        for key, default in CLUSTER_DEFAULTS.items():
+        for key, default in {**CLUSTER_DEFAULTS, **OWNERSHIP_DEFAULTS}.items():
             if out.get(key) == default:
                 del out[key]
         return out
@@ -206,7 +234,7 @@ def _fields_at(exc: ValidationError) -> list[str]:
         return list(system_spec().model_fields)
     if loc[0] == "placement":
         return list(ROLES)
-    if loc[0] in ("fabric", "network"):
+    if loc[0] in ("fabric", "network", "platform"):
         return list(PART_KINDS[loc[0]].spec.model_fields)
     return []
 
@@ -218,7 +246,8 @@ def load_spec(path: str | Path, sets: dict[str, Any] | None = None) -> Any:
     path = Path(path)
     raw = renamed.spec(read_mapping(path, "sections " + ", ".join(
         [k.name for k in PART_KINDS.values() if k.in_system]
-        + ["nodes", "fabric", "network", "placement", "workload"])), str(path))
+        + ["nodes", "fabric", "network", "placement", "workload", "platform",
+           "runs_per_machine", "cost"])), str(path))
     if not raw:
         raise RldseError(f"{path}: the file is empty: expected a system (sections "
                          f"{', '.join(k.name for k in PART_KINDS.values() if k.in_system)}, "
@@ -289,6 +318,7 @@ class ResolvedSystem:
     digest: str
     info: Info  # the trace's workload_info as its family's typed Info (what programs read)
     nodes: Nodes  # the nodes, their fabric and the network between them
+    ownership: Ownership = dataclass_field(default_factory=Ownership)  # the machine's price, its runs
 
     @property
     def name(self) -> str:
@@ -309,6 +339,9 @@ class ResolvedSystem:
             "placement": self.placement,
             "knobs": self.knobs.model_dump(mode="json"),
             **({"nodes": self.nodes.as_dict()} if self.nodes.spans else {}),
+            **({"ownership": self.ownership.as_dict()}
+               if self.ownership.as_dict() != Ownership(items=self.ownership.items).as_dict()
+               else {}),
         }
 
 
@@ -317,16 +350,18 @@ def resolve(spec: Any, trace: Trace) -> ResolvedSystem:
     against the kinds and the workload family, knobs against the family."""
     workload = workload_of(trace)
     workload.check_knob_names(spec.workload)
-    parts = resolve_parts(spec, trace, where="system.")
+    machine = resolve_parts(spec, trace, where="system.")
+    parts = run_share(machine, spec.runs_per_machine, HOST_KIND, "system.runs_per_machine")
     placement = _placement(spec, parts, workload)
     info = workload.read_info(trace)
     nodes = resolve_nodes(spec, trace, parts, placement, workload)
+    ownership = resolve_ownership(spec, machine, nodes)
     parts = nodes.replicate(parts)
     knobs = workload.resolve_knobs(spec.workload, trace, parts, placement, info)
     _check_learner_gpus(knobs, parts, placement, nodes)
     system = ResolvedSystem(spec=spec, workload=workload, parts=parts, placement=placement,
                             knobs=knobs, version=code_version(), digest="", info=info,
-                            nodes=nodes)
+                            nodes=nodes, ownership=ownership)
     return replace(system, digest=_digest(system.as_dict(), {}))
 
 
@@ -415,6 +450,42 @@ def resolve_nodes(spec: Any, trace: Trace, parts: dict[str, tuple[Instance, ...]
             raise RldseError("0 NICs per node: the nodes have no path to each other",
                              where="system.network.nics_per_node")
     return Nodes(n, fabric, network, nics, per_node, named_fabric=spec.fabric is not None)
+
+
+def resolve_ownership(spec: Any, machine: dict[str, tuple[Instance, ...]], nodes: Nodes
+                      ) -> Ownership:
+    """The machine's itemised price (one node's parts, all of them, and its platform),
+    the cost knobs and its hourly rental (rldse.models.platform); several runs need one
+    node (rldse.models.packing)."""
+    runs, where = spec.runs_per_machine, "system.runs_per_machine"
+    if runs > 1 and nodes.count > 1:
+        raise RldseError(f"{runs} runs on {nodes.count} nodes: runs share one node's parts "
+                         "(set nodes: 1, or runs_per_machine: 1)", where=where)
+    platform = None
+    if spec.platform is not None:
+        overrides = dict(spec.platform.model_extra or {})
+        _check_part_fields("platform", "system.platform", overrides)
+        platform = load_part("platform", spec.platform.preset, where="system.platform",
+                             **overrides)
+    rental = spec.price_usd_per_hour
+    if platform is not None and platform.rented:
+        if rental is not None:
+            raise RldseError(f"the rented platform {platform.name} has its hourly price: "
+                             "drop price_usd_per_hour, or override platform."
+                             "cloud_usd_per_hour", where="system.price_usd_per_hour")
+        rental = nodes.count * (platform.cloud_usd_per_hour or 0.0) or None
+    cpu = machine[HOST_KIND][0].spec
+    dram_gib = cpu.mem_capacity_bytes / 2**30
+    nics = nodes.nics_per_node if nodes.network is not None else \
+        (platform.nics if platform is not None else 0)
+    parts = []  # (item, preset, count, unit price): a CPU by its sockets
+    for kind, insts in machine.items():
+        per = getattr(insts[0].spec, "sockets", 1)
+        parts.append((kind, insts[0].preset, len(insts) * per, insts[0].spec.price_usd / per))
+    items = node_items(parts, platform, dram_gib, nics)
+    return Ownership(items=items, platform=platform, knobs=spec.cost or CostKnobs(),
+                     runs_per_machine=runs, nodes=nodes.count, dram_gib=dram_gib, nics=nics,
+                     rental_usd_per_hour=rental)
 
 
 def _fabric(spec: Any, trace: Trace, gpus: tuple[Instance, ...], per_node: int

@@ -12,14 +12,19 @@ from rldse.errors import RldseError
 SMOOTHING_EPISODES = 10
 
 
-def _print_result(result) -> None:
+def _print_result(result, knobs) -> None:
+    """``knobs``: the spec's CostKnobs (the life and energy price of the owned figures)."""
     import pandas as pd
 
+    n = result.runs_per_machine
     print(f"simulated {result.sim_time_s:.6g} s: {result.env_steps} env steps "
           f"({result.env_steps_per_s:,.0f}/s), {result.updates} updates "
-          f"({result.updates_per_s:,.1f}/s)")
+          f"({result.updates_per_s:,.1f}/s)" + (f", one of {n} runs on the machine"
+                                                  if n > 1 else ""))
     print(f"energy {result.energy_j:,.1f} J, average power {result.avg_power_w:,.1f} W, "
-          f"{result.steps_per_joule:,.2f} steps/J, parts cost ${result.cost_usd:,.0f}")
+          f"{result.steps_per_joule:,.2f} steps/J, parts cost ${result.cost_usd:,.0f}"
+          + (f" (the run's share of ${result.machine_cost_usd:,.0f})"
+             if n > 1 and result.machine_cost_usd is not None else ""))
     print(f"bottleneck: {result.bottleneck} ({result.critical_share:.0%} of its time)")
     for line in top_operators(result):
         print(line)
@@ -35,6 +40,8 @@ def _print_result(result) -> None:
             print(f"  median of {result.target_seeds} seeds ({result.target_seeds_reached} reach "
                   f"it); range {result.steps_to_target_low:,} "
                   f"({result.time_to_target_s_low:.6g} s) to {high}")
+    for line in cost_lines(result, knobs):
+        print(line)
     if result.staleness_mean_updates is not None:
         print(f"policy lag: {result.staleness_mean_updates:.3g} updates mean, "
               f"{result.staleness_p95_updates:.3g} p95")
@@ -65,6 +72,46 @@ def _print_result(result) -> None:
           "lane-seconds the device ran the phase, overlapped or not; count '-': accounted "
           "in bulk, not per operation")
     print(f"trace {result.trace_digest}, spec {result.spec_digest}, seed {result.seed}")
+
+
+def cost_lines(result, knobs) -> list[str]:
+    """The node's price item by item, then what a run and the machine cost per hour and
+    their env steps per dollar, owned (over ``knobs``' life and energy price) and rented
+    (rldse.models.platform)."""
+    from rldse.models.platform import PLATFORM_ITEMS, RENTED_ITEM
+
+    n = result.runs_per_machine
+    lines = ["node cost, item by item (rldse parts show PRESET gives each price's source):"]
+    for i in result.node_cost:
+        count = f"{i.count:,.0f} ×" if i.count != 1 else ""
+        lines.append(f"  {i.item:<26} {i.preset:<18} {count:>7} ${i.unit_usd:>10,.2f}"
+                     f" = ${i.usd:>10,.2f}")
+    if result.machine_cost_usd is not None:
+        lines.append(f"  {'the machine':<68}${result.machine_cost_usd:>10,.2f}")
+    if not any(i.item in (*PLATFORM_ITEMS, RENTED_ITEM) for i in result.node_cost):
+        lines.append("  (no platform: board, DRAM, NICs, chassis and supplies not priced; "
+                     "add platform: {preset: ...})")
+    rows = [("per run", 1), ("per machine", n)]
+    lines.append(f"  {'':<12} {'env steps/s':>12} {'wall W':>8} {'owned $/h':>10} "
+                 f"{'steps/$':>13} {'rented $/h':>11} {'steps/$ rented':>15}")
+
+    def cell(value, scale, fmt):
+        return "-" if value is None else format(value * scale, fmt)
+
+    for label, k in rows:
+        lines.append(
+            f"  {label:<12} {result.env_steps_per_s * k:>12,.0f} "
+            f"{cell(result.wall_power_w, k, ',.1f'):>8} "
+            f"{cell(result.owned_usd_per_hour, k, ',.4f'):>10} "
+            f"{cell(result.steps_per_usd, 1, ',.0f'):>13} "
+            f"{cell(result.rental_usd_per_hour, k, ',.4f'):>11} "
+            f"{cell(result.steps_per_usd_hour, 1, ',.0f'):>15}")
+    if result.machine_cost_usd is not None:
+        lines.append(f"  owned: ${result.machine_cost_usd:,.0f} over {knobs.life_years:g} years "
+                     f"plus wall energy at ${knobs.usd_per_kwh:g}/kWh"
+                     + (f"; {n} identical runs have 1/{n} of the machine each, so steps "
+                        "per dollar are the same per run and per machine" if n > 1 else ""))
+    return lines
 
 
 #: Operators of the pacing worker's phases that ``rldse simulate`` prints.
@@ -170,13 +217,11 @@ def cmd_simulate(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | None) -> None:
+    from rldse.models.platform import CostKnobs
     from rldse.sim import Limits, simulate
     from rldse.sim.target import check_same_learning, to_target, with_target
 
     target = _target(trace, args)
-    if target is None and spec.price_usd_per_hour is not None:
-        raise RldseError("price_usd_per_hour prices the run to a target return "
-                         "(cost_to_target_usd): give --target-return, or drop it")
     run_spec = spec if target is None else to_target(spec, target[1].steps)
     if target is not None:
         from rldse.system import resolve
@@ -191,7 +236,7 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
     result = simulate(trace, run_spec, seed=args.seed, timeline=args.timeline,
                       limits=limits, timeline_window=window, engine=args.engine)
     if target is not None:
-        result = with_target(result, target[1].steps, target[0], spec.price_usd_per_hour,
+        result = with_target(result, target[1].steps, target[0],
                              spread=target[1])
     if args.ops is not None:
         if not result.operators:  # a flag that does not apply is refused, not ignored
@@ -208,7 +253,7 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
         out["bands_design"] = b
         print(json.dumps(out, indent=1))
         return
-    _print_result(result)
+    _print_result(result, spec.cost or CostKnobs())
     if args.ops is not None:
         print(f"operators: {args.ops} ({len(result.operators)} rows)")
     if args.timeline:
@@ -336,7 +381,7 @@ def add_parser(sub) -> None:
     si.add_argument("--target-return", type=float, metavar="R",
                     help="run until the trace's learning curve first reaches return R and "
                          "report steps_to_target, time_to_target_s, energy_to_target_j (and "
-                         "cost_to_target_usd with price_usd_per_hour in the spec); assumes the "
+                         "cost_to_target_usd with an hourly price in the spec); assumes the "
                          "captured sample efficiency per env step")
     si.add_argument("--smoothing-episodes", type=int, metavar="K",
                     help="with --target-return: trailing mean over K episodes decides the "

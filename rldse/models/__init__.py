@@ -16,6 +16,7 @@ from rldse.models import table  # noqa: F401, E402
 from rldse.models import fpga  # noqa: F401, E402
 from rldse.models import network  # noqa: F401, E402
 from rldse.models import fabric  # noqa: F401, E402
+from rldse.models import platform  # noqa: F401, E402
 # isort: on
 from rldse.models.cpu import CpuModel, CpuSpec  # noqa: E402
 from rldse.models.gpu import GpuModel, GpuSpec  # noqa: E402

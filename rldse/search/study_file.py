@@ -21,7 +21,7 @@
     target: {return: 195, smoothing_episodes: 10}   # rldse.sim.target: every point runs
                                  # to the env steps the trace's curve needs to reach it, and
                                  # gets steps_to_target, time_to_target_s, energy_to_target_j
-                                 # (cost_to_target_usd with price_usd_per_hour in the spec)
+                                 # (cost_to_target_usd with an hourly price in the spec)
 
 Every problem is one line naming the file and the key: `study.yaml: space.gpu.countt:
 unknown field`. Space paths are checked by applying each range's extremes to the base
@@ -351,10 +351,6 @@ def _check_target(study: StudyFile, where: str) -> None:
             if name in TARGET_METRICS:
                 raise RldseError(f"{where}: '{name}' needs a target return: add "
                                  "target: {return: R} to the study file")
-        if study.search_space.base_raw.get("price_usd_per_hour") is not None \
-                or any(d.path == "price_usd_per_hour" for d in study.search_space.dims):
-            raise RldseError(f"{where}: price_usd_per_hour prices the run to a target return "
-                             "(cost_to_target_usd): add target: {return: R}, or drop it")
         return
     if "workload.env_steps" in study.search_space.base_raw.get("workload", {}) \
             or any(d.path == "workload.env_steps" for d in study.search_space.dims):

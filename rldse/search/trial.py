@@ -116,7 +116,7 @@ class TrialRunner:
             source = SIMULATED
         if self.study.target is not None:
             result = with_target(result, self.study.target_steps, self.study.target.spec,
-                                 spec.price_usd_per_hour, spread=self.study.target_spread)
+                                 spread=self.study.target_spread)
         return self._record(trial, attrs, result, terms, source)
 
     def _spec_terms(self, system: ResolvedSystem) -> dict[str, float]:

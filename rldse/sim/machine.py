@@ -470,6 +470,8 @@ class Machine:
         phases = self.clock.stats()
         name, share = bottleneck(phases, self.clock.instances)
         cost = sum(d.cost_usd for d in devices)
+        buyer = self.system.ownership.figures(cost, energy / t if t > 0 else 0.0,
+                                              outcome.env_steps / t if t > 0 else 0.0)
         warnings = [f"{d.name} did no work: it adds only idle power ({d.avg_power_w:.3g} W) "
                     "and its cost" for d in devices if d.busy_s == 0]
         warnings += [w for m in {id(m): m for m in self.models.values()}.values()
@@ -489,7 +491,8 @@ class Machine:
             updates=outcome.updates, updates_per_s=outcome.updates / t if t > 0 else 0.0,
             energy_j=energy, avg_power_w=energy / t if t > 0 else 0.0,
             steps_per_joule=outcome.env_steps / energy if energy > 0 else 0.0,
-            cost_usd=cost, bottleneck=name, critical_share=share,
+            cost_usd=buyer.pop("cost_usd", cost), **buyer, bottleneck=name,
+            critical_share=share,
             gpu_memory_peak_bytes=outcome.gpu_memory_peak_bytes,
             swapped_bytes=outcome.swapped_bytes,
             host_memory_peak_bytes=outcome.host_memory_bytes, checks=self._checks(outcome),

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from rldse.errors import RldseError
+from rldse.models.platform import CostItem
 from rldse.sim.device import Device
 
 if TYPE_CHECKING:  # on use: `rldse metrics` reads the model's fields, not frames
@@ -98,7 +99,33 @@ class Result(BaseModel):
                             "run plus dynamic power while busy")
     avg_power_w: float = Field(description="energy_j / sim_time_s")
     steps_per_joule: float = Field(description="env_steps / energy_j, steps per joule")
-    cost_usd: float = Field(description="purchase price of the parts, US dollars")
+    cost_usd: float = Field(description="purchase price of the parts the run uses, and of "
+                            "its share of the platform (the spec's platform:), US dollars")
+    # what a buyer pays (rldse.models.platform); the run's share with runs_per_machine > 1
+    runs_per_machine: int = Field(default=1, description="identical runs sharing the "
+                                  "machine; every figure not named machine_* is one run's")
+    machine_env_steps_per_s: float | None = Field(default=None, description="env steps/s "
+                                                  "of every run on the machine")
+    wall_power_w: float | None = Field(default=None, description="the run's power at the "
+                                       "wall: (avg_power_w + its share of the platform's) / "
+                                       "the supplies' efficiency")
+    machine_wall_power_w: float | None = Field(default=None, description="the machine's "
+                                               "power at the wall, every run on it")
+    machine_cost_usd: float | None = Field(default=None, description="purchase price of "
+                                           "the whole machine, parts and platform of every "
+                                           "node (None: rented)")
+    owned_usd_per_hour: float | None = Field(default=None, description="the run's share of "
+                                             "the purchase over cost.life_years plus its wall "
+                                             "energy at cost.usd_per_kwh, per hour")
+    steps_per_usd: float | None = Field(default=None, description="env steps per dollar of "
+                                        "owning the machine (owned_usd_per_hour; None: rented)")
+    rental_usd_per_hour: float | None = Field(default=None, description="the run's share of "
+                                              "the machine's hourly rental price (None: none "
+                                              "given)")
+    steps_per_usd_hour: float | None = Field(default=None, description="env steps per dollar "
+                                             "of renting the machine (rental_usd_per_hour)")
+    node_cost: list[CostItem] = Field(default_factory=list, description="one node's price "
+                                      "item by item: its parts, then its platform's")
     bottleneck: str
     critical_share: float = Field(description="share of the pacing worker's time in the "
                                   "bottleneck phase")
@@ -152,8 +179,8 @@ class Result(BaseModel):
     energy_to_target_j: float | None = Field(default=None, description="energy to "
                                              "steps_to_target")
     cost_to_target_usd: float | None = Field(
-        default=None, description="rental cost to steps_to_target at the spec's "
-        "price_usd_per_hour (only when it gives one)")
+        default=None, description="rental cost to steps_to_target at "
+        "rental_usd_per_hour (only when the system gives an hourly price)")
     # over seeds (a trace captured with --seeds N > 1); steps_to_target is then the median
     target_seeds: int | None = Field(default=None, description="learning curves (seeds) "
                                      "the steps to target come from")
@@ -173,7 +200,7 @@ class Result(BaseModel):
         """Scalar metrics by name (what objectives and constraints refer to); optional
         ones are left out when unset, never given a stand-in value."""
         skip = {"devices", "phases", "breakdown_s", "bottleneck", "trace_digest", "spec_digest",
-                "warnings", "checks"}
+                "warnings", "checks", "node_cost"}
         out = {k: v for k, v in self.model_dump().items() if k not in skip and v is not None}
         out.update({f"{CHECK_PREFIX}{k}": v for k, v in self.checks.items()})
         out.update({f"breakdown.{k}": v for k, v in self.breakdown_s.items()})

@@ -33,8 +33,9 @@ capture's) gets a warning in its Result.
   warm-up over the whole run. Programs that advance in whole rounds (an actor-learner
   iteration of actors × envs × rollout_len steps) overshoot by less than one round;
   within that round time and energy are taken as linear in steps.
-- Cost to R: only where the spec gives ``price_usd_per_hour`` (the hourly rental of the
-  whole machine); omitted otherwise, never a made-up price.
+- Cost to R: only where the system has an hourly rental price (``price_usd_per_hour``, or
+  a rented platform's: the run's share, ``Result.rental_usd_per_hour``); omitted
+  otherwise, never a made-up price.
 - Several seeds (``rldse capture --seeds N``: the trace's own curve and ``meta.
   seed_curves``): the run goes to the median over seeds of the steps each first reaches
   R, and the Result carries the range over seeds (``steps_to_target_low``/``_high``, and
@@ -215,7 +216,6 @@ def check_same_learning(trace: Trace, system: Any) -> None:
 
 
 def with_target(result: Result, steps: int, target: Target,
-                price_usd_per_hour: float | None = None,
                 spread: TargetSteps | None = None) -> Result:
     """``result`` (a run of at least ``steps`` env steps, `to_target`) with the *_to_target
     metrics for a target reached at ``steps``: linear within the run's overshoot; with
@@ -229,8 +229,8 @@ def with_target(result: Result, steps: int, target: Target,
               "target_smoothing_episodes": target.smoothing_episodes,
               "steps_to_target": int(steps), "time_to_target_s": time_s,
               "energy_to_target_j": result.energy_j * share,
-              "cost_to_target_usd": (None if price_usd_per_hour is None
-                                     else price_usd_per_hour * time_s / 3600.0)}
+              "cost_to_target_usd": (None if result.rental_usd_per_hour is None
+                                     else result.rental_usd_per_hour * time_s / 3600.0)}
     if spread is not None and spread.seeds > 1:
         rate_s = result.sim_time_s / result.env_steps
         update.update({

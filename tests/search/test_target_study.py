@@ -93,14 +93,13 @@ def test_a_learning_knob_in_the_base_is_refused_unless_it_is_the_captured_one(tm
         load_study_file(_write(tmp_path, base=base))
 
 
-def test_hourly_price_without_a_target_is_refused(tmp_path):
-    """price_usd_per_hour only prices the run to a target: without one it would be ignored."""
+def test_hourly_price_without_a_target_is_an_objective(tmp_path):
+    """price_usd_per_hour without a target prices the rate: steps_per_usd_hour."""
     study = {k: v for k, v in STUDY.items() if k != "target"}
-    study["objectives"] = [{"maximize": "env_steps_per_s"}]
+    study["objectives"] = [{"maximize": "steps_per_usd_hour"}]
     path = tmp_path / "study.yaml"
     path.write_text(yaml.safe_dump(study))
-    with pytest.raises(RldseError, match="price_usd_per_hour prices the run to a target"):
-        load_study_file(path)
+    assert [o.metric for o in load_study_file(path).objectives] == ["steps_per_usd_hour"]
 
 
 def test_a_design_estimated_over_the_limit_is_an_invalid_trial_not_a_run(tmp_path,

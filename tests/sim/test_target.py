@@ -4,6 +4,7 @@ the hourly price, and the one-line errors."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -68,8 +69,7 @@ def test_time_and_energy_to_target_are_the_run_to_the_target(dqn):
     target = Target(195.0)
     steps = steps_to_target(dqn, target)
     spec = parse_spec({**SPEC, "price_usd_per_hour": 3.6})
-    result = with_target(simulate(dqn, to_target(spec, steps)), steps, target,
-                         spec.price_usd_per_hour)
+    result = with_target(simulate(dqn, to_target(spec, steps)), steps, target)
     assert result.env_steps == steps == result.steps_to_target
     assert result.time_to_target_s == pytest.approx(result.sim_time_s)
     assert result.energy_to_target_j == pytest.approx(result.energy_j)
@@ -116,11 +116,12 @@ def test_cli_target(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert err.startswith("rldse: error: --target-return: 400 is never reached")
-    # an hourly price with no target to price is refused, not ignored
-    assert main(["simulate", str(DQN), "--system", str(system),
-                 "--set", "price_usd_per_hour=3"]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "price_usd_per_hour prices the run" in err
+    # an hourly price without a target prices the rate: env steps per rented dollar
+    main(["simulate", str(DQN), "--system", str(system), "--json",
+          "--set", "price_usd_per_hour=3"])
+    result = json.loads(capsys.readouterr().out)
+    assert result["steps_per_usd_hour"] == pytest.approx(result["env_steps_per_s"] * 1200)
+    assert result["cost_to_target_usd"] is None
 
 
 def _with_seeds(trace, *curves):
