@@ -171,8 +171,9 @@ class _SpecBase(UserModel):
 
     def to_yaml(self) -> str:
         out = self.model_dump(mode="json", exclude_none=True)
-        if out.get("nodes") == 1:
-            del out["nodes"]
+        for key in ("nodes", "runs_per_machine"):
+            if out.get(key) == 1:
+                del out[key]
         return yaml.safe_dump(out, sort_keys=False)
 
 

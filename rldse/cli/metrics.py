@@ -7,7 +7,9 @@ import argparse
 import json
 
 #: unit of a metric by its name's ending (rldse names carry their units), longest first
-UNITS = (("_per_s", "1/s"), ("_per_joule", "1/J"), ("_bytes", "bytes"), ("_usd", "USD"),
+UNITS = (("_per_usd_hour", "1/USD (rented)"), ("_usd_per_hour", "USD/h"),
+         ("_per_usd", "1/USD (owned)"), ("_per_machine", "count"),
+         ("_per_s", "1/s"), ("_per_joule", "1/J"), ("_bytes", "bytes"), ("_usd", "USD"),
          ("_return", "return"), ("_episodes", "episodes"),
          ("_updates", "updates"), ("_share", "fraction"), ("_s", "s"), ("_j", "J"),
          ("_w", "W"))

@@ -68,7 +68,10 @@ def knob_rows(family: str | None = None) -> list[tuple[str, tuple[str, ...], lis
     spec = system_spec()
     rows = [(k, _type_text(f.annotation), _default_text(f, "none"), "",
              f.description or "") for k, f in spec.model_fields.items()
-            if k in ("name", "price_usd_per_hour")]
+            if k in ("name", "price_usd_per_hour", "runs_per_machine")]
+    cost = spec.model_fields["cost"].annotation.__args__[0]  # CostKnobs | None
+    rows += [(f"cost.{k}", _type_text(f.annotation), _default_text(f, "none"), "",
+              f.description or "") for k, f in cost.model_fields.items()]
     placement = spec.model_fields["placement"].annotation
     rows += [(f"placement.{role}", "part kind", str(f.default), "", f.description or "")
              for role, f in placement.model_fields.items()]

@@ -57,10 +57,12 @@ class CostKnobs(UserModel):
 
     life_years: float = Field(default=LIFE_YEARS, gt=0, le=30, allow_inf_nan=False,
                               description="years the purchase price is spread over "
-                              f"(default {LIFE_YEARS:g}: hyperscalers' server lives 5-6)")
+                              f"(default {LIFE_YEARS:g}, plausible {LIFE_YEARS_RANGE[0]:g}-"
+                              f"{LIFE_YEARS_RANGE[1]:g}: hyperscalers' server lives)")
     usd_per_kwh: float = Field(default=USD_PER_KWH, ge=0, le=5, allow_inf_nan=False,
                                description="price of energy at the wall, USD/kWh (default "
-                               f"{USD_PER_KWH:g}: U.S. commercial average, EIA 2023)")
+                               f"{USD_PER_KWH:g}, U.S. commercial average, EIA 2023; states "
+                               f"{USD_PER_KWH_RANGE[0]:g}-{USD_PER_KWH_RANGE[1]:g})")
 
 
 class PlatformSpec(PartSpec):
@@ -138,6 +140,10 @@ class Ownership:
                 "knobs": self.knobs.model_dump(), "runs_per_machine": self.runs_per_machine,
                 "rental_usd_per_hour": self.rental_usd_per_hour}
 
+    def run_usd(self, parts_usd: float) -> float:
+        """Purchase price of what a run uses: its parts' and its share of the platform."""
+        return parts_usd + self.platform_usd / self.runs_per_machine
+
     def figures(self, parts_usd: float, power_w: float, env_steps_per_s: float) -> dict:
         """A run's cost figures (Result fields) from its parts' price, its devices' mean
         power and its rate; the machine's are runs_per_machine times the rates, power and
@@ -150,7 +156,7 @@ class Ownership:
                      "machine_wall_power_w": n * wall_w}
         steps_h = env_steps_per_s * 3600.0
         if p is None or not p.rented:
-            run_usd = parts_usd + self.platform_usd / n
+            run_usd = self.run_usd(parts_usd)
             owned_h = (run_usd / (self.knobs.life_years * HOURS_PER_YEAR)
                        + wall_w / 1000.0 * self.knobs.usd_per_kwh)
             out.update(cost_usd=run_usd, machine_cost_usd=n * run_usd,

@@ -75,7 +75,7 @@ def estimate(trace: Trace, system: ResolvedSystem) -> Estimate:
     """Bounds on the metrics of simulating `trace` on `system` (module docstring)."""
     machine = Machine(trace, system)
     idle_w = sum(d.idle_w for d in machine.devices.values())
-    cost = sum(d.cost_usd for d in machine.devices.values())
+    cost = system.ownership.run_usd(sum(d.cost_usd for d in machine.devices.values()))
     values = {"avg_power_w": idle_w, "cost_usd": cost}
     ops = trace.ops
     trace_steps = float(trace.env_steps)

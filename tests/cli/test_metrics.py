@@ -25,6 +25,8 @@ def test_every_metric_has_a_unit_and_a_meaning(capsys):
     ("avg_power_w", "W"), ("steps_per_joule", "1/J"), ("cost_usd", "USD"),
     ("host_memory_peak_bytes", "bytes"), ("env_steps", "count"),
     ("target_return", "return"), ("target_smoothing_episodes", "episodes"),
+    ("steps_per_usd", "1/USD (owned)"), ("steps_per_usd_hour", "1/USD (rented)"),
+    ("owned_usd_per_hour", "USD/h"), ("machine_cost_usd", "USD"), ("runs_per_machine", "count"),
 ])
 def test_units_from_names(name, unit):
     assert unit_of(name) == unit

@@ -187,3 +187,26 @@ def test_ops_on_a_system_without_a_gpu_role_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "--ops: no role of this system runs on" in err
     assert not ops.exists()
+
+
+def test_a_shared_machine_prints_its_itemised_cost_per_run_and_per_machine(capsys):
+    """examples/4xl4.yaml: four runs on a bought 4×L4 box; the node's price item by item,
+    then each run's figures and the machine's (four times the rate, power and $/h)."""
+    box = str(ROOT / "examples" / "4xl4.yaml")
+    assert main(["simulate", TRACE, "--system", box, "--set", "workload.env_steps=5000"]) == 0
+    out = capsys.readouterr().out
+    assert "one of 4 runs on the machine" in out
+    items = out.split("node cost, item by item")[1].splitlines()
+    for item in ("cpu", "gpu", "baseboard", "DRAM (GiB)", "NIC", "chassis", "power supply",
+                 "the machine"):
+        assert any(line.strip().startswith(f"{item} ") for line in items[1:10]), item
+    rows = {line.split()[1]: line.split()[2:] for line in out.splitlines()
+            if line.startswith(("  per run ", "  per machine "))}
+    run, machine = rows["run"], rows["machine"]
+
+    def number(text: str) -> float:
+        return float(text.replace(",", ""))
+
+    assert number(machine[0]) == pytest.approx(4 * number(run[0]), abs=4)  # env steps/s
+    assert number(machine[2]) == pytest.approx(4 * number(run[2]), rel=1e-3)  # owned $/h
+    assert machine[3] == run[3]  # steps per dollar: the same per run and per machine
