@@ -150,12 +150,12 @@ class Ownership:
         prices per hour (module docstring)."""
         n = self.runs_per_machine
         p = self.platform
-        wall_w = (power_w + self.platform_w / n) / (p.psu_efficiency if p else 1.0)
         out: dict = {"runs_per_machine": n, "node_cost": list(self.items),
-                     "wall_power_w": wall_w, "machine_env_steps_per_s": n * env_steps_per_s,
-                     "machine_wall_power_w": n * wall_w}
+                     "machine_env_steps_per_s": n * env_steps_per_s}
         steps_h = env_steps_per_s * 3600.0
-        if p is None or not p.rented:
+        if p is None or not p.rented:  # a renter's wall energy is in the hourly price
+            wall_w = (power_w + self.platform_w / n) / (p.psu_efficiency if p else 1.0)
+            out.update(wall_power_w=wall_w, machine_wall_power_w=n * wall_w)
             run_usd = self.run_usd(parts_usd)
             owned_h = (run_usd / (self.knobs.life_years * HOURS_PER_YEAR)
                        + wall_w / 1000.0 * self.knobs.usd_per_kwh)

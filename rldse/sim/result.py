@@ -108,9 +108,10 @@ class Result(BaseModel):
                                                   "of every run on the machine")
     wall_power_w: float | None = Field(default=None, description="the run's power at the "
                                        "wall: (avg_power_w + its share of the platform's) / "
-                                       "the supplies' efficiency")
+                                       "the supplies' efficiency (None: rented)")
     machine_wall_power_w: float | None = Field(default=None, description="the machine's "
-                                               "power at the wall, every run on it")
+                                               "power at the wall, every run on it "
+                                               "(None: rented)")
     machine_cost_usd: float | None = Field(default=None, description="purchase price of "
                                            "the whole machine, parts and platform of every "
                                            "node (None: rented)")

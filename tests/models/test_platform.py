@@ -71,4 +71,5 @@ def test_a_rented_platform_is_priced_per_hour_only():
     own = Ownership(items=items, platform=cloud, rental_usd_per_hour=cloud.cloud_usd_per_hour)
     f = own.figures(15000.0, 300.0, 1000.0)
     assert "steps_per_usd" not in f and "machine_cost_usd" not in f
+    assert "wall_power_w" not in f  # the renter's energy is in the hourly price
     assert f["steps_per_usd_hour"] == pytest.approx(3.6e6 / cloud.cloud_usd_per_hour)
