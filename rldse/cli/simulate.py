@@ -93,7 +93,7 @@ def cost_lines(result, knobs) -> list[str]:
                      "add platform: {preset: ...})")
     rows = [("per run", 1), ("per machine", n)]
     lines.append(f"  {'':<12} {'env steps/s':>12} {'wall W':>8} {'owned $/h':>10} "
-                 f"{'steps/$':>13} {'rented $/h':>11} {'steps/$ rented':>15}")
+                 f"{'steps/$':>14} {'rented $/h':>11} {'steps/$ rented':>15}")
 
     def cell(value, scale, fmt):
         return "-" if value is None else format(value * scale, fmt)
@@ -103,7 +103,7 @@ def cost_lines(result, knobs) -> list[str]:
             f"  {label:<12} {result.env_steps_per_s * k:>12,.0f} "
             f"{cell(result.wall_power_w, k, ',.1f'):>8} "
             f"{cell(result.owned_usd_per_hour, k, ',.4f'):>10} "
-            f"{cell(result.steps_per_usd, 1, ',.0f'):>13} "
+            f"{cell(result.steps_per_usd, 1, ',.0f'):>14} "
             f"{cell(result.rental_usd_per_hour, k, ',.4f'):>11} "
             f"{cell(result.steps_per_usd_hour, 1, ',.0f'):>15}")
     if result.machine_cost_usd is not None:

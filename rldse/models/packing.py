@@ -28,7 +28,7 @@ from dataclasses import replace
 
 from rldse.errors import RldseError
 from rldse.models.cpu import CpuSpec
-from rldse.models.kinds import Instance
+from rldse.models.kinds import PART_KINDS, Instance
 
 #: CpuSpec fields of one socket a run gets 1/k of when k runs share the socket
 SOCKET_SHARES = ("mem_bw_gbs", "uncore_w", "socket_base_usd")
@@ -45,9 +45,10 @@ def run_share(parts: dict[str, tuple[Instance, ...]], runs: int, host_kind: str,
         if kind == host_kind:
             out[kind] = tuple(replace(i, spec=cpu_share(i.spec, runs, where)) for i in insts)
         elif len(insts) % runs:
+            fix = (f"give {kind} a count that {runs} divides" if PART_KINDS[kind].countable
+                   else f"a system holds one {kind} part")
             raise RldseError(f"{runs} runs, but the system has {len(insts)} {kind}: a run "
-                             f"uses whole parts (give {kind} a count that {runs} divides)",
-                             where=where)
+                             f"uses whole parts ({fix})", where=where)
         else:
             out[kind] = insts[:len(insts) // runs]
     return out

@@ -30,6 +30,7 @@ NAMES = sorted({"name", "placement", "workload", "price_usd_per_hour", "preset",
                 "trace", "base", "space", "objectives", "constraints", "sampler", "seed",
                 "trials", "maximize", "minimize", "int", "float", "choices", "log", "when",
                 "options", "n_startup_trials", "storage", "target", "skip_checks",
+                "runs_per_machine", "cost", "life_years", "usd_per_kwh",
                 *ROLES, *(k.name for k in PART_KINDS.values())})
 SCALARS = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(),
