@@ -58,3 +58,11 @@ def test_a_machine_that_does_not_split_evenly_is_refused(gpus, cores, runs, need
     with pytest.raises(RldseError, match="here") as e:
         run_share(_parts(gpus, cores=cores), runs, "cpu", "here")
     assert needle in str(e.value)
+
+
+def test_a_single_part_runs_would_time_share_is_refused():
+    pim = load_part("pim", "upmem-p21")
+    parts = {**_parts(2, cores=32), "pim": (Instance("pim", pim, "upmem-p21"),)}
+    with pytest.raises(RldseError, match="2 runs, but the system has 1 pim: a run uses whole "
+                                         r"parts \(a system holds one pim part\)"):
+        run_share(parts, 2, "cpu", "here")
