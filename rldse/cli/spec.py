@@ -70,7 +70,8 @@ def knob_rows(family: str | None = None) -> list[tuple[str, tuple[str, ...], lis
              f.description or "") for k, f in spec.model_fields.items()
             if k in ("name", "price_usd_per_hour")]
     placement = spec.model_fields["placement"].annotation
-    rows += [(f"placement.{role}", "part kind", str(f.default), "", f.description or "")
+    rows += [(f"placement.{role}", "text" if role == "protocol" else "part kind", str(f.default),
+              "", f.description or "")
              for role, f in placement.model_fields.items()]
     out.append(("the system (every family)", head, rows))
     part_head = ("path", "unit", "plausible", "allowed", "what it sets (default: the preset's)")
