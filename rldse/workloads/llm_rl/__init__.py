@@ -46,6 +46,9 @@ class LlmRlKnobs(Knobs):
                                                      "weights and KV cache")
     rollout_gpus: int | None = Field(default=None, ge=1, le=2**20, description="GPUs of "
                                      "the rollout engines (not colocated; default half)")
+    rollout_gpu: str | None = Field(default=None, description="GPU preset of the rollout "
+                                    "engines where they have their own GPUs (not "
+                                    "colocated; unset: the system's gpu), e.g. h20")
     rollout_tp: int | None = Field(default=None, ge=1, le=64, description="tensor-parallel "
                                    "GPUs per rollout engine")
     train_tp: int | None = Field(default=None, ge=1, le=64, description="trainer TP")
@@ -92,7 +95,8 @@ class LlmRlInfo(Info):
 #: verl/trainer/config/ppo_trainer.yaml and the fully_async recipe's scripts), named there.
 DEFAULTS: dict[str, Any] = {
     "precision": "bf16", "rollout_tp": 1, "train_tp": 1,
-    "train_pp": 1, "train_cp": 1, "max_num_seqs": 256, "gpu_memory_utilization": 0.5, "old_logprob": True,
+    "train_pp": 1, "train_cp": 1, "max_num_seqs": 1024, "gpu_memory_utilization": 0.5,
+    "old_logprob": True,
     "ref_logprob": False, "offload": False, "staleness_threshold": 0.0,
     "partial_rollout": False, "require_batches": 1, "trigger_parameter_sync_step": 1}
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from rldse.errors import RldseError
+from rldse.models.presets import load_part, make_model
 from rldse.sim.machine import Outcome
 from rldse.workloads.llm_rl.arch import arch
 from rldse.workloads.llm_rl.step import StepPlan, check_parallel, step
@@ -44,6 +45,13 @@ def plan_of(machine: Any) -> StepPlan:
         raise RldseError(f"{rollout} rollout GPUs of {gpus}: expected at least one and "
                          "fewer than all (the rest train)", where="workload.rollout_gpus")
     train_gpus = gpus if protocol == "colocated" else gpus - rollout
+    engine_gpu = gpu
+    if k.rollout_gpu is not None:
+        if protocol == "colocated":
+            raise RldseError("colocated runs rollout and training on the same GPUs: "
+                             "rollout_gpu applies to the other protocols",
+                             where="workload.rollout_gpu")
+        engine_gpu = make_model(load_part("gpu", k.rollout_gpu, where="workload.rollout_gpu"))
     if rollout % k.rollout_tp or k.rollout_tp > per_node:
         raise RldseError(f"rollout_tp {k.rollout_tp}: expected a divisor of the {rollout} "
                          f"rollout GPUs, at most the node's {per_node}",
@@ -62,7 +70,7 @@ def plan_of(machine: Any) -> StepPlan:
     default_budget = 2 * (k.prompt_tokens + cap)  # verl's recipes: 2 × (prompt + response)
     host = machine.model("cpu").spec if "cpu" in machine.models else None
     return StepPlan(
-        arch=arch(k.model), gpu=gpu, gpus=gpus, gpus_per_node=per_node,
+        arch=arch(k.model), gpu=gpu, rollout_gpu=engine_gpu, gpus=gpus, gpus_per_node=per_node,
         fabric=nodes.fabric, network=nodes.network, nics=nodes.nics_per_node or None, host_bw_gbs=host.host_bw_gbs if host else 0.0,
         host_link_gbs=gpu.copy_bps / 1e9, protocol=protocol, rollout_gpus=rollout,
         prompts=k.prompts_per_step, responses=k.responses_per_prompt,

@@ -83,6 +83,16 @@ def test_engines_and_trainer_book_their_own_gpus_on_every_node(trace):
     assert set(busy["gpu0"]) == {"act"} and set(busy["node1/gpu7"]) == {"learn"}
 
 
+def test_rollout_gpu_prices_the_engines_on_their_own_gpu(trace):
+    same = simulate(trace, _spec(protocol="disaggregated", rollout_gpus=8))
+    h20 = simulate(trace, _spec(protocol="disaggregated", rollout_gpus=8, rollout_gpu="h20"))
+    assert h20.breakdown_s["train_s"] == pytest.approx(same.breakdown_s["train_s"])
+    assert h20.breakdown_s["generate_s"] != same.breakdown_s["generate_s"]
+    with pytest.raises(RldseError) as exc:
+        simulate(trace, _spec(protocol="colocated", rollout_gpu="h20"))
+    assert exc.value.where == "workload.rollout_gpu"
+
+
 def test_70b_on_8_x_24gb_is_infeasible_and_on_64_x_80gb_fits(trace):
     small = simulate(trace, load_spec(ROOT / "examples" / "llm_rl_70b_8x24gb.yaml"))
     assert not small.checks["gpu_memory"]
