@@ -18,7 +18,9 @@ from pydantic import Field
 from rldse.models.kinds import Runs
 from rldse.strict import UserModel
 from rldse.workloads import Count, Info, Knobs, Workload, learning_knob, register
-from rldse.workloads.llm_rl.protocols import PROTOCOLS
+
+#: ``placement.protocol`` values (protocols.py says what each does); the first is the default
+PROTOCOLS = ("colocated", "disaggregated", "one_step_off", "async")
 
 
 class ResponseTokens(UserModel):
