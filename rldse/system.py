@@ -391,7 +391,8 @@ def resolve_nodes(spec: Any, trace: Trace, parts: dict[str, tuple[Instance, ...]
                   placement: dict[str, str], workload: Workload) -> Nodes:
     """The spec's nodes, fabric and network, checked: a network needs several nodes,
     several nodes need a network with NICs and a family whose programs place work over
-    them (one that has the ``learner_gpus`` knob); a node's GPUs fit its fabric."""
+    them (one that has the ``learner_gpus`` knob, or ``Workload.over_nodes``); a node's
+    GPUs fit its fabric."""
     n = spec.nodes
     if n > 1 and not workload.over_nodes and "learner_gpus" not in workload.knobs.model_fields:
         raise RldseError(f"{workload.name} programs run on one node (families with "

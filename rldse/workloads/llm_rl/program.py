@@ -5,8 +5,8 @@ its ``fabric``, between nodes over its ``network``).
 Every step has the same shape (the same lengths), so one step is computed and booked
 ``steps`` times: each GPU device books its rollout-engine busy time as ``act`` and its
 trainer time as ``learn`` (colocated GPUs both, one after the other; disaggregated GPUs the
-role the split gives them, the rollout engines on the first nodes). The result's ``breakdown_s`` holds the step's parts and
-``step_s``; a plan that does not fit its GPUs' memory fails ``checks.gpu_memory`` with the
+role the split gives them, the rollout engines on the first nodes). The result's
+``breakdown_s`` holds the step's parts and ``step_s``; a plan that does not fit its GPUs' memory fails ``checks.gpu_memory`` with the
 reason among the warnings (and is timed as if it fitted, so searches can compare it).
 """
 
