@@ -30,7 +30,7 @@ def main() -> None:
     trace = verl._trace()
     for name, row in ROWS.items():
         for steps in (1, 400):
-            spec = verl.system_for(Row(**row), 2953.0)
+            spec = verl.system_for(Row(**row), 2990.0)
             spec["workload"]["steps"] = steps
             simulate(trace, parse_spec(spec, where=""))  # warm: imports, presets
             t0 = time.perf_counter()

@@ -73,7 +73,10 @@ HOST_KIND = "cpu"
 
 Placement = create_model(  # one field per placement role, each naming a part kind
     "Placement", __config__=ConfigDict(extra="forbid"),
-    **{role: (str, Field(default=HOST_KIND, description=text)) for role, text in ROLES.items()})
+    **{role: (str, Field(default=HOST_KIND, description=text)) for role, text in ROLES.items()},
+    protocol=(str | None, Field(default=None, description="how the roles share the GPUs, "
+                                "for families that name ways (Workload.protocols; unset: "
+                                "the family's first)")))
 
 
 class FabricRef(UserModel):
@@ -156,6 +159,8 @@ class _SpecBase(UserModel):
         for key, default in {**CLUSTER_DEFAULTS, **OWNERSHIP_DEFAULTS}.items():
             if out.get(key) == default:
                 del out[key]
+        if out["placement"].get("protocol") is None:
+            del out["placement"]["protocol"]
         return out
 
     def _file_bytes(self) -> dict[str, str]:
@@ -319,7 +324,8 @@ class ResolvedSystem:
     digest: str
     info: Info  # the trace's workload_info as its family's typed Info (what programs read)
     nodes: Nodes  # the nodes, their fabric and the network between them
-    ownership: Ownership = dataclass_field(default_factory=Ownership)  # the machine's price, its runs
+    protocol: str | None = None  # placement.protocol resolved (families with protocols)
+    ownership: Ownership = dataclass_field(default_factory=Ownership)  # price, runs sharing it
 
     @property
     def name(self) -> str:
@@ -340,6 +346,7 @@ class ResolvedSystem:
             "placement": self.placement,
             "knobs": self.knobs.model_dump(mode="json"),
             **({"nodes": self.nodes.as_dict()} if self.nodes.spans else {}),
+            **({"protocol": self.protocol} if self.protocol is not None else {}),
             **({"ownership": self.ownership.as_dict()}
                if self.ownership.as_dict() != Ownership(items=self.ownership.items).as_dict()
                else {}),
@@ -362,7 +369,8 @@ def resolve(spec: Any, trace: Trace) -> ResolvedSystem:
     _check_learner_gpus(knobs, parts, placement, nodes)
     system = ResolvedSystem(spec=spec, workload=workload, parts=parts, placement=placement,
                             knobs=knobs, version=code_version(), digest="", info=info,
-                            nodes=nodes, ownership=ownership)
+                            nodes=nodes, protocol=_protocol(spec, workload),
+                            ownership=ownership)
     return replace(system, digest=_digest(system.as_dict(), {}))
 
 
@@ -420,9 +428,10 @@ def resolve_nodes(spec: Any, trace: Trace, parts: dict[str, tuple[Instance, ...]
                   placement: dict[str, str], workload: Workload) -> Nodes:
     """The spec's nodes, fabric and network, checked: a network needs several nodes,
     several nodes need a network with NICs and a family whose programs place work over
-    them (one that has the ``learner_gpus`` knob); a node's GPUs fit its fabric."""
+    them (one that has the ``learner_gpus`` knob, or ``Workload.over_nodes``); a node's
+    GPUs fit its fabric."""
     n = spec.nodes
-    if n > 1 and "learner_gpus" not in workload.knobs.model_fields:
+    if n > 1 and not workload.over_nodes and "learner_gpus" not in workload.knobs.model_fields:
         raise RldseError(f"{workload.name} programs run on one node (families with "
                          "workload.learner_gpus place work over nodes)", where="system.nodes")
     if spec.network is not None and n == 1:
@@ -565,7 +574,7 @@ def _placement(spec: Any, parts: dict[str, tuple[Instance, ...]],
     """Every role on a kind that can run it, that the system has, and that the workload's
     program places there; a role the program does not use may only stay on the CPU."""
     out = {}
-    for role, kind in spec.placement.model_dump().items():
+    for role, kind in spec.placement.model_dump(exclude={"protocol"}).items():
         where = f"placement.{role}"
         if role not in PART_KINDS.lookup(kind, where).roles:
             raise RldseError(f"a {kind} part cannot run {role} (kinds that can: "
@@ -588,6 +597,24 @@ def _placement(spec: Any, parts: dict[str, tuple[Instance, ...]],
     if HOST_KIND not in parts:
         raise RldseError("a system needs a cpu part (env steps run on its cores)", where="cpu")
     return out
+
+
+def _protocol(spec: Any, workload: Workload) -> str | None:
+    """``placement.protocol``, one of the family's (unset: its first; None for families
+    that name none)."""
+    name = spec.placement.protocol
+    if not workload.protocols:
+        if name is not None:
+            raise RldseError(f"{workload.name} programs have one way to place their roles "
+                             "(leave it unset)", where="placement.protocol")
+        return None
+    if name is None:
+        return workload.protocols[0]
+    if name not in workload.protocols:
+        raise RldseError(f"'{name}': expected one of {', '.join(workload.protocols)}"
+                         f"{did_you_mean(name, list(workload.protocols))}",
+                         where="placement.protocol")
+    return name
 
 
 @cache

@@ -84,6 +84,7 @@ def test_unset_actors_are_the_traces(capsys):
     (PPO, "placement.replay=tcam", "placement.replay:"),
     (DQN, "placement.q_update=pim", "placement.q_update:"),
     (DQN, "placement.replay=tpu", "placement.replay: unknown part kind 'tpu'"),
+    (PPO, "placement.protocol=async", "placement.protocol: actor_learner programs have one"),
 ])
 def test_knobs_and_placements_a_family_does_not_use_are_refused(trace, setting, needle, capsys,
                                                                tmp_path):

@@ -73,7 +73,8 @@ def knob_rows(family: str | None = None) -> list[tuple[str, tuple[str, ...], lis
     rows += [(f"cost.{k}", _type_text(f.annotation), _default_text(f, "none"), "",
               f.description or "") for k, f in cost.model_fields.items()]
     placement = spec.model_fields["placement"].annotation
-    rows += [(f"placement.{role}", "part kind", str(f.default), "", f.description or "")
+    rows += [(f"placement.{role}", "text" if role == "protocol" else "part kind", str(f.default),
+              "", f.description or "")
              for role, f in placement.model_fields.items()]
     out.append(("the system (every family)", head, rows))
     part_head = ("path", "unit", "plausible", "allowed", "what it sets (default: the preset's)")

@@ -165,6 +165,11 @@ class Workload:
     #: resolved knobs -> (units of work the program simulates at least, what they are):
     #: priced before any pilot (rldse.sim.budget.check_size); None: env_steps
     work: Callable[[Any], tuple[float, str]] | None = None
+    #: ``placement.protocol`` values: how the roles share devices (the first is the
+    #: default); empty: one way, the placement alone
+    protocols: tuple[str, ...] = ()
+    #: its programs place work over a system's ``nodes`` (besides ``learner_gpus`` families)
+    over_nodes: bool = False
 
     def without_cpu_time(self, trace: Trace, rows: bool = True) -> Trace:
         """``trace`` as one from before CPU time was recorded: its ``cpu_info`` entries

@@ -20,7 +20,7 @@ def test_system_schema_lists_every_section_and_role(capsys):
     assert sections | {"placement", "workload", "name"} <= set(schema["properties"])
     assert schema["additionalProperties"] is False
     placement = schema["$defs"]["Placement"]["properties"]
-    assert set(placement) == set(ROLES)
+    assert set(placement) == {*ROLES, "protocol"}
 
 
 def test_study_schema(capsys):

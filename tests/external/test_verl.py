@@ -23,14 +23,14 @@ def test_order_holds_only_for_the_pages_order():
 def test_documented_command_predicts_what_the_validation_predicts():
     row = next(r for r in verl.table().itertuples()
                if r.mode == "colocate sync" and r.gpus == 64)
-    sets = {"workload.nodes": 8, "workload.model": "qwen2.5-math-7b",
+    sets = {"workload.model": "qwen2.5-math-7b",
             "workload.prompts_per_step": 512, "workload.responses_per_prompt": 16,
-            "workload.train_batch": 32, "workload.response_tokens.mean": 2953,
-            "workload.protocol": "colocated", "workload.offload": True}
+            "workload.train_batch": 32, "workload.response_tokens.mean": 2990,
+            "placement.protocol": "colocated", "workload.offload": True}
     spec = load_spec(ROOT / "examples" / "verl_h20.yaml", sets)
     trace = open_trace(ROOT / "traces" / "llm_rl_grpo.parquet")
     documented = simulate(trace, spec).breakdown_s["step_s"]
-    assert documented == pytest.approx(verl.predict_step_s(row, 2953), rel=1e-9)
+    assert documented == pytest.approx(verl.predict_step_s(row, 2990), rel=1e-9)
 
 
 @pytest.mark.slow

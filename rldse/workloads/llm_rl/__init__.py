@@ -19,7 +19,8 @@ from rldse.models.kinds import Runs
 from rldse.strict import UserModel
 from rldse.workloads import Count, Info, Knobs, Workload, learning_knob, register
 
-PROTOCOL_NAMES = ("colocated", "disaggregated", "one_step_off", "async")
+#: ``placement.protocol`` values (protocols.py says what each does); the first is the default
+PROTOCOLS = ("colocated", "disaggregated", "one_step_off", "async")
 
 
 class ResponseTokens(UserModel):
@@ -45,22 +46,17 @@ class LlmRlKnobs(Knobs):
         default=None, description="response lengths: {mean, max}")
     precision: Literal["bf16", "fp8"] | None = Field(default=None, description="GEMMs, "
                                                      "weights and KV cache")
-    protocol: Literal["colocated", "disaggregated", "one_step_off", "async"] | None = \
-        learning_knob(default=None, description="placement of rollout and training")
     rollout_gpus: int | None = Field(default=None, ge=1, le=2**20, description="GPUs of "
                                      "the rollout engines (not colocated; default half)")
+    rollout_gpu: str | None = Field(default=None, description="GPU preset of the rollout "
+                                    "engines where they have their own GPUs (not "
+                                    "colocated; unset: the system's gpu), e.g. h20")
     rollout_tp: int | None = Field(default=None, ge=1, le=64, description="tensor-parallel "
                                    "GPUs per rollout engine")
     train_tp: int | None = Field(default=None, ge=1, le=64, description="trainer TP")
     train_pp: int | None = Field(default=None, ge=1, le=256, description="trainer PP")
     train_cp: int | None = Field(default=None, ge=1, le=64, description="trainer context "
                                  "(Ulysses sequence) parallel")
-    nodes: int | None = Field(default=None, ge=1, le=65_536, description="nodes, each the "
-                              "system's gpu.count GPUs")
-    fabric: str | None = Field(default=None, description="fabric preset of a node")
-    network: str | None = Field(default=None, description="network preset between nodes")
-    nics_per_node: int | None = Field(default=None, ge=1, le=64, description="NICs per "
-                                      "node (default: the fabric's)")
     max_num_seqs: int | None = Field(default=None, ge=1, le=65_536, description="sequences "
                                      "a rollout engine runs at once")
     gpu_memory_utilization: float | None = Field(default=None, gt=0, le=1, description=
@@ -100,9 +96,9 @@ class LlmRlInfo(Info):
 #: Defaults of the knobs the trace does not fix: verl's (verl-project/verl
 #: verl/trainer/config/ppo_trainer.yaml and the fully_async recipe's scripts), named there.
 DEFAULTS: dict[str, Any] = {
-    "precision": "bf16", "protocol": "colocated", "rollout_tp": 1, "train_tp": 1,
-    "train_pp": 1, "train_cp": 1, "nodes": 1, "fabric": "dgx-h100", "network": "ib-ndr",
-    "max_num_seqs": 256, "gpu_memory_utilization": 0.5, "old_logprob": True,
+    "precision": "bf16", "rollout_tp": 1, "train_tp": 1,
+    "train_pp": 1, "train_cp": 1, "max_num_seqs": 1024, "gpu_memory_utilization": 0.5,
+    "old_logprob": True,
     "ref_logprob": False, "offload": False, "staleness_threshold": 0.0,
     "partial_rollout": False, "require_batches": 1, "trigger_parameter_sync_step": 1}
 
@@ -130,4 +126,4 @@ register(Workload(
     program_module="rldse.workloads.llm_rl.program",
     sides={"act": ("actor", "act"), "env_step": ("actor", "cpu"),
            "learn": ("learner", "learn"), "sync": ("learner", "learn")},
-    work=_work))
+    work=_work, protocols=PROTOCOLS, over_nodes=True))

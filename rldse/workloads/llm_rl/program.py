@@ -1,12 +1,12 @@
-"""The simulated twin of an LLM RL run: ``workload.steps`` steps of ``step.step`` on the
-system's GPUs (``nodes`` × ``gpu.count``, the fabric and network the knobs name).
+"""The simulated twin of an LLM RL run: ``workload.steps`` steps of ``step.step`` under
+``placement.protocol`` on the system's GPUs (``nodes`` × ``gpu.count``, inside a node over
+its ``fabric``, between nodes over its ``network``).
 
 Every step has the same shape (the same lengths), so one step is computed and booked
 ``steps`` times: each GPU device books its rollout-engine busy time as ``act`` and its
 trainer time as ``learn`` (colocated GPUs both, one after the other; disaggregated GPUs the
-role the split gives them; the system's ``gpu.count`` devices stand for one node, each for
-its GPU in every node). The result's ``breakdown_s`` holds the step's parts and
-``step_s``; a plan that does not fit its GPUs' memory fails ``checks.gpu_memory`` with the
+role the split gives them, the rollout engines on the first nodes). The result's
+``breakdown_s`` holds the step's parts and ``step_s``; a plan that does not fit its GPUs' memory fails ``checks.gpu_memory`` with the
 reason among the warnings (and is timed as if it fitted, so searches can compare it).
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from rldse.errors import RldseError
-from rldse.models.presets import load_part
+from rldse.models.presets import load_part, make_model
 from rldse.sim.machine import Outcome
 from rldse.workloads.llm_rl.arch import arch
 from rldse.workloads.llm_rl.step import StepPlan, check_parallel, step
@@ -31,16 +31,11 @@ def plan_of(machine: Any) -> StepPlan:
         raise RldseError("llm_rl runs on GPUs: the system has none (add a gpu section)",
                          where="gpu")
     gpu = machine.model("gpu")
-    per_node = len(gpus_dev)
-    gpus = per_node * k.nodes
-    fabric = load_part("fabric", k.fabric, where="workload.fabric")
-    if per_node > fabric.gpus:
-        raise RldseError(f"gpu.count {per_node} is more than the {k.fabric} fabric's "
-                         f"{fabric.gpus} GPUs per node", where="workload.fabric")
-    network = load_part("network", k.network, where="workload.network") \
-        if k.nodes > 1 else None
+    nodes, protocol = machine.system.nodes, machine.system.protocol
+    per_node = nodes.gpus_per_node or len(gpus_dev)
+    gpus = len(gpus_dev)
     rollout = k.rollout_gpus if k.rollout_gpus is not None else gpus // 2
-    if k.protocol == "colocated":
+    if protocol == "colocated":
         if k.rollout_gpus is not None:
             raise RldseError("colocated runs rollout and training on every GPU: "
                              "rollout_gpus applies to the other protocols",
@@ -49,7 +44,14 @@ def plan_of(machine: Any) -> StepPlan:
     elif not 1 <= rollout < gpus:
         raise RldseError(f"{rollout} rollout GPUs of {gpus}: expected at least one and "
                          "fewer than all (the rest train)", where="workload.rollout_gpus")
-    train_gpus = gpus if k.protocol == "colocated" else gpus - rollout
+    train_gpus = gpus if protocol == "colocated" else gpus - rollout
+    engine_gpu = gpu
+    if k.rollout_gpu is not None:
+        if protocol == "colocated":
+            raise RldseError("colocated runs rollout and training on the same GPUs: "
+                             "rollout_gpu applies to the other protocols",
+                             where="workload.rollout_gpu")
+        engine_gpu = make_model(load_part("gpu", k.rollout_gpu, where="workload.rollout_gpu"))
     if rollout % k.rollout_tp or k.rollout_tp > per_node:
         raise RldseError(f"rollout_tp {k.rollout_tp}: expected a divisor of the {rollout} "
                          f"rollout GPUs, at most the node's {per_node}",
@@ -68,9 +70,9 @@ def plan_of(machine: Any) -> StepPlan:
     default_budget = 2 * (k.prompt_tokens + cap)  # verl's recipes: 2 × (prompt + response)
     host = machine.model("cpu").spec if "cpu" in machine.models else None
     return StepPlan(
-        arch=arch(k.model), gpu=gpu, gpus=gpus, gpus_per_node=per_node, fabric=fabric,
-        network=network, nics=k.nics_per_node, host_bw_gbs=host.host_bw_gbs if host else 0.0,
-        host_link_gbs=gpu.copy_bps / 1e9, protocol=k.protocol, rollout_gpus=rollout,
+        arch=arch(k.model), gpu=gpu, rollout_gpu=engine_gpu, gpus=gpus, gpus_per_node=per_node,
+        fabric=nodes.fabric, network=nodes.network, nics=nodes.nics_per_node or None, host_bw_gbs=host.host_bw_gbs if host else 0.0,
+        host_link_gbs=gpu.copy_bps / 1e9, protocol=protocol, rollout_gpus=rollout,
         prompts=k.prompts_per_step, responses=k.responses_per_prompt,
         train_batch=k.train_batch, prompt_tokens=k.prompt_tokens, response_mean=mean,
         response_max=cap, precision=k.precision, rollout_tp=k.rollout_tp,
@@ -95,9 +97,7 @@ def program(machine: Any) -> Outcome:
         gpu = machine.model("gpu")
         gpu.warnings = (*gpu.warnings, f"infeasible: {mem.reason}")
     devices = machine.of_kind("gpu")
-    engine_share = plan.engine_gpus / plan.gpus  # devices that stand for rollout GPUs
-    n_engine = round(engine_share * len(devices)) if plan.protocol != "colocated" \
-        else len(devices)
+    n_engine = plan.engine_gpus
     now = 0.0
     for _ in range(steps):
         for i, dev in enumerate(devices):

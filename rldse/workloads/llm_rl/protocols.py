@@ -35,8 +35,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-PROTOCOLS = ("colocated", "disaggregated", "one_step_off", "async")
-
 
 @dataclass
 class StepTimes:

@@ -41,7 +41,8 @@ class StepPlan:
     """Everything one step depends on, resolved (knobs, parts, cluster)."""
 
     arch: Arch
-    gpu: object  # GpuModel
+    gpu: object  # GpuModel of the trainer (colocated: of every GPU)
+    rollout_gpu: object  # GpuModel of the rollout engines (colocated: ``gpu``)
     gpus: int
     gpus_per_node: int
     fabric: object
@@ -101,12 +102,13 @@ def memory(plan: StepPlan, tokens_per_gpu: float) -> Memory:
     """Per-GPU memory of the plan's trainer and rollout engines (colocated: the trainer's
     state stays resident during rollout unless offloaded)."""
     a, cap = plan.arch, float(plan.gpu.spec.mem_bytes)
+    engine_cap = float(plan.rollout_gpu.spec.mem_bytes)
     train_parts = train_memory_bytes(a, plan.train, tokens_per_gpu)
     train_bytes = sum(train_parts.values())
     weights = a.params * PRECISION_BYTES[plan.precision] / plan.rollout_tp
     resident = train_parts["state"] if plan.protocol == "colocated" and not plan.offload \
         else 0.0
-    budget = plan.gpu_memory_utilization * cap - resident
+    budget = plan.gpu_memory_utilization * engine_cap - resident
     kv_bytes = budget - weights - ENGINE_RESERVE_BYTES
     kv_tokens = max(kv_bytes, 0.0) * plan.rollout_tp / a.kv_bytes_per_token(plan.precision)
     rollout_bytes = resident + weights + ENGINE_RESERVE_BYTES + max(kv_bytes, 0.0)
@@ -131,7 +133,8 @@ def engine_of(plan: StepPlan, kv_tokens: float, lengths: np.ndarray) -> Engine:
     slots = int(max(1, min(plan.max_num_seqs, kv_tokens // per_seq)))
     tp_cluster = Cluster(plan.fabric, nodes=1, gpus_per_node=plan.rollout_tp) \
         if plan.rollout_tp > 1 else None
-    return Engine(plan.arch, plan.gpu, plan.rollout_tp, slots, plan.precision, tp_cluster)
+    return Engine(plan.arch, plan.rollout_gpu, plan.rollout_tp, slots, plan.precision,
+                  tp_cluster)
 
 
 def batch_generation(plan: StepPlan, engine: Engine, lengths: np.ndarray

@@ -18,13 +18,13 @@ def trace():
     return open_trace(TRACE)
 
 
-def _spec(**workload):
+def _spec(protocol="colocated", **workload):
     base = {"model": "qwen2.5-7b", "prompts_per_step": 32, "responses_per_prompt": 8,
             "train_batch": 8, "prompt_tokens": 128,
-            "response_tokens": {"mean": 400, "max": 2048}, "nodes": 2, "rollout_tp": 2,
-            "fabric": "dgx-h100", "network": "ib-ndr", "steps": 1}
-    return parse_spec({"gpu": {"preset": "h100-sxm", "count": 8},
-                       "placement": {"act": "gpu", "learn": "gpu"},
+            "response_tokens": {"mean": 400, "max": 2048}, "rollout_tp": 2, "steps": 1}
+    return parse_spec({"gpu": {"preset": "h100-sxm", "count": 8}, "nodes": 2,
+                       "fabric": {"preset": "dgx-h100"}, "network": {"preset": "ib-ndr"},
+                       "placement": {"act": "gpu", "learn": "gpu", "protocol": protocol},
                        "workload": {**base, **workload}}, where="")
 
 
@@ -68,6 +68,29 @@ def test_bad_knobs_are_one_line_naming_the_knob(trace, knobs, where):
     with pytest.raises(RldseError) as exc:
         simulate(trace, _spec(**knobs))
     assert exc.value.where == where and "\n" not in str(exc.value)
+
+
+def test_an_unknown_protocol_is_one_line_naming_placement_protocol(trace):
+    with pytest.raises(RldseError) as exc:
+        simulate(trace, _spec(protocol="asynch"))
+    assert exc.value.where == "placement.protocol" and "'async'" in str(exc.value)
+
+
+def test_engines_and_trainer_book_their_own_gpus_on_every_node(trace):
+    r = simulate(trace, _spec(protocol="disaggregated", rollout_gpus=4))
+    busy = {d.name: d.phase_busy_s for d in r.devices if d.kind == "gpu"}
+    assert len(busy) == 16
+    assert set(busy["gpu0"]) == {"act"} and set(busy["node1/gpu7"]) == {"learn"}
+
+
+def test_rollout_gpu_prices_the_engines_on_their_own_gpu(trace):
+    same = simulate(trace, _spec(protocol="disaggregated", rollout_gpus=8))
+    h20 = simulate(trace, _spec(protocol="disaggregated", rollout_gpus=8, rollout_gpu="h20"))
+    assert h20.breakdown_s["train_s"] == pytest.approx(same.breakdown_s["train_s"])
+    assert h20.breakdown_s["generate_s"] != same.breakdown_s["generate_s"]
+    with pytest.raises(RldseError) as exc:
+        simulate(trace, _spec(protocol="colocated", rollout_gpu="h20"))
+    assert exc.value.where == "workload.rollout_gpu"
 
 
 def test_70b_on_8_x_24gb_is_infeasible_and_on_64_x_80gb_fits(trace):
