@@ -86,8 +86,11 @@ def cost_lines(result, knobs) -> list[str]:
         count = f"{i.count:,.0f} ×" if i.count != 1 else ""
         lines.append(f"  {i.item:<26} {i.preset:<18} {count:>7} ${i.unit_usd:>10,.2f}"
                      f" = ${i.usd:>10,.2f}")
+    node_usd = sum(i.usd for i in result.node_cost)
     if result.machine_cost_usd is not None:
-        lines.append(f"  {'the machine':<68}${result.machine_cost_usd:>10,.2f}")
+        nodes = round(result.machine_cost_usd / node_usd) if node_usd > 0 else 1
+        label = "the machine" + (f" ({nodes} such nodes)" if nodes > 1 else "")
+        lines.append(f"  {label:<68}${result.machine_cost_usd:>10,.2f}")
     if not any(i.item in (*PLATFORM_ITEMS, RENTED_ITEM) for i in result.node_cost):
         lines.append("  (no platform: board, DRAM, NICs, chassis and supplies not priced; "
                      "add platform: {preset: ...})")
