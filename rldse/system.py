@@ -239,7 +239,7 @@ def _fields_at(exc: ValidationError) -> list[str]:
     if len(loc) == 1:
         return list(system_spec().model_fields)
     if loc[0] == "placement":
-        return list(ROLES)
+        return list(Placement.model_fields)
     if loc[0] in ("fabric", "network", "platform"):
         return list(PART_KINDS[loc[0]].spec.model_fields)
     return []
@@ -347,9 +347,7 @@ class ResolvedSystem:
             "knobs": self.knobs.model_dump(mode="json"),
             **({"nodes": self.nodes.as_dict()} if self.nodes.spans else {}),
             **({"protocol": self.protocol} if self.protocol is not None else {}),
-            **({"ownership": self.ownership.as_dict()}
-               if self.ownership.as_dict() != Ownership(items=self.ownership.items).as_dict()
-               else {}),
+            **({"ownership": self.ownership.as_dict()} if self.ownership.terms_set else {}),
         }
 
 

@@ -47,6 +47,7 @@ def knob_rows(family: str | None = None) -> list[tuple[str, tuple[str, ...], lis
     """(section title, header, rows) for `rldse spec knobs`: each family's knobs, the
     system's fields, then each part kind's (unit, plausible range, allowed range)."""
     from rldse.models.kinds import PART_KINDS
+    from rldse.models.platform import CostKnobs
     from rldse.models.spec import _range_text, plausible_range, spec_fields, unit_of
     from rldse.system import system_spec
     from rldse.workloads import WORKLOADS
@@ -69,9 +70,8 @@ def knob_rows(family: str | None = None) -> list[tuple[str, tuple[str, ...], lis
     rows = [(k, _type_text(f.annotation), _default_text(f, "none"), "",
              f.description or "") for k, f in spec.model_fields.items()
             if k in ("name", "price_usd_per_hour", "runs_per_machine")]
-    cost = spec.model_fields["cost"].annotation.__args__[0]  # CostKnobs | None
     rows += [(f"cost.{k}", _type_text(f.annotation), _default_text(f, "none"), "",
-              f.description or "") for k, f in cost.model_fields.items()]
+              f.description or "") for k, f in CostKnobs.model_fields.items()]
     placement = spec.model_fields["placement"].annotation
     rows += [(f"placement.{role}", "text" if role == "protocol" else "part kind", str(f.default),
               "", f.description or "")

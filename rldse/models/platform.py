@@ -133,6 +133,13 @@ class Ownership:
             return 0.0
         return self.nodes * (p.base_w + self.nics * p.nic_w + self.dram_gib * p.dram_w_per_gib)
 
+    @property
+    def terms_set(self) -> bool:
+        """Whether any buying term differs from a spec without platform, cost, rental or
+        packing (those specs keep the digests they had before pricing existed)."""
+        return (self.platform is not None or self.knobs != CostKnobs()
+                or self.runs_per_machine != 1 or self.rental_usd_per_hour is not None)
+
     def as_dict(self) -> dict:
         return {"items": [i.model_dump() for i in self.items],
                 "platform": None if self.platform is None
@@ -178,7 +185,7 @@ def node_items(parts_usd: list[tuple[str, str, int, float]], platform: PlatformS
                dram_gib: float, nics: int) -> tuple[CostItem, ...]:
     """One node's items: its parts (``(item, preset, count, unit_usd)`` each) and then its
     platform's (none without one; a rented platform is one line per hour)."""
-    rows = [(item, preset, count, unit) for item, preset, count, unit in parts_usd]
+    rows = list(parts_usd)
     if platform is not None and platform.rented:
         rows = [(RENTED_ITEM, platform.name, 1,
                  platform.cloud_usd_per_hour or 0.0)]

@@ -470,8 +470,9 @@ class Machine:
         phases = self.clock.stats()
         name, share = bottleneck(phases, self.clock.instances)
         cost = sum(d.cost_usd for d in devices)
-        buyer = self.system.ownership.figures(cost, energy / t if t > 0 else 0.0,
-                                              outcome.env_steps / t if t > 0 else 0.0)
+        power_w = energy / t if t > 0 else 0.0
+        steps_per_s = outcome.env_steps / t if t > 0 else 0.0
+        buyer = self.system.ownership.figures(cost, power_w, steps_per_s)
         warnings = [f"{d.name} did no work: it adds only idle power ({d.avg_power_w:.3g} W) "
                     "and its cost" for d in devices if d.busy_s == 0]
         warnings += [w for m in {id(m): m for m in self.models.values()}.values()
@@ -487,9 +488,9 @@ class Machine:
             staleness_mean_updates=None if lag is None else lag[0],
             staleness_p95_updates=None if lag is None else lag[1],
             sim_time_s=t, env_steps=outcome.env_steps,
-            env_steps_per_s=outcome.env_steps / t if t > 0 else 0.0,
+            env_steps_per_s=steps_per_s,
             updates=outcome.updates, updates_per_s=outcome.updates / t if t > 0 else 0.0,
-            energy_j=energy, avg_power_w=energy / t if t > 0 else 0.0,
+            energy_j=energy, avg_power_w=power_w,
             steps_per_joule=outcome.env_steps / energy if energy > 0 else 0.0,
             cost_usd=buyer.pop("cost_usd", cost), **buyer, bottleneck=name,
             critical_share=share,

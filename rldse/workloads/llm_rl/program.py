@@ -6,8 +6,9 @@ Every step has the same shape (the same lengths), so one step is computed and bo
 ``steps`` times: each GPU device books its rollout-engine busy time as ``act`` and its
 trainer time as ``learn`` (colocated GPUs both, one after the other; disaggregated GPUs the
 role the split gives them, the rollout engines on the first nodes). The result's
-``breakdown_s`` holds the step's parts and ``step_s``; a plan that does not fit its GPUs' memory fails ``checks.gpu_memory`` with the
-reason among the warnings (and is timed as if it fitted, so searches can compare it).
+``breakdown_s`` holds the step's parts and ``step_s``; a plan that does not fit its GPUs'
+memory fails ``checks.gpu_memory`` with the reason among the warnings (and is timed as if
+it fitted, so searches can compare it).
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def plan_of(machine: Any) -> StepPlan:
     host = machine.model("cpu").spec if "cpu" in machine.models else None
     return StepPlan(
         arch=arch(k.model), gpu=gpu, rollout_gpu=engine_gpu, gpus=gpus, gpus_per_node=per_node,
-        fabric=nodes.fabric, network=nodes.network, nics=nodes.nics_per_node or None, host_bw_gbs=host.host_bw_gbs if host else 0.0,
+        fabric=nodes.fabric, network=nodes.network, nics=nodes.nics_per_node or None,
+        host_bw_gbs=host.host_bw_gbs if host else 0.0,
         host_link_gbs=gpu.copy_bps / 1e9, protocol=protocol, rollout_gpus=rollout,
         prompts=k.prompts_per_step, responses=k.responses_per_prompt,
         train_batch=k.train_batch, prompt_tokens=k.prompt_tokens, response_mean=mean,
