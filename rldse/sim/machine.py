@@ -277,7 +277,6 @@ class Machine:
         self.devices: dict[str, Device] = {}
         for kind, insts in system.parts.items():
             built: dict[int, PartModel] = {}  # one per distinct spec (a kind's instances share one)
-            kernels = PART_KINDS[kind].issues_kernels
             for inst in insts:
                 model = built.get(id(inst.spec))
                 if model is None:
@@ -285,13 +284,8 @@ class Machine:
                                                               busy_cores=self.busy_cores)
                 self.models.setdefault(kind, model)
                 self.models[inst.name] = model
-                self.devices[inst.name] = Device(
-                    name=inst.name, kind=kind, preset=inst.preset,
-                    lanes=int(inst.lanes or model.lanes), idle_w=float(model.idle_w),
-                    max_w=float(model.max_w), estimator=model.method,
-                    dynamic_share=model.dynamic_share if kernels else None,
-                    claimed_accuracy=model.claimed_accuracy,
-                    cost_usd=float(inst.spec.price_usd), clock=self.env)
+                self.devices[inst.name] = self._device(inst.name, kind, inst.preset,
+                                                       int(inst.lanes or model.lanes), model)
         cpu = self.models.get(HOST_KIND)
         gpu_captured = networks_on_gpu(trace.meta)
         # framework dispatch runs on the system's cores; each kernel-issuing model once
@@ -312,6 +306,31 @@ class Machine:
                 d.timeline = self.timeline
         self._costs: dict[tuple[str, str, int], np.ndarray] = {}
         self._iteration_ends: list[np.ndarray] = []
+
+    def _device(self, name: str, kind: str, preset: str, lanes: int,
+                model: PartModel) -> Device:
+        """The Device of part instance ``name``: its lanes, ``model``'s power and the
+        price of the spec it was built from."""
+        return Device(name=name, kind=kind, preset=preset, lanes=lanes,
+                      idle_w=float(model.idle_w), max_w=float(model.max_w),
+                      estimator=model.method,
+                      dynamic_share=(model.dynamic_share if PART_KINDS[kind].issues_kernels
+                                     else None),
+                      claimed_accuracy=model.claimed_accuracy,
+                      cost_usd=float(model.spec.price_usd), clock=self.env)
+
+    def repart(self, name: str, preset: str, model: PartModel) -> Device:
+        """Device ``name`` rebuilt as ``model``'s part, the preset ``preset``, before any
+        booking: a program that runs some of a kind's instances on another preset
+        (llm_rl's rollout engines on ``workload.rollout_gpu``) has their lanes, power and
+        price counted as that preset's."""
+        old = self.devices[name]
+        assert old.busy_s == 0, f"{name}: rebuilt after a booking"
+        self.models[name] = model
+        dev = self.devices[name] = self._device(name, old.kind, preset, int(model.lanes),
+                                                model)
+        dev.timeline = old.timeline
+        return dev
 
     # ---- placement ------------------------------------------------------------------
     def runner(self, role: str) -> Runner:

@@ -5,7 +5,8 @@ its ``fabric``, between nodes over its ``network``).
 Every step has the same shape (the same lengths), so one step is computed and booked
 ``steps`` times: each GPU device books its rollout-engine busy time as ``act`` and its
 trainer time as ``learn`` (colocated GPUs both, one after the other; disaggregated GPUs the
-role the split gives them, the rollout engines on the first nodes). The result's
+role the split gives them, the rollout engines on the first nodes, as the
+``workload.rollout_gpu`` preset where one is set: its power and price). The result's
 ``breakdown_s`` holds the step's parts and ``step_s``; a plan that does not fit its GPUs'
 memory fails ``checks.gpu_memory`` with the reason among the warnings (and is timed as if
 it fitted, so searches can compare it).
@@ -100,6 +101,9 @@ def program(machine: Any) -> Outcome:
         gpu.warnings = (*gpu.warnings, f"infeasible: {mem.reason}")
     devices = machine.of_kind("gpu")
     n_engine = plan.engine_gpus
+    if machine.knobs.rollout_gpu is not None:  # the engines' GPUs: their preset's power, price
+        devices[:n_engine] = [machine.repart(d.name, machine.knobs.rollout_gpu,
+                                             plan.rollout_gpu) for d in devices[:n_engine]]
     now = 0.0
     for _ in range(steps):
         for i, dev in enumerate(devices):

@@ -93,6 +93,23 @@ def test_rollout_gpu_prices_the_engines_on_their_own_gpu(trace):
     assert exc.value.where == "workload.rollout_gpu"
 
 
+def test_rollout_gpus_draw_and_cost_as_their_own_preset(trace):
+    """8 of 16 H100 SXM (30,000 USD, 85 W idle, 700 W TDP) rebuilt as H20 (13,000 USD,
+    70 W, 400 W; presets/gpu.yaml): the engines' devices carry the H20's price and power,
+    the trainer's the H100's, and the run costs 8 × 17,000 USD less."""
+    same = simulate(trace, _spec(protocol="disaggregated", rollout_gpus=8))
+    h20 = simulate(trace, _spec(protocol="disaggregated", rollout_gpus=8, rollout_gpu="h20"))
+    gpus = [d for d in h20.devices if d.kind == "gpu"]
+    assert [d.preset for d in gpus] == ["h20"] * 8 + ["h100-sxm"] * 8
+    assert sum(d.cost_usd for d in gpus) == 8 * 13_000 + 8 * 30_000
+    assert same.cost_usd - h20.cost_usd == pytest.approx(8 * 17_000)
+    t = h20.sim_time_s
+    for d, (idle_w, max_w) in zip((gpus[0], gpus[-1]), ((70, 400), (85, 700)), strict=True):
+        # the utilisation model at full dynamic share: idle × T + (max − idle) × busy / lanes
+        assert d.energy_j == pytest.approx(idle_w * t + (max_w - idle_w) * d.busy_s / d.lanes)
+    assert h20.energy_j == pytest.approx(sum(d.energy_j for d in h20.devices))
+
+
 def test_70b_on_8_x_24gb_is_infeasible_and_on_64_x_80gb_fits(trace):
     small = simulate(trace, load_spec(ROOT / "examples" / "llm_rl_70b_8x24gb.yaml"))
     assert not small.checks["gpu_memory"]
