@@ -17,6 +17,7 @@ forward:
   old policy's, where TRL runs one, and the reference's where ``beta`` is not 0); each
   micro-batch's loss and backward (``training_step`` after its ``_prepare_inputs``, which
   generates); each optimizer step (``on_pre_optimizer_step`` to ``on_optimizer_step``).
+  Which passes ran is in the trace (``old_logprob``, ``ref_logprob``): the replay runs them.
 
 Flops are counted from the policy's config as the capture counts them (``arch.Arch``). An
 RL step is one generation round. Generation with vLLM (and its weight sync), continuous
@@ -81,6 +82,7 @@ class RldseCallback(TrainerCallback):
         self.prompt_tokens: list[int] = []
         self.response_tokens: list[int] = []
         self.returns: list[float] = []
+        self.passes = {"old": 0, "ref": 0}  # no-gradient log-prob passes, by model
         self._generating = self._scoring = False
         self._seen = 0  # tokens per sequence the generating policy has processed
         self._wrap(t, "_generate_and_score_completions", self._score)
@@ -124,6 +126,7 @@ class RldseCallback(TrainerCallback):
                 "prompt_tokens": round(sum(self.prompt_tokens) / len(self.prompt_tokens)),
                 "response_tokens_mean": sum(self.response_tokens) / len(self.response_tokens),
                 "response_tokens_max": t.args.max_completion_length, "steps": self.rounds,
+                "old_logprob": self.passes["old"] > 0, "ref_logprob": self.passes["ref"] > 0,
                 "captured_network": {"layers": a.layers, "hidden": a.hidden, "heads": a.heads,
                                      "kv_heads": a.kv_heads, "ffn": a.ffn, "vocab": a.vocab,
                                      "params": a.params}}
@@ -203,6 +206,7 @@ class RldseCallback(TrainerCallback):
                 return orig(model, input_ids, *a, **k)
             t0 = self.rec.now()
             result = orig(model, input_ids, *a, **k)
+            self.passes["ref" if model is self.trainer.ref_model else "old"] += 1
             n, length = input_ids.shape
             self.rec.add("learn", t0, self.rounds, items=n * length,
                          flops=forward_flops(self.arch, n * length, length / 2))

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from rldse.cli import main
@@ -89,8 +91,12 @@ def test_grpo_run_records_each_phase_and_simulates(tiny_dir, tmp_path, capsys):
     assert main(["trace", "info", str(path)]) == 0
     out = capsys.readouterr().out
     assert all(phase in out for phase in ("act", "env_step", "learn"))
+    # the replay runs the passes TRL ran: no old-policy pass (verl's default runs one); the
+    # system file turns the reference's off
+    assert (info["old_logprob"], info["ref_logprob"]) == (False, True)
     assert main(["simulate", str(path), "--system", "examples/verl_h20.yaml", "--json"]) == 0
-    assert '"step_s"' in capsys.readouterr().out
+    breakdown = json.loads(capsys.readouterr().out)["breakdown_s"]
+    assert breakdown["logprob_s"] == 0 and breakdown["step_s"] > 0
 
 
 def test_unrecorded_loops_are_one_line_errors(tiny_dir, tmp_path):

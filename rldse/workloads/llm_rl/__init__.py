@@ -91,6 +91,11 @@ class LlmRlInfo(Info):
     response_tokens_mean: float = Field(gt=0)
     response_tokens_max: Count
     steps: Count
+    old_logprob: bool | None = Field(default=None, description="the recorded loop "
+                                     "recomputed the old policy's log-probs (None: not "
+                                     "recorded; verl's default)")
+    ref_logprob: bool | None = Field(default=None, description="the recorded loop ran "
+                                     "the reference's log-prob pass (None: not recorded)")
 
 
 #: Defaults of the knobs the trace does not fix: verl's (verl-project/verl
@@ -104,7 +109,9 @@ DEFAULTS: dict[str, Any] = {
 
 
 def _trace_knobs(info: LlmRlInfo, trace: Any, parts: dict, placement: dict) -> dict[str, Any]:
-    return {**DEFAULTS, "model": info.model, "prompts_per_step": info.prompts_per_step,
+    recorded = {k: v for k in ("old_logprob", "ref_logprob")
+                if (v := getattr(info, k)) is not None}
+    return {**DEFAULTS, **recorded, "model": info.model, "prompts_per_step": info.prompts_per_step,
             "responses_per_prompt": info.responses_per_prompt,
             "train_batch": info.train_batch, "prompt_tokens": info.prompt_tokens,
             "response_tokens": {"mean": info.response_tokens_mean,
