@@ -101,9 +101,14 @@ def program(machine: Any) -> Outcome:
         gpu.warnings = (*gpu.warnings, f"infeasible: {mem.reason}")
     devices = machine.of_kind("gpu")
     n_engine = plan.engine_gpus
-    if machine.knobs.rollout_gpu is not None:  # the engines' GPUs: their preset's power, price
-        devices[:n_engine] = [machine.repart(d.name, machine.knobs.rollout_gpu,
-                                             plan.rollout_gpu) for d in devices[:n_engine]]
+    preset = machine.knobs.rollout_gpu
+    if preset is not None:  # the engines' GPUs: their preset's power and price
+        devices[:n_engine] = [machine.repart(d.name, preset, plan.rollout_gpu)
+                              for d in devices[:n_engine]]
+        engine = plan.rollout_gpu
+        engine.warnings = (*engine.warnings, f"the node cost lists {devices[-1].preset} for "
+                           f"every GPU; the {n_engine} rollout GPUs are {preset}, as the "
+                           "run's cost and power count them")
     now = 0.0
     for _ in range(steps):
         for i, dev in enumerate(devices):

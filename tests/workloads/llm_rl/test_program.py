@@ -108,6 +108,8 @@ def test_rollout_gpus_draw_and_cost_as_their_own_preset(trace):
         # the utilisation model at full dynamic share: idle × T + (max − idle) × busy / lanes
         assert d.energy_j == pytest.approx(idle_w * t + (max_w - idle_w) * d.busy_s / d.lanes)
     assert h20.energy_j == pytest.approx(sum(d.energy_j for d in h20.devices))
+    # the per-node bill still lists the system's GPU: the result says so
+    assert any("the 8 rollout GPUs are h20" in w for w in h20.warnings)
 
 
 def test_70b_on_8_x_24gb_is_infeasible_and_on_64_x_80gb_fits(trace):
