@@ -45,7 +45,7 @@ def test_timeline_is_chrome_trace_format(tmp_path, capsys):
     doc = json.loads(path.read_text())
     events = doc["traceEvents"]
     names = {e["args"]["name"] for e in events if e["ph"] == "M"}
-    assert {"cpu", "gpu"} <= names
+    assert {"cpu", "gpu0"} <= names  # the DGX-1's first V100
     complete = [e for e in events if e["ph"] == "X"]
     assert complete
     for e in complete:  # the fields Perfetto needs for a complete event

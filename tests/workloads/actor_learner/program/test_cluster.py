@@ -16,8 +16,9 @@ from rldse.trace import load_trace
 
 ROOT = Path(__file__).resolve().parents[4]
 PPO = ROOT / "traces" / "actor_learner_cartpole_2.parquet"
-DGX1 = ROOT / "examples" / "dgx1.yaml"
-#: rldse at 71c6587 (before clusters): cartpole_2 on examples/dgx1_like.yaml, seed 0
+DGX1 = ROOT / "examples" / "dgx1_like.yaml"
+#: rldse at 71c6587 (before clusters): cartpole_2 on the one-V100 box examples/dgx1_like.yaml
+#: was then, seed 0
 MAIN_SIM_TIME_S, MAIN_ENERGY_J = 6.682216155771767, 1293.283470089165
 
 
@@ -31,11 +32,17 @@ def _phase(result, worker, phase):
 
 
 def test_one_learner_is_the_single_box_result(trace):
-    r = simulate(trace, load_spec(ROOT / "examples" / "dgx1_like.yaml",
-                                  {"workload.learner_gpus": 1, "fabric.preset": "dgx1-v100"}))
+    r = simulate(trace, load_spec(DGX1, {"workload.learner_gpus": 1, "gpu.count": 1}))
     assert r.sim_time_s == pytest.approx(MAIN_SIM_TIME_S, rel=1e-12)
     assert r.energy_j == pytest.approx(MAIN_ENERGY_J, rel=1e-12)
     assert _phase(r, "learner", "allreduce") is None
+    # the whole DGX-1 with one learner: the same run, its seven other V100s idle
+    whole = simulate(trace, load_spec(DGX1, {"workload.learner_gpus": 1}))
+    assert whole.sim_time_s == pytest.approx(MAIN_SIM_TIME_S, rel=1e-12)
+    idle = [d for d in whole.devices if d.kind == "gpu" and d.busy_s == 0]
+    assert len(idle) == 7
+    assert whole.energy_j == pytest.approx(MAIN_ENERGY_J + sum(d.energy_j for d in idle),
+                                           rel=1e-12)
 
 
 def test_eight_learners_all_reduce_once_per_update_on_nvlink(trace):
