@@ -86,3 +86,9 @@ def test_unused_part_is_named(capsys):
     code, out, _ = _run(["simulate", TRACE, "--system", SPEC, "--set", "gpu.count=2", "--set",
                          "workload.env_steps=2000"], capsys)
     assert code == 0 and "note: gpu1 did no work" in out
+    # the whole DGX-1 with one learner: its seven other V100s in one line
+    code, out, _ = _run(["simulate", TRACE, "--system", SPEC, "--set",
+                         "workload.env_steps=2000"], capsys)
+    idle = [line for line in out.splitlines() if "did no work" in line]
+    assert code == 0 and len(idle) == 1 and idle[0].startswith(
+        "note: 7 devices did no work (gpu1, gpu2,")
