@@ -13,7 +13,7 @@ from rldse.system import load_spec, parse_spec
 ROOT = Path(__file__).resolve().parents[1]
 PPO = str(ROOT / "traces" / "actor_learner_cartpole_2.parquet")
 TAXI = str(ROOT / "traces" / "tabular_taxi.parquet")
-DGX1 = str(ROOT / "examples" / "dgx1.yaml")
+DGX1 = str(ROOT / "examples" / "dgx1_like.yaml")
 
 
 @pytest.mark.parametrize(("sets", "field"), [

@@ -19,14 +19,16 @@ network backend, which costs each collective phase as hops × latency + bytes / 
   a node an edge is one GPU's share of the fabric; between nodes it is the node's NICs
   (NCCL runs one ring per NIC, each crossing each node boundary once).
 - ``tree`` (all-reduce): a chain inside each node and a binary tree between nodes, reduce
-  up then broadcast down, pipelined: ``t = base + 2((g−1) hop_intra + ⌈log2 N⌉ hop_net)
-  + 2 bytes / bandwidth`` (NCCL's tree latency form; every byte crosses each edge once per
+  up then broadcast down, pipelined: ``t = base + 2((g−1) hop_intra + ⌊log2 N⌋ hop_net)
+  + 2 bytes / bandwidth`` (NCCL's tree latency form, tuning.cc's ``log2i(nNodes)``: the
+  depth of a balanced binary tree of N nodes; every byte crosses each edge once per
   direction per phase).
 - ``nvls`` (all-reduce, one node whose NVSwitch reduces: NVLink SHARP): each GPU sends its
   buffer to the switch once and receives the result once: ``t = base + hop + bytes /
   (line rate × nvls_efficiency)``.
 - ``chain`` (broadcast): a pipelined ring from the root: ``t = base + (n−1) hop + bytes /
-  bandwidth``.
+  bandwidth``, every step charged the slowest hop (the network's on several nodes), as
+  NCCL's tuner charges a broadcast ring ``nsteps × hwLat`` of its inter-node hardware.
 - ``direct`` (all-to-all, send/receive): every rank sends its pieces straight to their
   owners; the busier of a GPU's fabric share and its node's NICs sets the time.
 
@@ -41,14 +43,15 @@ over this module's forms. ``BASE_LAT_US`` and ``HOP_LAT_US`` are that tuner's ta
 (baseLat, hwLat of the NCCL 2.18-2.21 era, microseconds). Collectives that share links
 share their bandwidth: ``shared_by=k`` gives each a k-th of every link.
 
-``event_seconds`` runs a ring collective or a send/receive message by message as SimPy
-processes over one resource per directed edge: with nothing else on the links it equals
-the closed form (to rounding), and ``concurrent`` copies contend for the same edges.
+``event_seconds`` runs a collective message by message as SimPy processes over one
+resource per directed edge (ring, tree, NVLS, chain, send/receive): with nothing else on
+the links it equals the closed form (to rounding; a chain over several nodes of several
+GPUs takes each edge's own hop, (n−N)(hop_net − hop_intra) less than the tuner's form),
+and ``concurrent`` copies contend for the same edges.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -201,7 +204,7 @@ def collective_seconds(cluster: Cluster, collective: str, bytes_: ArrayLike,
         return base + ring_steps(collective, n) * step
     slowest_bw = min(bw for _, bw in edges)
     if algorithm == "tree":
-        g, hops = int(cluster.gpus_per_node or 1), math.ceil(math.log2(cluster.nodes))
+        g, hops = int(cluster.gpus_per_node or 1), cluster.nodes.bit_length() - 1
         lat_intra = HOP_LAT_US[cluster.intra_hw]["tree"][protocol] * 1e-6
         lat_net = HOP_LAT_US["net"]["tree"][protocol] * 1e-6
         return base + 2 * ((g - 1) * lat_intra + hops * lat_net) + 2 * size / slowest_bw
@@ -258,19 +261,34 @@ def _check_collective(collective: str) -> None:
 
 
 def event_seconds(cluster: Cluster, collective: str, bytes_: float, protocol: str = "Simple",
-                  concurrent: int = 1) -> float:
-    """The reference: a ring collective (or one send/receive) run message by message in
-    SimPy, each directed edge a resource a message holds for its bytes over the edge's
-    bandwidth, then the hop latency in flight; a rank sends step k's chunk once step k−1's
-    arrived and its own last message landed. ``concurrent`` copies start together and
-    contend for the edges.
-    Returns when the last copy finishes."""
+                  concurrent: int = 1, algorithm: str | None = None) -> float:
+    """The reference: one collective run message by message in SimPy, each directed edge a
+    resource a message holds while its bytes cross, then the hop latency in flight.
+    ``concurrent`` copies start together and contend for the edges. Returns when the
+    last copy finishes. ``algorithm`` defaults to the collective's first (ring, chain,
+    direct):
+
+    - ``ring`` (all-reduce, reduce-scatter, all-gather): a rank sends step k's chunk once
+      step k−1's arrived and its own last message landed (store and forward);
+    - ``direct`` (send/receive): one message from rank 0 to rank 1;
+    - ``chain`` (broadcast), ``tree`` and ``nvls`` (all-reduce) stream: an edge starts
+      sending once the first bytes reached its sender and finishes no sooner than the
+      last bytes did (cut-through, the pipelining the closed forms assume). The tree is a
+      chain inside each node into its GPU 0 and a heap-ordered binary tree of the nodes'
+      GPU 0s (node k under node (k−1)//2), each edge a link of its own, reduced up to
+      rank 0 then broadcast down once rank 0 holds the whole sum; NVLS streams every
+      GPU's buffer up to the switch (its hop latency, the round trip through the switch,
+      counted on the way up) and the switch's sum back down to each GPU."""
     import simpy
 
-    if collective not in ("all_reduce", "reduce_scatter", "all_gather", "send_recv"):
-        raise RldseError(f"{collective}: the event reference runs ring collectives and "
-                         "send_recv")
-    algorithm = "direct" if collective == "send_recv" else "ring"
+    algorithm = algorithm or ALGORITHMS.get(collective, ("ring",))[0]
+    if (collective, algorithm) not in (
+            ("all_reduce", "ring"), ("reduce_scatter", "ring"), ("all_gather", "ring"),
+            ("send_recv", "direct"), ("broadcast", "chain"), ("all_reduce", "tree"),
+            ("all_reduce", "nvls")):
+        raise RldseError(f"{collective}: the event reference runs ring collectives, "
+                         "send_recv, the broadcast chain and the all-reduce tree and NVLS, "
+                         f"not {algorithm}")
     if (algorithm, protocol) not in available(cluster, collective):
         raise RldseError(f"{collective}: {algorithm}/{protocol} cannot run here")
     env = simpy.Environment()
@@ -279,32 +297,95 @@ def event_seconds(cluster: Cluster, collective: str, bytes_: float, protocol: st
         return 0.0
     base = BASE_LAT_US[_lat_algorithm(algorithm)][protocol] * 1e-6
     edges = cluster.edges(algorithm, protocol)
+    size = float(bytes_)
 
     def edge_of(rank: int) -> tuple[float, float]:
         """The edge from ``rank`` to the next: across nodes when the next is elsewhere."""
         crosses = cluster.nodes > 1 and (rank // g != ((rank + 1) % n) // g)
         return edges[-1] if crosses else edges[0]
 
-    links = [simpy.Resource(env, capacity=1) for _ in range(n)]  # rank -> rank + 1
-    done = []
+    def link() -> simpy.Resource:  # a directed edge: one message's bytes at a time
+        return simpy.Resource(env, capacity=1)
+
+    ring_links = [link() for _ in range(n)]  # rank -> rank + 1, shared by the copies
+    tree_links: dict[tuple[int, int, str], simpy.Resource] = {}
 
     def send(rank: int, nbytes: float, arrived: simpy.Event):
         lat, gbs = p2p_edge(cluster, protocol) if collective == "send_recv" else edge_of(rank)
-        with links[rank].request() as req:  # the edge carries one message's bytes at a time
+        with ring_links[rank].request() as req:
             yield req
             yield env.timeout(nbytes / (gbs * 1e9))
         yield env.timeout(lat)  # in flight: the edge is free for the next message
         arrived.succeed()
 
-    def ring(copy_done: simpy.Event):
-        yield env.timeout(base)
+    def stream(key: tuple[int, int, str], lat: float, gbs: float, head_in: simpy.Event,
+               tail_in: simpy.Event, head_out: simpy.Event, tail_out: simpy.Event):
+        """Cut-through over one edge: its first bytes leave once they reached the sender
+        (head_in), its last once the sender has them (tail_in) and the edge carried them."""
+        yield head_in
+        edge = tree_links.setdefault(key, link())
+        with edge.request() as req:
+            yield req
+            env.timeout(lat).callbacks.append(lambda _: head_out.succeed())
+            yield env.timeout(size / (gbs * 1e9))
+            yield tail_in
+        yield env.timeout(lat)
+        tail_out.succeed()
+
+    def streamed(key, lat, gbs, head_in, tail_in) -> tuple[simpy.Event, simpy.Event]:
+        head_out, tail_out = env.event(), env.event()
+        env.process(stream(key, lat, gbs, head_in, tail_in, head_out, tail_out))
+        return head_out, tail_out
+
+    def tree_parent(rank: int) -> int:
+        node, local = divmod(rank, g)
+        return rank - 1 if local else (node - 1) // 2 * g
+
+    def tree_edge(child: int) -> tuple[float, float]:
+        lat_net = HOP_LAT_US["net"]["tree"][protocol] * 1e-6
+        return edges[0] if child % g else (lat_net, edges[-1][1])
+
+    def run_tree(start: simpy.Event):
+        order = sorted(range(n), key=lambda r: -r)  # children before parents
+        heads = {r: [start] for r in range(n)}
+        tails = {r: [start] for r in range(n)}
+        for r in order[:-1]:  # reduce up: each rank's partial sum to its parent
+            lat, gbs = tree_edge(r)
+            h, t = streamed((r, tree_parent(r), "up"), lat, gbs,
+                            simpy.AllOf(env, heads[r]), simpy.AllOf(env, tails[r]))
+            heads[tree_parent(r)].append(h)
+            tails[tree_parent(r)].append(t)
+        summed = simpy.AllOf(env, tails[0])  # rank 0 holds the whole sum
+        yield summed
+        down = {0: (summed, summed)}
+        for r in reversed(order[:-1]):  # broadcast down, parents before children
+            lat, gbs = tree_edge(r)
+            down[r] = streamed((tree_parent(r), r, "down"), lat, gbs, *down[tree_parent(r)])
+        yield simpy.AllOf(env, [t for _, t in down.values()])
+
+    def run_nvls(start: simpy.Event):
+        line = cluster.fabric.gpu_gbs * cluster.fabric.nvls_efficiency
+        hop = HOP_LAT_US["nvlink"]["nvls"]["Simple"] * 1e-6
+        up = [streamed((r, -1, "up"), hop, line, start, start) for r in range(n)]
+        head = simpy.AllOf(env, [h for h, _ in up])
+        tail = simpy.AllOf(env, [t for _, t in up])
+        yield simpy.AllOf(env, [streamed((-1, r, "down"), 0.0, line, head, tail)[1]
+                                for r in range(n)])
+
+    def run_chain(start: simpy.Event):
+        head, tail = start, start
+        for r in range(n - 1):
+            lat, gbs = edge_of(r)
+            head, tail = streamed((r, r + 1, "chain"), lat, gbs, head, tail)
+        yield tail
+
+    def run_ring():
         if collective == "send_recv":
             arrived = env.event()
-            env.process(send(0, float(bytes_), arrived))
+            env.process(send(0, size, arrived))
             yield arrived
-            copy_done.succeed()
             return
-        steps, chunk = ring_steps(collective, n), float(bytes_) / n
+        steps, chunk = ring_steps(collective, n), size / n
         # received[r][k]: rank r holds step k's chunk from rank r-1
         received = [[env.event() for _ in range(steps)] for _ in range(n)]
 
@@ -317,11 +398,18 @@ def event_seconds(cluster: Cluster, collective: str, bytes_: float, protocol: st
         procs = [env.process(rank_proc(r)) for r in range(n)]
         yield simpy.AllOf(env, procs)
         yield simpy.AllOf(env, [received[r][steps - 1] for r in range(n)])
-        copy_done.succeed()
+
+    def copy():
+        yield env.timeout(base)
+        if algorithm in ("ring", "direct"):
+            yield env.process(run_ring())
+            return
+        start = env.event()
+        start.succeed()
+        runner = {"tree": run_tree, "nvls": run_nvls, "chain": run_chain}[algorithm]
+        yield env.process(runner(start))
 
     for _ in range(concurrent):
-        finished = env.event()
-        done.append(finished)
-        env.process(ring(finished))
+        env.process(copy())
     env.run()
     return float(env.now)

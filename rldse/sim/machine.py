@@ -26,6 +26,7 @@ from rldse.sim import trace_cache
 from rldse.sim.device import Device
 from rldse.sim.lanes import Lanes
 from rldse.sim.result import (
+    DeviceStats,
     Result,
     WorkerClock,
     bottleneck,
@@ -492,8 +493,7 @@ class Machine:
         power_w = energy / t if t > 0 else 0.0
         steps_per_s = outcome.env_steps / t if t > 0 else 0.0
         buyer = self.system.ownership.figures(cost, power_w, steps_per_s)
-        warnings = [f"{d.name} did no work: it adds only idle power ({d.avg_power_w:.3g} W) "
-                    "and its cost" for d in devices if d.busy_s == 0]
+        warnings = _idle_notes([d for d in devices if d.busy_s == 0])
         warnings += [w for m in {id(m): m for m in self.models.values()}.values()
                      for w in m.warnings]
         warnings += ramp_warnings(outcome.breakdown_s, t)
@@ -547,6 +547,19 @@ class Machine:
         """Bytes of host DRAM: the CPU's mem_bytes × sockets (0 without a CPU part)."""
         cpu = self.models.get(HOST_KIND)
         return int(cpu.spec.mem_capacity_bytes) if cpu is not None else 0
+
+
+def _idle_notes(idle: list[DeviceStats]) -> list[str]:
+    """One line for the devices that did no work: they add only idle power and cost."""
+    if len(idle) == 1:
+        d = idle[0]
+        return [f"{d.name} did no work: it adds only idle power ({d.avg_power_w:.3g} W) "
+                "and its cost"]
+    if not idle:
+        return []
+    return [f"{len(idle)} devices did no work ({', '.join(d.name for d in idle)}): they add "
+            f"only idle power ({sum(d.avg_power_w for d in idle):.3g} W together) and "
+            "their cost"]
 
 
 def _staleness(outcome: Outcome) -> tuple[float, float] | None:

@@ -113,7 +113,7 @@ def test_a_user_preset_with_a_base_and_plain_numbers_simulates(tmp_path, capsys)
     gpu = {d["kind"]: d for d in mine["devices"]}["gpu"]
     assert gpu["preset"] == "my-v100"
     assert mine["energy_j"] > base["energy_j"]  # idles at 60 W, not the V100's 43 W
-    assert mine["cost_usd"] == pytest.approx(base["cost_usd"] - 10_000 + 5000)  # one GPU
+    assert mine["cost_usd"] == pytest.approx(base["cost_usd"] - 8 * (10_000 - 5000))  # 8 GPUs
 
 
 def test_engine_reference_runs_and_agrees_on_a_small_run(capsys):

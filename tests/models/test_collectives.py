@@ -103,3 +103,64 @@ def test_bad_inputs_are_one_line():
         choose(Cluster(A100), "allreduce", 1e6)
     with pytest.raises(RldseError, match="cannot run"):
         collective_seconds(Cluster(A100), "all_reduce", 1e6, "nvls", "Simple")
+
+
+@pytest.mark.parametrize("cluster", [Cluster(A100), Cluster(A100, nodes=2, network=HDR),
+                                     Cluster(A100, nodes=4, gpus_per_node=2, network=HDR),
+                                     Cluster(A100, nodes=5, network=HDR),
+                                     Cluster(A100, nodes=8, gpus_per_node=1, network=HDR)],
+                         ids=["1x8", "2x8", "4x2", "5x8", "8x1"])
+@pytest.mark.parametrize("protocol", ["LL", "LL128", "Simple"])
+def test_tree_event_run_matches_the_closed_form(cluster, protocol):
+    """Reduced up a chain per node and a heap binary tree of nodes (5 nodes: depth 2, the
+    ⌊log2 5⌋ of NCCL's tuner), then broadcast down."""
+    for size in (1e3, 4e6, 3e8):
+        closed = float(collective_seconds(cluster, "all_reduce", size, "tree", protocol))
+        assert event_seconds(cluster, "all_reduce", size, protocol, algorithm="tree") == \
+            pytest.approx(closed, rel=1e-9)
+
+
+def test_tree_latency_is_two_passes_of_the_deepest_path_by_hand():
+    five = Cluster(A100, nodes=5, network=HDR)  # 7 NVLink hops, then 2 levels of nodes
+    expected = 8.4e-6 + 2 * (7 * 4.0e-6 + 2 * 14e-6) + 2 * 1e3 / (8 * 25e9 * 0.96)
+    assert float(collective_seconds(five, "all_reduce", 1e3, "tree", "Simple")) == \
+        pytest.approx(expected, rel=1e-12)
+
+
+def test_nvls_event_run_matches_the_closed_form_and_shares_the_switch_links():
+    for size in (1e3, 4e6, 3e8):
+        closed = float(collective_seconds(Cluster(H100), "all_reduce", size, "nvls", "Simple"))
+        assert event_seconds(Cluster(H100), "all_reduce", size, algorithm="nvls") == \
+            pytest.approx(closed, rel=1e-9)
+        shared = float(collective_seconds(Cluster(H100), "all_reduce", size, "nvls", "Simple",
+                                          shared_by=2))
+        assert event_seconds(Cluster(H100), "all_reduce", size, algorithm="nvls",
+                             concurrent=2) == pytest.approx(shared, rel=1e-9)
+
+
+def test_broadcast_chain_by_hand_and_against_the_event_run():
+    # 8 A100 in one node: 7 NVLink hops of 3.4 µs, then the buffer at one GPU's share
+    size = 2.0**28
+    expected = 8.4e-6 + 7 * 3.4e-6 + size / (300e9 * 0.822)
+    one = Cluster(A100)
+    assert float(collective_seconds(one, "broadcast", size, "chain", "Simple")) == \
+        pytest.approx(expected, rel=1e-12)
+    by_node = Cluster(A100, nodes=4, gpus_per_node=1, network=HDR)  # every hop alike
+    for cluster in (one, by_node):
+        for protocol in ("LL", "Simple"):
+            closed = float(collective_seconds(cluster, "broadcast", size, "chain", protocol))
+            assert event_seconds(cluster, "broadcast", size, protocol) == pytest.approx(
+                closed, rel=1e-9)
+    # several nodes of several GPUs: the tuner charges all 15 steps the network's hop, the
+    # event run the 14 NVLink hops their own: (n - N)(hop_net - hop_intra) apart
+    two = Cluster(A100, nodes=2, network=HDR)
+    closed = float(collective_seconds(two, "broadcast", size, "chain", "Simple"))
+    assert closed - event_seconds(two, "broadcast", size) == pytest.approx(
+        14 * (14e-6 - 3.4e-6), rel=1e-9)
+
+
+def test_event_run_refuses_what_it_does_not_run():
+    with pytest.raises(RldseError, match="event reference"):
+        event_seconds(Cluster(A100), "all_to_all", 1e6)
+    with pytest.raises(RldseError, match="cannot run"):
+        event_seconds(Cluster(A100), "all_reduce", 1e6, algorithm="nvls")

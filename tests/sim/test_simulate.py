@@ -45,7 +45,7 @@ def test_timeline_is_chrome_trace_format(tmp_path, capsys):
     doc = json.loads(path.read_text())
     events = doc["traceEvents"]
     names = {e["args"]["name"] for e in events if e["ph"] == "M"}
-    assert {"cpu", "gpu"} <= names
+    assert {"cpu", "gpu0"} <= names  # the DGX-1's first V100
     complete = [e for e in events if e["ph"] == "X"]
     assert complete
     for e in complete:  # the fields Perfetto needs for a complete event
@@ -86,3 +86,9 @@ def test_unused_part_is_named(capsys):
     code, out, _ = _run(["simulate", TRACE, "--system", SPEC, "--set", "gpu.count=2", "--set",
                          "workload.env_steps=2000"], capsys)
     assert code == 0 and "note: gpu1 did no work" in out
+    # the whole DGX-1 with one learner: its seven other V100s in one line
+    code, out, _ = _run(["simulate", TRACE, "--system", SPEC, "--set",
+                         "workload.env_steps=2000"], capsys)
+    idle = [line for line in out.splitlines() if "did no work" in line]
+    assert code == 0 and len(idle) == 1 and idle[0].startswith(
+        "note: 7 devices did no work (gpu1, gpu2,")

@@ -295,7 +295,7 @@ def test_merged_offpolicy_timeline_shows_chunks_and_updates_in_order(tmp_path):
     learner = [e for e in by_worker["learner"] if e["pid"]]
     assert {"replay_sample", "learn"} <= {e["name"] for e in learner}
     assert sum(e["args"]["items"] for e in learner if e["name"] == "learn"
-               and e["args"]["device"] == "gpu") == result.updates
+               and e["args"]["device"] == "gpu0") == result.updates
     assert max(e["ts"] + e["dur"] for es in by_worker.values() for e in es) <= \
         result.sim_time_s * 1e6 + 1e-3
 

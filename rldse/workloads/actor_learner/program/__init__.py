@@ -24,11 +24,21 @@ Inference.
   shared memory at no cost beyond the copies; the trace has no such rows.
 
 Learner. ``placement.learn`` ``cpu`` or ``gpu``; with several GPUs the learner runs on
-gpu0 only and inference servers run on every GPU: in the synchronous loop learning
-and inference never overlap, so keeping gpu0 out of inference would only idle it, and
-a data-parallel learner of these small networks is launch-bound (splitting a
-minibatch saves no time and adds an all-reduce). A GPU learner copies the rollout to
-the device each iteration and its parameters back to the host before the broadcast.
+gpu0 only (unless ``learner_gpus``: "Clusters") and inference servers run on every
+GPU: in the synchronous loop learning and inference never overlap, so keeping gpu0 out
+of inference would only idle it. A GPU learner copies the rollout to the device each
+iteration and its parameters back to the host before the broadcast.
+
+Clusters. ``learner_gpus`` L data-parallel learners (GPUs taken in node order) each run
+a 1/L share of every minibatch step, then the gradients' all-reduce over them, NCCL's
+choice on the fabric and network (``rldse.models.collectives``), booked as ``allreduce``
+on every learner GPU. Actors are spread over the nodes in blocks, each node's on its own
+cores; the parameters' broadcast reaches other nodes' actors after it crosses the network
+(``net:params``), and each other node's rollouts go to node 0 over its NICs
+(``net:rollout``) through node 0's receive link: a busy-until lane (rldse.sim.lanes)
+that carries one transfer's bytes at a time in arrival order, so transfers that meet
+there share its bandwidth (two at once take twice the bytes' time); each then adds its
+latency in flight. ``network_s`` is the time the network adds to an iteration.
 
 IPC handoffs. The trace's ``sync`` and ``rollout_add`` rows are the *sender's* wall
 time, which on a busy host includes the sender being descheduled after it woke the

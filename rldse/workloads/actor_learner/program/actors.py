@@ -46,16 +46,20 @@ def actors(run: Run, hs: Handshake):
 def local_wave(run: Run, r: np.ndarray) -> float:
     """One iteration's collection with local inference, actor a released at r[a]: one
     event per node (package docstring); rollouts from other nodes than the learner's
-    then cross the network (``Clusters``). Returns when the last rollout is in."""
+    then cross the network, sharing node 0's receive link in the order they are ready
+    (package docstring, "Clusters"). Returns when the last rollout is in."""
     groups = run.shape.node_actors
     if len(groups) == 1:
         return _node_wave(run, r, 0, groups[0])
     ends = [_node_wave(run, r[g.start:g.stop], k, g) if len(g) else -np.inf
             for k, g in enumerate(groups)]
     net, tally = run.costs.net, run.tally
-    remote = [k for k in range(1, len(groups)) if len(groups[k])]
-    arrived = max([ends[0], *(ends[k] + net.rollout_s[k] for k in remote),
-                   min(ends[k] for k in remote) + net.ingress_s])
+    remote = sorted((k for k in range(1, len(groups)) if len(groups[k])),
+                    key=lambda k: ends[k])
+    arrived = ends[0]
+    for k in remote:
+        _, off_link, _ = run.ingress.reserve(ends[k], net.rollout_wire_s[k])
+        arrived = max(arrived, off_link + net.rollout_s[k] - net.rollout_wire_s[k])
     tally.parts["network_s"] += arrived - max(ends)
     tally.net["net:rollout"] += sum(len(groups[k]) * net.rollout_s[k] for k in remote)
     return float(arrived)

@@ -11,7 +11,7 @@ import numpy as np
 
 from rldse.kernels.mlp import F32
 from rldse.models import OpColumns
-from rldse.models.collectives import choose
+from rldse.models.collectives import Cluster, choose, p2p_edge
 from rldse.models.cpu.roofline import with_works
 from rldse.sim.machine import Cycle, Machine, SplitCycle
 from rldse.workloads.actor_learner.program.handoffs import Handoffs, handoff_costs
@@ -54,12 +54,13 @@ class NetCosts:
     each one closed-form evaluation per distinct message (rldse.models.collectives):
     the gradient all-reduce of a minibatch step over the learner GPUs, the parameters'
     broadcast to the other nodes, and per node its actors' rollouts to node 0 over its
-    NICs (0 for node 0), with the time node 0's NICs take to receive them all."""
+    NICs side by side (0 for node 0): the whole send, and the part of it the bytes hold
+    the link (the rest is latency in flight)."""
 
     allreduce_s: float = 0.0
     params_s: float = 0.0
     rollout_s: tuple[float, ...] = ()
-    ingress_s: float = 0.0
+    rollout_wire_s: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -105,15 +106,21 @@ def _net_costs(m: Machine, s: Shape) -> NetCosts:
         return NetCosts(allreduce_s)
     between = nodes.between_nodes()
     nics = between.nics or 1
-    sizes = [len(a) * s.payload for a in s.node_actors]
-
-    def send_s(nbytes: float) -> float:  # over the node's NICs side by side
-        return float(choose(between, "send_recv", nbytes / nics).seconds) if nbytes else 0.0
-
+    sends = [_send(between, len(a) * s.payload / nics) for a in s.node_actors[1:]]
     return NetCosts(allreduce_s,
                     params_s=float(choose(between, "broadcast", F32 * s.params).seconds),
-                    rollout_s=(0.0, *(send_s(b) for b in sizes[1:])),
-                    ingress_s=send_s(sum(sizes[1:])))
+                    rollout_s=(0.0, *(t for t, _ in sends)),
+                    rollout_wire_s=(0.0, *(w for _, w in sends)))
+
+
+def _send(between: Cluster, nbytes_per_nic: float) -> tuple[float, float]:
+    """(seconds, of them the bytes on the link) of one node's send over its NICs side by
+    side, each carrying ``nbytes_per_nic``, by NCCL's choice of protocol."""
+    if not nbytes_per_nic:
+        return 0.0, 0.0
+    pick = choose(between, "send_recv", nbytes_per_nic)
+    _, gbs = p2p_edge(between, str(pick.protocol))
+    return float(pick.seconds), nbytes_per_nic / (gbs * 1e9)
 
 
 def _env_costs(m: Machine, s: Shape) -> tuple[np.ndarray, float]:

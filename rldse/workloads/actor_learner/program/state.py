@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import simpy
 
+from rldse.sim.lanes import Lanes
 from rldse.sim.machine import Machine
 from rldse.workloads.actor_learner.program.costs import Costs, costs_of
 from rldse.workloads.actor_learner.program.memory import GpuMemory, gpu_buffers
@@ -67,6 +68,7 @@ class Run:
     memory: GpuMemory
     costs: Costs
     tally: Tally
+    ingress: Lanes  # node 0's receive link from the other nodes (package docstring)
 
 
 def prepare(m: Machine) -> Run:
@@ -74,7 +76,8 @@ def prepare(m: Machine) -> Run:
     shape = shape_of(m)
     roles = roles_of(m, shape)
     memory = gpu_buffers(shape, roles, bool(m.knobs.gpu_swap))
-    return Run(m, shape, roles, memory, costs_of(m, shape, roles, memory), Tally())
+    return Run(m, shape, roles, memory, costs_of(m, shape, roles, memory), Tally(),
+               Lanes(1, clock=m.env))
 
 
 def handshake(run: Run) -> Handshake:

@@ -4,20 +4,25 @@ NCCL's choice on the fabric, remote actors' rollouts and parameters cross the ne
 
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rldse.models import load_part
 from rldse.models.collectives import Cluster, choose
 from rldse.sim import simulate
-from rldse.system import load_spec
+from rldse.sim.machine import Machine
+from rldse.system import load_spec, resolve
 from rldse.trace import load_trace
+from rldse.workloads.actor_learner.program.state import prepare
 
 ROOT = Path(__file__).resolve().parents[4]
 PPO = ROOT / "traces" / "actor_learner_cartpole_2.parquet"
-DGX1 = ROOT / "examples" / "dgx1.yaml"
-#: rldse at 71c6587 (before clusters): cartpole_2 on examples/dgx1_like.yaml, seed 0
+DGX1 = ROOT / "examples" / "dgx1_like.yaml"
+#: rldse at 71c6587 (before clusters): cartpole_2 on the one-V100 box examples/dgx1_like.yaml
+#: was then, seed 0
 MAIN_SIM_TIME_S, MAIN_ENERGY_J = 6.682216155771767, 1293.283470089165
 
 
@@ -31,11 +36,17 @@ def _phase(result, worker, phase):
 
 
 def test_one_learner_is_the_single_box_result(trace):
-    r = simulate(trace, load_spec(ROOT / "examples" / "dgx1_like.yaml",
-                                  {"workload.learner_gpus": 1, "fabric.preset": "dgx1-v100"}))
+    r = simulate(trace, load_spec(DGX1, {"workload.learner_gpus": 1, "gpu.count": 1}))
     assert r.sim_time_s == pytest.approx(MAIN_SIM_TIME_S, rel=1e-12)
     assert r.energy_j == pytest.approx(MAIN_ENERGY_J, rel=1e-12)
     assert _phase(r, "learner", "allreduce") is None
+    # the whole DGX-1 with one learner: the same run, its seven other V100s idle
+    whole = simulate(trace, load_spec(DGX1, {"workload.learner_gpus": 1}))
+    assert whole.sim_time_s == pytest.approx(MAIN_SIM_TIME_S, rel=1e-12)
+    idle = [d for d in whole.devices if d.kind == "gpu" and d.busy_s == 0]
+    assert len(idle) == 7
+    assert whole.energy_j == pytest.approx(MAIN_ENERGY_J + sum(d.energy_j for d in idle),
+                                           rel=1e-12)
 
 
 def test_eight_learners_all_reduce_once_per_update_on_nvlink(trace):
@@ -62,3 +73,25 @@ def test_actors_on_two_nodes_cross_the_network(trace):
     one = simulate(trace, load_spec(DGX1, {k: v for k, v in sets.items()
                                            if k not in ("nodes", "network.preset")}))
     assert "network_s" not in one.breakdown_s
+
+
+def test_rollouts_that_meet_at_node0_share_its_receive_link(trace, monkeypatch):
+    """Two other nodes' rollouts ready at once: the second waits for the first's bytes on
+    node 0's receive link, so the wave takes two transfers' bytes after the rollouts, not
+    one (rldse.sim.lanes); a lone node's takes one."""
+    actors = importlib.import_module("rldse.workloads.actor_learner.program.actors")
+    monkeypatch.setattr(actors, "_node_wave", lambda run, r, node, ids: 1.0)
+
+    def wave(nodes):
+        spec = load_spec(ROOT / "examples" / "pong_fleet.yaml",
+                         {"nodes": nodes, "workload.actors": 4 * nodes})
+        run = prepare(Machine(trace, resolve(spec, trace), seed=0))
+        net = run.costs.net
+        return actors.local_wave(run, np.zeros(4 * nodes)) - 1.0, net
+
+    alone, net = wave(2)
+    both, _ = wave(3)
+    wire, latency = net.rollout_wire_s[1], net.rollout_s[1] - net.rollout_wire_s[1]
+    assert wire > 0 and latency > 0
+    assert alone == pytest.approx(wire + latency, rel=1e-12)
+    assert both == pytest.approx(2 * wire + latency, rel=1e-12)

@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[4]
 def test_learner_gpus_all_reduce_per_update():
     trace = load_trace(ROOT / "traces" / "dqn_cartpole_uniform.parquet")
     sets = {"workload.env_steps": 3000}
-    one = simulate(trace, load_spec(ROOT / "examples" / "dgx1.yaml", sets))
-    eight = simulate(trace, load_spec(ROOT / "examples" / "dgx1.yaml",
+    one = simulate(trace, load_spec(ROOT / "examples" / "dgx1_like.yaml", sets))
+    eight = simulate(trace, load_spec(ROOT / "examples" / "dgx1_like.yaml",
                                       {**sets, "workload.learner_gpus": 8}))
     params = trace.meta.workload_info["n_params"]
     per_update_s = float(choose(Cluster(load_part("fabric", "dgx1-v100")), "all_reduce",
