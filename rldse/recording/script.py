@@ -124,6 +124,8 @@ class _Hooks:
     param_ptrs: set[int] = field(default_factory=set)
     described: set[int] = field(default_factory=set)  # ids of modules whose ptrs are in
     last_write: _Event | None = None  # the sync row a run of parameter writes extends
+    #: one sample's shape of each further tensor a module's forward took, by module id
+    extra_inputs: dict[int, tuple[tuple[int, ...], ...]] = field(default_factory=dict)
     n_envs: int = 1  # the last vector step's envs
     torch_threads: tuple[int, str] | None = None  # rldse.threads.TorchThreads.stop
     script_wall_s: float = 0.0  # the whole script, its set-up included
@@ -455,8 +457,10 @@ class _Hooks:
             self.described.add(id(module))
             self.param_ptrs.update(p.data_ptr() for p in module.parameters())
 
-        x = next((a for a in args if isinstance(a, torch.Tensor)), None)
-        shape = tuple(x.shape) if x is not None else ()
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        shape = tuple(tensors[0].shape) if tensors else ()
+        if len(tensors) > 1 and id(module) not in self.extra_inputs:
+            self.extra_inputs[id(module)] = tuple(tuple(t.shape[1:]) for t in tensors[1:])
         self.events.append(_Event("forward", t0, perf_counter_ns() - t0,
                                   shape[0] if shape else 1, module,
                                   torch.is_grad_enabled(), shape))
@@ -673,6 +677,7 @@ def _phases(events: list[_Event], loop: str) -> list[_Row]:
     for k, gap in enumerate(_gaps(events)):
         step = max(0, k - 1)
         group: list[_Event] = []  # forwards and backwards since the gap's last step
+        gap_learn: int | None = None  # this gap's learn row (off-policy: all its steps)
         for e in gap:
             if e.kind in ("env_reset", "replay_add"):
                 rows.append(_Row(actor, e.kind, step, e.t0, e.dur, e.items))
@@ -681,8 +686,19 @@ def _phases(events: list[_Event], loop: str) -> list[_Row]:
             elif e.kind in ("forward", "backward"):
                 group.append(e)
             elif e.kind == "opt":
-                rows.append(_learn_row(group, pending, e, learner, learns))
-                learns += 1
+                row = _learn_row(group, pending, e, learner, learns)
+                if loop == "off_policy" and gap_learn is not None:
+                    # one update of every network the step trains (SAC's critics, actor
+                    # and temperature): from its first forward to its last optimizer step
+                    first = rows[gap_learn]
+                    rows[gap_learn] = replace(
+                        first, dur=row.t0 + row.dur - first.t0,
+                        modules=tuple({id(m): (m, sh) for m, sh in
+                                       (*first.modules, *row.modules)}.values()))
+                else:
+                    gap_learn = len(rows)
+                    rows.append(row)
+                    learns += 1
                 group, pending = [], []
         acts = [e for e in group if e.kind == "forward"]
         if acts:  # the forwards after the gap's last optimizer step: the next act
@@ -828,10 +844,10 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
     act = next(r for r in rows if r.phase == "act")
     obs_shape = act.modules[0][1] if act.modules else ()
     if loop == "off_policy":
-        nets = _q_network(learn, name)
+        nets = _off_policy_nets(learn, hooks, name)
         hp = _offpolicy_schedule(rows, hooks, n_envs, inferred)
     else:
-        nets = _on_policy_nets(learn, obs_shape, name)
+        nets = _on_policy_nets(learn, obs_shape, name, hooks.extra_inputs)
         hp, rows = _onpolicy_schedule(rows, n_envs)
     by_module = {id(n.module): n for n in nets.values()}
     workload = kind.workload(nets)
@@ -885,16 +901,19 @@ _HOOKED = ("gymnasium vector envs and gymnasium.make, module forwards, backward,
            "script with sample and add, --replay CLASS, random.sample from a list)")
 
 
-def _q_network(learn: list[_Row], name: str) -> dict:
-    """An off-policy script's Q network: the module its learn steps trained."""
+def _off_policy_nets(learn: list[_Row], hooks: _Hooks, name: str) -> dict:
+    """An off-policy script's networks, the modules its learn steps trained: the first as
+    ``q``, the others (SAC's second critic and actor) as ``part1``, ...; each with the
+    further inputs its forward took (a critic's action)."""
     from rldse.recording.network import Network
 
-    trained = [m for r in learn for m in r.modules]
+    trained = list({id(m): (m, shape) for r in learn for m, shape in r.modules}.values())
     if not trained:
         raise RldseError(f"{name}: no learn step ran a module forward with gradients, so "
                          "the Q network is unknown")
-    module, shape = trained[0]
-    return {"q": Network(module, shape, where=f"{name}: network")}
+    nets = [Network(m, shape, where=f"{name}: network",
+                    extra_inputs=hooks.extra_inputs.get(id(m), ())) for m, shape in trained]
+    return {"q": nets[0], **{f"part{i}": n for i, n in enumerate(nets[1:], 1)}}
 
 
 def _offpolicy_schedule(rows: list[_Row], hooks: _Hooks, n_envs: int,
@@ -931,7 +950,8 @@ def _median_gap(at: list[int], default: int) -> int:
     return int(statistics.median(gaps)) if gaps else default
 
 
-def _on_policy_nets(learn: list[_Row], obs_shape: tuple[int, ...], name: str) -> dict:
+def _on_policy_nets(learn: list[_Row], obs_shape: tuple[int, ...], name: str,
+                    extra: dict[int, tuple[tuple[int, ...], ...]]) -> dict:
     """An on-policy script's networks, the modules its learn steps trained (module
     docstring): ``policy`` and ``value`` where they are two modules on the observations,
     the value one with one output; else every module, the first as ``policy`` (one
@@ -942,7 +962,8 @@ def _on_policy_nets(learn: list[_Row], obs_shape: tuple[int, ...], name: str) ->
     if not modules:
         raise RldseError(f"{name}: no learn step trained a module (no forward with "
                          "gradients before an optimizer step)")
-    nets = [Network(m, shape, where=f"{name}: network") for m, shape in modules]
+    nets = [Network(m, shape, where=f"{name}: network", extra_inputs=extra.get(id(m), ()))
+            for m, shape in modules]
     if len(nets) == 2 and all(n.obs_shape == tuple(obs_shape) and n.sizes for n in nets):
         value = [n for n in nets if n.sizes[-1] == 1]
         policy = [n for n in nets if n.sizes[-1] != 1]
