@@ -6,18 +6,26 @@ The script runs as ``__main__`` (runpy) with these hooked for its length, then r
 gymnasium's ``SyncVectorEnv``/``AsyncVectorEnv`` ``step`` and ``reset`` (and the step of
 envs from ``gymnasium.make``), module forwards (torch's global forward hooks; only the
 outermost module call counts), ``Tensor.backward``, optimizer steps (torch's global
-optimizer hooks), ``nn.Module.load_state_dict`` (a target copy: ``sync``) and replay
-storage (REPLAY_CLASSES): SB3's and TorchRL's replay buffers, any class the script (or a
-module beside it) defines with a ``sample`` method and an add-like one (ADD_METHODS), or
-one the user names (``--replay CLASS``), seen as it is defined (``__build_class__``), and
-``random.sample`` from a list or deque (a list buffer: its appends are too cheap to hook,
-so its ``replay_add`` rows are written with no duration, named in
+optimizer hooks), target copies (``sync``): ``nn.Module.load_state_dict`` and in-place
+writes to a network's parameters outside an optimizer step (PARAM_WRITES: CleanRL's
+``param.data.copy_``, Polyak updates), and replay storage (REPLAY_CLASSES): SB3's and
+TorchRL's replay buffers, any class the script (or a module beside it) defines with a
+``sample`` method and an add-like one (ADD_METHODS), or one the user names (``--replay
+CLASS``), seen as it is defined (``__build_class__``), ``random.sample`` from a list or
+deque, and ``np.random.randint``/``choice`` drawing a batch of indices into the script's
+own arrays (a list's appends and an array's writes are too cheap to hook, so their
+``replay_add`` rows are written with no duration, named in
 ``hyperparameters['inferred']``). Each hooked call is timed on ``perf_counter_ns`` with
 the hook's own bias, calibrated on a no-op, removed (RL-Scope's calibration, Gleeson et
 al., MLSys 2021). Code outside the hooks (logging, GAE, bookkeeping) is not recorded. The
 trace's wall time runs from the first hooked call to the script's end: the set-up before
 it (imports, envs, networks) is not the loop; the whole script's is
 ``hyperparameters['script_wall_s']``.
+What the run learned is kept: its episode returns (rldse.recording.episodes; a vector
+env's episode ends are ``env_reset`` rows of no duration at the step's end, where
+learning_curve places them), its seed (its first env reset's, unless ``--seed`` gives
+one; ``hyperparameters['seed_from']``) and its arguments (``script_args``, and the first
+argparse namespace it parsed, ``script_options``).
 torch runs on CAPTURE_TORCH_THREADS intra-op threads unless ``--torch-threads`` says
 otherwise; the trace's host load records the count and who chose it.
 
@@ -25,8 +33,11 @@ Phases, per gap between two env steps: every optimizer step closes one ``learn``
 starts at the first forward or backward after the previous one (its forwards, backward and
 step; a backward with no forward of its own, REINFORCE's, trains the grad-enabled forwards
 the acts made since the last step: they are its batch); forwards after the gap's last
-optimizer step are the next ``act``. The loop kind is inferred (``off_policy``: replay
-storage was used; ``on_policy`` otherwise) unless given. An on-policy script runs in one
+optimizer step are the next ``act``. In an off-policy loop a gap's optimizer steps are one
+``learn`` (one update: SAC's critics, actor and temperature), and an env step with no
+forward before it explored (an epsilon-random or warm-up action): an ``act`` of no
+duration and no work, which the program keeps on the actor's core. The loop kind is
+inferred (``off_policy``: replay storage was used; ``on_policy`` otherwise) unless given. An on-policy script runs in one
 process: its ``rollout_add`` and ``sync`` rows, which the actor-learner program reads, are
 written with zero duration at each iteration's end and start. Its networks are the modules
 its learn steps trained: a policy and a one-output value module on the observations, or
@@ -66,8 +77,8 @@ import numpy as np
 from rldse.cpu_clock import CpuClock
 from rldse.errors import RldseError
 from rldse.host import load_sample
-from rldse.recording.episodes import Episodes
 from rldse.recording import replay_storage
+from rldse.recording.episodes import Episodes
 from rldse.recording.replay_storage import ADD_METHODS, REPLAY_CLASSES, parse_replay
 from rldse.threads import CAPTURE_TORCH_THREADS, TorchThreads
 from rldse.trace import Trace, operator_records
@@ -897,8 +908,9 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
 
 
 _HOOKED = ("gymnasium vector envs and gymnasium.make, module forwards, backward, optimizer "
-           "steps, load_state_dict, replay buffers (SB3's, TorchRL's, a class beside the "
-           "script with sample and add, --replay CLASS, random.sample from a list)")
+           "steps, load_state_dict and parameter copies, replay buffers (SB3's, TorchRL's, "
+           "a class beside the script with sample and add, --replay CLASS, random.sample "
+           "from a list, np.random.randint into the script's arrays)")
 
 
 def _off_policy_nets(learn: list[_Row], hooks: _Hooks, name: str) -> dict:
@@ -924,7 +936,7 @@ def _offpolicy_schedule(rows: list[_Row], hooks: _Hooks, n_envs: int,
     sync_at = _env_step_at(env_rows, [r.t0 for r in rows if r.phase == "sync"])
     batch = next(r.items for r in rows if r.phase == "learn")
     total = n_envs * len(env_rows)
-    if len(sync_at) < 2:  # a copy by parameter assignment (CleanRL's) is not seen
+    if len(sync_at) < 2:  # one copy (the set-up's) or none: no interval seen
         inferred.append("target_sync")
     capacity = hooks.replay_capacity
     if capacity is None:
