@@ -790,8 +790,8 @@ def _save_raw(out: Path, events: list[_Event], hooks: _Hooks, bias: float, wall_
               name: str, args: list[str], loop: str | None, env_id: str | None) -> Path:
     """The raw record beside ``out``: one row per hooked call (kind, start and duration in
     ns, items, whether grad was on, the module's index and input shape) and, in the
-    Parquet metadata under ``rldse.raw``, the run's context and each module's
-    description."""
+    Parquet metadata under ``rldse.raw``, the run's context (its episode returns, seed
+    and arguments too) and each module's description."""
     import pandas as pd
 
     from rldse.files import atomic_write
@@ -813,7 +813,8 @@ def _save_raw(out: Path, events: list[_Event], hooks: _Hooks, bias: float, wall_
                "replay_capacity": hooks.replay_capacity, "bias_ns": bias, "wall_s": wall_s,
                "script_wall_s": hooks.script_wall_s,
                "load_start": hooks.load_start, "torch_threads": hooks.torch_threads,
-               "modules": described}
+               "episode_returns": hooks.episodes.returns, "seed": hooks.seed,
+               "options": hooks.options, "modules": described}
     raw = out.with_name(out.name.removesuffix(".parquet") + RAW_SUFFIX)
 
     def write(tmp: Path) -> None:

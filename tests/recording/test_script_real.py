@@ -265,6 +265,7 @@ def test_a_run_whose_trace_cannot_be_written_leaves_its_raw_record(tmp_path, mon
     context = json.loads(table.schema.metadata[b"rldse.raw"])
     assert context["script"] == "reinforce.py" and context["args"] == ["--episodes", "2"]
     assert context["modules"][0]["class"] == "Policy"
+    assert len(context["episode_returns"]) == 2 and context["seed"] == 543
 
 
 LIST_DQN = '''
