@@ -169,9 +169,9 @@ class _Hooks:
         return wrapper
 
     def patch(self, owner: Any, name: str, kind: str, items_of=None, then=None) -> None:
-        self.replace(owner, name, self.timed(kind, getattr(owner, name), items_of, then))
+        self.swap(owner, name, self.timed(kind, getattr(owner, name), items_of, then))
 
-    def replace(self, owner: Any, name: str, new: Any) -> None:
+    def swap(self, owner: Any, name: str, new: Any) -> None:
         """Set ``owner.name`` to ``new`` until remove()."""
         own = isinstance(owner, type) and name in owner.__dict__
         original = owner.__dict__[name] if own else getattr(owner, name)
@@ -266,7 +266,7 @@ class _Hooks:
                                  else repr(v) for k, v in vars(namespace).items()}
             return namespace, rest
 
-        self.replace(argparse.ArgumentParser, "parse_known_args", parse_known_args)
+        self.swap(argparse.ArgumentParser, "parse_known_args", parse_known_args)
 
     # ---- replay storage -------------------------------------------------------------
     def _watch_classes(self) -> None:
@@ -403,7 +403,7 @@ class _Hooks:
                                            int(size), reaches_next=True))
                 return out
 
-            self.replace(np.random, name, draw)
+            self.swap(np.random, name, draw)
 
     def _watch_param_writes(self) -> None:
         """In-place writes to a network's parameters outside an optimizer step and outside
@@ -436,7 +436,7 @@ class _Hooks:
                         hooks.last_write = _Event("sync", t0, t1 - t0)
                         hooks.events.append(hooks.last_write)
 
-            self.replace(owner, name, write)
+            self.swap(owner, name, write)
 
         for name in PARAM_WRITES:
             watch(torch.Tensor, name, lambda args: args[0] if args else None)
