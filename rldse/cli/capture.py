@@ -179,7 +179,9 @@ def _script_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--loop", choices=["off_policy", "on_policy"],
                    help="the loop kind (default: inferred from what the script does)")
     p.add_argument("--env", help="env id to record (default: the first env the script makes)")
-    p.add_argument("--seed", type=int, default=0, help="seed written to the trace's meta")
+    p.add_argument("--seed", type=int, default=None,
+                   help="seed written to the trace's meta (default: the script's own, the "
+                   "seed of its first env reset)")
     p.add_argument("--replay", action="append", default=[], metavar="CLASS[:ADD,SAMPLE]",
                    help="the script's replay buffer class (a class it defines, or "
                    "module.Class), when rldse does not recognise it: its add and sample "

@@ -57,11 +57,14 @@ def is_module(obj: Any) -> bool:
 
 class Network:
     """``network``: an nn.Module or a list of MLP layer sizes; ``obs_shape``: one
-    observation's shape (default: the first layer's inputs)."""
+    observation's shape (default: the first layer's inputs); ``extra_inputs``: one
+    sample's shape of each further tensor its forward takes (a Q network's action)."""
 
     def __init__(self, network: Any, obs_shape: tuple[int, ...] | None = None,
-                 where: str = "recording: network") -> None:
+                 where: str = "recording: network",
+                 extra_inputs: tuple[tuple[int, ...], ...] = ()) -> None:
         self.where = where
+        self.extra_inputs = tuple(tuple(int(d) for d in s) for s in extra_inputs)
         self._meta = None
         self._network_work = None
         self._outputs = 0
@@ -120,7 +123,7 @@ class Network:
         so a process counts each once (FlopCounterMode: about 4 ms per shape)."""
         if self.module is None:
             return (tuple(self.sizes), self.obs_shape)
-        return (self.obs_shape, repr(self.module),
+        return (self.obs_shape, self.extra_inputs, repr(self.module),
                 tuple(type(m) for m in self.module.modules()),
                 tuple((tuple(p.shape), p.dtype) for p in self.module.parameters()))
 
@@ -145,8 +148,8 @@ class Network:
 
                 self._network_work, self._outputs = network(self.sizes), self.sizes[-1]
             else:
-                self._network_work, self._outputs = module_work(self.meta_copy(),
-                                                                self.obs_shape, self.where)
+                self._network_work, self._outputs = module_work(
+                    self.meta_copy(), self.obs_shape, self.where, self.extra_inputs)
         return self._network_work
 
     def stand_in_sizes(self) -> list[int]:
@@ -182,7 +185,8 @@ def _count(net: Network, batch: int, backward: bool) -> tuple[int, int, int]:
 
     meta = net.meta_copy()
     dtype = next((p.dtype for p in meta.parameters() if p.is_floating_point()), torch.float32)
-    x = torch.zeros((batch, *net.obs_shape), device="meta", dtype=dtype)
+    xs = [torch.zeros((batch, *shape), device="meta", dtype=dtype)
+          for shape in (net.obs_shape, *net.extra_inputs)]
     act_bytes = [0]
 
     def hook(_mod, _inp, out) -> None:
@@ -194,7 +198,7 @@ def _count(net: Network, batch: int, backward: bool) -> tuple[int, int, int]:
     handles = [m.register_forward_hook(hook) for m in leaves]
     try:
         with FlopCounterMode(display=False) as counter, torch.set_grad_enabled(backward):
-            out = meta(x)
+            out = meta(*xs)
             if backward:
                 outs = out if isinstance(out, (tuple, list)) else (out,)
                 sum(o.float().sum() for o in outs if isinstance(o, torch.Tensor)).backward()
@@ -207,7 +211,8 @@ def _count(net: Network, batch: int, backward: bool) -> tuple[int, int, int]:
         for h in handles:
             h.remove()
         meta.zero_grad(set_to_none=True)
-    return counter.get_total_flops(), act_bytes[0], x.numel() * x.element_size()
+    return counter.get_total_flops(), act_bytes[0], sum(x.numel() * x.element_size()
+                                                        for x in xs)
 
 
 def _linear_chain(module) -> list[int] | None:
@@ -243,9 +248,9 @@ def _gemm_shape(mod, out) -> tuple[str, int, int, int] | None:
     return None
 
 
-def _pass(meta, x, backward: bool):
-    """One forward (and backward) of ``meta`` on ``x`` under the counters: per leaf, its
-    forward flops, GEMM shape, output bytes, whether its input needs a gradient and its
+def _pass(meta, xs: tuple, backward: bool):
+    """One forward (and backward) of ``meta`` on its inputs ``xs`` under the counters: per
+    leaf, its forward flops, GEMM shape, output bytes, whether its input needs a gradient and its
     element-wise (flops, bytes, calls); the same outside leaves (forward) and for the
     backward; the counter's backward flops; outputs per sample."""
     import torch
@@ -297,7 +302,7 @@ def _pass(meta, x, backward: bool):
     try:
         with torch.set_grad_enabled(backward), FlopCounterMode(display=False) as fwd, \
                 Elementwise():
-            out = meta(x)
+            out = meta(*xs)
         outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,))
                 if isinstance(o, torch.Tensor)]
         back_total = 0
@@ -318,8 +323,10 @@ def _pass(meta, x, backward: bool):
     return seen, flops, fwd.get_total_flops(), back_total, ew, per_out
 
 
-def module_work(meta, obs_shape: tuple[int, ...], where: str):
-    """NetworkWork of a meta-device module at one observation's shape (module docstring)."""
+def module_work(meta, obs_shape: tuple[int, ...], where: str,
+                extra_inputs: tuple[tuple[int, ...], ...] = ()):
+    """NetworkWork of a meta-device module at one observation's shape, and each further
+    input's (module docstring)."""
     import torch
 
     from rldse.kernels.network_work import Kernels, Layer, NetworkWork
@@ -327,9 +334,10 @@ def module_work(meta, obs_shape: tuple[int, ...], where: str):
     dtype = next((p.dtype for p in meta.parameters() if p.is_floating_point()), torch.float32)
     runs = []
     for batch in (1, 2):
-        x = torch.zeros((batch, *obs_shape), device="meta", dtype=dtype)
+        xs = tuple(torch.zeros((batch, *shape), device="meta", dtype=dtype)
+                   for shape in (obs_shape, *extra_inputs))
         try:
-            runs.append(_pass(meta, x, backward=True))
+            runs.append(_pass(meta, xs, backward=True))
         except (RuntimeError, TypeError, ValueError) as exc:
             first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             raise RldseError(f"counting its work at input shape {(batch, *obs_shape)} "

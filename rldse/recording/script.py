@@ -6,18 +6,26 @@ The script runs as ``__main__`` (runpy) with these hooked for its length, then r
 gymnasium's ``SyncVectorEnv``/``AsyncVectorEnv`` ``step`` and ``reset`` (and the step of
 envs from ``gymnasium.make``), module forwards (torch's global forward hooks; only the
 outermost module call counts), ``Tensor.backward``, optimizer steps (torch's global
-optimizer hooks), ``nn.Module.load_state_dict`` (a target copy: ``sync``) and replay
-storage (REPLAY_CLASSES): SB3's and TorchRL's replay buffers, any class the script (or a
-module beside it) defines with a ``sample`` method and an add-like one (ADD_METHODS), or
-one the user names (``--replay CLASS``), seen as it is defined (``__build_class__``), and
-``random.sample`` from a list or deque (a list buffer: its appends are too cheap to hook,
-so its ``replay_add`` rows are written with no duration, named in
+optimizer hooks), target copies (``sync``): ``nn.Module.load_state_dict`` and in-place
+writes to a network's parameters outside an optimizer step (PARAM_WRITES: CleanRL's
+``param.data.copy_``, Polyak updates), and replay storage (REPLAY_CLASSES): SB3's and
+TorchRL's replay buffers, any class the script (or a module beside it) defines with a
+``sample`` method and an add-like one (ADD_METHODS), or one the user names (``--replay
+CLASS``), seen as it is defined (``__build_class__``), ``random.sample`` from a list or
+deque, and ``np.random.randint``/``choice`` drawing a batch of indices into the script's
+own arrays (a list's appends and an array's writes are too cheap to hook, so their
+``replay_add`` rows are written with no duration, named in
 ``hyperparameters['inferred']``). Each hooked call is timed on ``perf_counter_ns`` with
 the hook's own bias, calibrated on a no-op, removed (RL-Scope's calibration, Gleeson et
 al., MLSys 2021). Code outside the hooks (logging, GAE, bookkeeping) is not recorded. The
 trace's wall time runs from the first hooked call to the script's end: the set-up before
 it (imports, envs, networks) is not the loop; the whole script's is
 ``hyperparameters['script_wall_s']``.
+What the run learned is kept: its episode returns (rldse.recording.episodes; a vector
+env's episode ends are ``env_reset`` rows of no duration at the step's end, where
+learning_curve places them), its seed (its first env reset's, unless ``--seed`` gives
+one; ``hyperparameters['seed_from']``) and its arguments (``script_args``, and the first
+argparse namespace it parsed, ``script_options``).
 torch runs on CAPTURE_TORCH_THREADS intra-op threads unless ``--torch-threads`` says
 otherwise; the trace's host load records the count and who chose it.
 
@@ -25,8 +33,11 @@ Phases, per gap between two env steps: every optimizer step closes one ``learn``
 starts at the first forward or backward after the previous one (its forwards, backward and
 step; a backward with no forward of its own, REINFORCE's, trains the grad-enabled forwards
 the acts made since the last step: they are its batch); forwards after the gap's last
-optimizer step are the next ``act``. The loop kind is inferred (``off_policy``: replay
-storage was used; ``on_policy`` otherwise) unless given. An on-policy script runs in one
+optimizer step are the next ``act``. In an off-policy loop a gap's optimizer steps are one
+``learn`` (one update: SAC's critics, actor and temperature), and an env step with no
+forward before it explored (an epsilon-random or warm-up action): an ``act`` of no
+duration and no work, which the program keeps on the actor's core. The loop kind is
+inferred (``off_policy``: replay storage was used; ``on_policy`` otherwise) unless given. An on-policy script runs in one
 process: its ``rollout_add`` and ``sync`` rows, which the actor-learner program reads, are
 written with zero duration at each iteration's end and start. Its networks are the modules
 its learn steps trained: a policy and a one-output value module on the observations, or
@@ -67,11 +78,14 @@ from rldse.cpu_clock import CpuClock
 from rldse.errors import RldseError
 from rldse.host import load_sample
 from rldse.recording import replay_storage
+from rldse.recording.episodes import Episodes
 from rldse.recording.replay_storage import ADD_METHODS, REPLAY_CLASSES, parse_replay
 from rldse.threads import CAPTURE_TORCH_THREADS, TorchThreads
 from rldse.trace import Trace, operator_records
 
 _CALIBRATION_CALLS = 2000
+#: In-place tensor methods that write a target network's parameters (_watch_param_writes)
+PARAM_WRITES = ("copy_", "lerp_", "mul_", "add_")
 LOOPS = ("off_policy", "on_policy")
 #: The raw record of a run whose trace was not written (or whose script raised): OUT's
 #: name with this suffix.
@@ -87,6 +101,8 @@ class _Event:
     module: Any = None
     grad: bool = False
     shape: tuple[int, ...] = ()
+    #: a plain-array buffer's sample: it lasts until the next hooked call (_reach_next)
+    reaches_next: bool = False
 
 
 @dataclass
@@ -109,12 +125,26 @@ class _Hooks:
     named: dict[str, tuple[tuple[str, ...], str] | None] = field(default_factory=dict)
     replay_classes: list[str] = field(default_factory=list)  # used, as module.Class
     list_replay: bool = False  # random.sample from a list or deque was seen
+    array_replay: bool = False  # a batch of indices drawn into the script's own arrays
+    episodes: Episodes = field(default_factory=Episodes)
+    args: list[str] = field(default_factory=list)  # the script's command line
+    seed: int | None = None  # the first env reset's seed
+    options: dict[str, Any] = field(default_factory=dict)  # the script's parsed arguments
+    #: data pointers of the parameters of every module that ran a forward: in-place writes
+    #: to them outside an optimizer step are target copies (_watch_param_writes)
+    param_ptrs: set[int] = field(default_factory=set)
+    described: set[int] = field(default_factory=set)  # ids of modules whose ptrs are in
+    last_write: _Event | None = None  # the sync row a run of parameter writes extends
+    #: one sample's shape of each further tensor a module's forward took, by module id
+    extra_inputs: dict[int, tuple[tuple[int, ...], ...]] = field(default_factory=dict)
     n_envs: int = 1  # the last vector step's envs
     torch_threads: tuple[int, str] | None = None  # rldse.threads.TorchThreads.stop
     script_wall_s: float = 0.0  # the whole script, its set-up included
 
     # ---- timed wrappers -------------------------------------------------------------
-    def timed(self, kind: str, fn, items_of=None):
+    def timed(self, kind: str, fn, items_of=None, then=None):
+        """``fn`` timed as a ``kind`` event of ``items_of(args, kwargs, out)`` items;
+        ``then(out, event)`` after it is recorded."""
         hooks = self
 
         def wrapper(*args, **kwargs):
@@ -129,17 +159,23 @@ class _Hooks:
                 hooks.depth -= 1
                 if t1 >= hooks.cpu.next_ns:  # the call ends after the read (cpu_clock)
                     t1 = hooks.cpu.sample(t1)
-            hooks.events.append(_Event(kind, t0, t1 - t0,
-                                       items_of(args, kwargs, out) if items_of else 1))
+            event = _Event(kind, t0, t1 - t0, items_of(args, kwargs, out) if items_of else 1)
+            hooks.events.append(event)
+            if then is not None:
+                then(out, event)
             return out
 
         wrapper.__wrapped__ = fn
         return wrapper
 
-    def patch(self, owner: Any, name: str, kind: str, items_of=None) -> None:
+    def patch(self, owner: Any, name: str, kind: str, items_of=None, then=None) -> None:
+        self.swap(owner, name, self.timed(kind, getattr(owner, name), items_of, then))
+
+    def swap(self, owner: Any, name: str, new: Any) -> None:
+        """Set ``owner.name`` to ``new`` until remove()."""
         own = isinstance(owner, type) and name in owner.__dict__
         original = owner.__dict__[name] if own else getattr(owner, name)
-        setattr(owner, name, self.timed(kind, getattr(owner, name), items_of))
+        setattr(owner, name, new)
         if own or not isinstance(owner, type):
             self.undo.append(lambda: setattr(owner, name, original))
         else:  # inherited: the subclass had none of its own
@@ -153,22 +189,33 @@ class _Hooks:
 
         def n_envs(args, kwargs, out) -> int:
             self.n_envs = int(getattr(args[0], "num_envs", 1))
+            self.seen_seed(kwargs)
             if not self.env_ids:  # made by gymnasium.make_vec, say: its spec names it
                 spec = getattr(args[0], "spec", None)
                 if getattr(spec, "id", None):
                     self.env_ids.append(str(spec.id))
             return self.n_envs
 
+        def episode_ends(out, step: _Event) -> None:
+            """A vector env resets its envs inside the step whose episodes ended: an
+            env_reset row of those envs, at the step's end (its time is the step's)."""
+            ended = self.episodes.step(out)
+            if ended:
+                self.events.append(_Event("env_reset", step.t0 + step.dur, 0, ended))
+
         for cls in (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv):
-            self.patch(cls, "step", "env_step", n_envs)
+            self.patch(cls, "step", "env_step", n_envs, episode_ends)
             self.patch(cls, "reset", "env_reset", n_envs)
         original_make = gym.make
 
         def make(env_id, *args, **kwargs):
             env = original_make(env_id, *args, **kwargs)
             self.env_ids.append(str(getattr(env_id, "id", env_id)))
-            env.step = self.timed("env_step", env.step)
-            env.reset = self.timed("env_reset", env.reset)
+            # a single env's episodes end at the script's own reset calls
+            env.step = self.timed("env_step", env.step,
+                                  then=lambda out, step: self.episodes.step(out))
+            env.reset = self.timed("env_reset", env.reset,
+                                   lambda args, kwargs, out: self.seen_seed(kwargs))
             return env
 
         gym.make = make
@@ -191,6 +238,35 @@ class _Hooks:
                 self.hook_replay(cls, self._named_methods(cls, spec))
         self._watch_classes()
         self._watch_random_sample()
+        self._watch_array_sample()
+        self._watch_param_writes()
+        self._watch_arguments()
+
+    def seen_seed(self, kwargs: dict) -> int:
+        """Keep the first env reset's ``seed`` (the run's seed); 1 (the reset's items)."""
+        seed = kwargs.get("seed")
+        if isinstance(seed, (list, tuple)) and seed:
+            seed = seed[0]
+        if self.seed is None and isinstance(seed, (int, np.integer)) \
+                and not isinstance(seed, bool):
+            self.seed = int(seed)
+        return 1
+
+    def _watch_arguments(self) -> None:
+        """The script's parsed arguments (argparse's, which tyro's parsers are too): the
+        first namespace parsed while it runs, values that are not plain kept as text."""
+        import argparse
+
+        original, hooks = argparse.ArgumentParser.parse_known_args, self
+
+        def parse_known_args(parser, *args, **kwargs):
+            namespace, rest = original(parser, *args, **kwargs)
+            if not hooks.options:
+                hooks.options = {k: v if isinstance(v, (int, float, str, bool)) or v is None
+                                 else repr(v) for k, v in vars(namespace).items()}
+            return namespace, rest
+
+        self.swap(argparse.ArgumentParser, "parse_known_args", parse_known_args)
 
     # ---- replay storage -------------------------------------------------------------
     def _watch_classes(self) -> None:
@@ -288,6 +364,88 @@ class _Hooks:
         random.sample = sample
         self.undo.append(lambda: setattr(random, "sample", original))
 
+    def _watch_array_sample(self) -> None:
+        """``np.random.randint``/``np.random.choice`` drawing a batch (``size``) of
+        indices below the length of a numpy array in the calling frame, called by the
+        script's own code: a plain-array buffer's sample. It lasts from the draw to the
+        next hooked call (the gathers and tensor conversions between); the arrays'
+        length is the capacity."""
+        hooks = self
+        for name in ("randint", "choice"):
+            original = getattr(np.random, name)
+
+            def draw(*args, _original=original, _name=name, **kwargs):
+                if hooks.depth:
+                    return _original(*args, **kwargs)
+                if _name == "randint":
+                    size = kwargs.get("size", args[2] if len(args) > 2 else None)
+                    high = kwargs.get("high", args[1] if len(args) > 1 else None)
+                    high = args[0] if high is None and args else high
+                else:
+                    size = kwargs.get("size", args[1] if len(args) > 1 else None)
+                    high = args[0] if args and isinstance(args[0], (int, np.integer)) \
+                        else None
+                frame = sys._getframe(1)
+                lengths = [v.shape[0] for v in (*frame.f_globals.values(),
+                                               *frame.f_locals.values())
+                           if isinstance(v, np.ndarray) and v.ndim >= 1] \
+                    if isinstance(size, (int, np.integer)) and size > 0 \
+                    and isinstance(high, (int, np.integer)) \
+                    and hooks.beside(frame.f_code.co_filename) else []
+                lengths = [n for n in lengths if n >= high]
+                if not lengths:
+                    return _original(*args, **kwargs)
+                t0 = perf_counter_ns()
+                out = _original(*args, **kwargs)
+                hooks.array_replay = True
+                hooks.replay_capacity = int(max(lengths))
+                hooks.events.append(_Event("replay_sample", t0, perf_counter_ns() - t0,
+                                           int(size), reaches_next=True))
+                return out
+
+            self.swap(np.random, name, draw)
+
+    def _watch_param_writes(self) -> None:
+        """In-place writes to a network's parameters outside an optimizer step and outside
+        any other hooked call (CleanRL's ``target.data.copy_(...)``, Polyak updates by
+        ``lerp_``, ``mul_`` and ``add_``, and their ``torch._foreach_`` forms): a target
+        copy, one ``sync`` row per run of such writes with no other hooked call between."""
+        import torch
+
+        hooks = self
+
+        def watch(owner: Any, name: str, first) -> None:
+            fn = getattr(owner, name)
+
+            def write(*args, **kwargs):
+                dst = first(args)
+                if hooks.depth or not isinstance(dst, torch.Tensor) \
+                        or dst.layout != torch.strided or dst.data_ptr() not in hooks.param_ptrs:
+                    return fn(*args, **kwargs)
+                t0 = perf_counter_ns()
+                hooks.depth += 1
+                try:
+                    return fn(*args, **kwargs)
+                finally:
+                    hooks.depth -= 1
+                    t1 = perf_counter_ns()
+                    last = hooks.last_write
+                    if last is not None and hooks.events and hooks.events[-1] is last:
+                        last.dur = t1 - last.t0
+                    else:
+                        hooks.last_write = _Event("sync", t0, t1 - t0)
+                        hooks.events.append(hooks.last_write)
+
+            self.swap(owner, name, write)
+
+        for name in PARAM_WRITES:
+            watch(torch.Tensor, name, lambda args: args[0] if args else None)
+        for name in PARAM_WRITES:
+            if hasattr(torch, f"_foreach_{name}"):
+                watch(torch, f"_foreach_{name}",
+                      lambda args: args[0][0] if args and isinstance(args[0], (list, tuple))
+                      and args[0] else None)
+
     def remove(self) -> None:
         for undo in reversed(self.undo):
             undo()
@@ -306,8 +464,14 @@ class _Hooks:
         t0, _ = self.fwd.pop()
         import torch
 
-        x = next((a for a in args if isinstance(a, torch.Tensor)), None)
-        shape = tuple(x.shape) if x is not None else ()
+        if id(module) not in self.described:  # its parameters: where a target copy writes
+            self.described.add(id(module))
+            self.param_ptrs.update(p.data_ptr() for p in module.parameters())
+
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        shape = tuple(tensors[0].shape) if tensors else ()
+        if len(tensors) > 1 and id(module) not in self.extra_inputs:
+            self.extra_inputs[id(module)] = tuple(tuple(t.shape[1:]) for t in tensors[1:])
         self.events.append(_Event("forward", t0, perf_counter_ns() - t0,
                                   shape[0] if shape else 1, module,
                                   torch.is_grad_enabled(), shape))
@@ -373,7 +537,7 @@ def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = ()
     the user named as replay storage; ``torch_threads``: torch's intra-op threads (None:
     the script's own)."""
     path = check_script(script, replay, torch_threads)
-    hooks = _Hooks(folder=path.resolve().parent, named=parse_replay(replay))
+    hooks = _Hooks(folder=path.resolve().parent, named=parse_replay(replay), args=list(args))
     bias = _calibrate(hooks)
     threads = TorchThreads(torch_threads, where="--torch-threads")
     saved_argv, saved_path = sys.argv, list(sys.path)
@@ -406,12 +570,20 @@ def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = ()
             wall_s = (end_ns - hooks.events[0].t0) / 1e9 if hooks.events else 0.0
             hooks.cpu.sample()
             hooks.torch_threads = threads.stop()
+            _reach_next(hooks.events)
     finally:
         hooks.remove()
         sys.argv, sys.path[:] = saved_argv, saved_path
     if failed is not None:
         raise ScriptFailed(_where_failed(failed, path), (hooks.events, hooks, bias, wall_s))
     return hooks.events, hooks, bias, wall_s
+
+
+def _reach_next(events: list[_Event]) -> None:
+    """A plain-array sample lasts until the next hooked call starts (_watch_array_sample)."""
+    for e, following in zip(events, events[1:], strict=False):
+        if e.reaches_next:
+            e.dur = max(e.dur, following.t0 - e.t0)
 
 
 class ScriptFailed(RldseError):
@@ -516,6 +688,7 @@ def _phases(events: list[_Event], loop: str) -> list[_Row]:
     for k, gap in enumerate(_gaps(events)):
         step = max(0, k - 1)
         group: list[_Event] = []  # forwards and backwards since the gap's last step
+        gap_learn: int | None = None  # this gap's learn row (off-policy: all its steps)
         for e in gap:
             if e.kind in ("env_reset", "replay_add"):
                 rows.append(_Row(actor, e.kind, step, e.t0, e.dur, e.items))
@@ -524,8 +697,19 @@ def _phases(events: list[_Event], loop: str) -> list[_Row]:
             elif e.kind in ("forward", "backward"):
                 group.append(e)
             elif e.kind == "opt":
-                rows.append(_learn_row(group, pending, e, learner, learns))
-                learns += 1
+                row = _learn_row(group, pending, e, learner, learns)
+                if loop == "off_policy" and gap_learn is not None:
+                    # one update of every network the step trains (SAC's critics, actor
+                    # and temperature): from its first forward to its last optimizer step
+                    first = rows[gap_learn]
+                    rows[gap_learn] = replace(
+                        first, dur=row.t0 + row.dur - first.t0,
+                        modules=tuple({id(m): (m, sh) for m, sh in
+                                       (*first.modules, *row.modules)}.values()))
+                else:
+                    gap_learn = len(rows)
+                    rows.append(row)
+                    learns += 1
                 group, pending = [], []
         acts = [e for e in group if e.kind == "forward"]
         if acts:  # the forwards after the gap's last optimizer step: the next act
@@ -535,20 +719,26 @@ def _phases(events: list[_Event], loop: str) -> list[_Row]:
             pending.extend(a for a in acts if a.grad)
     steps = [e for e in events if e.kind == "env_step"]
     rows.extend(_Row(actor, "env_step", i, e.t0, e.dur, e.items) for i, e in enumerate(steps))
+    if loop == "off_policy":  # a step with no forward before it explored: no network ran
+        acted = {r.iter for r in rows if r.phase == "act"}
+        rows.extend(_Row(actor, "act", i, e.t0, 0, e.items)
+                    for i, e in enumerate(steps) if i not in acted)
     return sorted(rows, key=lambda r: (r.t0, r.phase))
 
 
 def capture_script(script: str | Path, args: list[str], *, loop: str | None = None,
-                   env_id: str | None = None, seed: int = 0, replay: tuple[str, ...] = (),
+                   env_id: str | None = None, seed: int | None = None,
+                   replay: tuple[str, ...] = (),
                    torch_threads: int | None = CAPTURE_TORCH_THREADS,
                    out: Path | None = None) -> Trace:
     """Run ``script`` with ``args``, hooked, and return its Trace (module docstring),
     written to ``out`` where given; a run whose trace cannot be made or written leaves
-    its raw record beside ``out`` (RAW_SUFFIX) and fails naming it."""
+    its raw record beside ``out`` (RAW_SUFFIX) and fails naming it. ``seed``: the seed
+    to record (None: the script's, its first env reset's)."""
     if loop is not None and loop not in LOOPS:
         raise RldseError(f"--loop {loop}: capture script records {' or '.join(LOOPS)} "
                          "PyTorch loops (a tabular loop has no network to hook)")
-    if seed < 0:
+    if seed is not None and seed < 0:
         raise RldseError(f"--seed {seed}: expected 0 or more")
     name = Path(script).name
     try:
@@ -576,7 +766,7 @@ def capture_script(script: str | Path, args: list[str], *, loop: str | None = No
 
 
 def _script_trace(events: list[_Event], hooks: _Hooks, loop: str | None,
-                  env_id: str | None, seed: int, bias: float, wall_s: float,
+                  env_id: str | None, seed: int | None, bias: float, wall_s: float,
                   name: str) -> Trace:
     if not any(e.kind == "env_step" for e in events):
         raise RldseError(f"{name}: no environment step seen (rldse hooks gymnasium's "
@@ -587,15 +777,21 @@ def _script_trace(events: list[_Event], hooks: _Hooks, loop: str | None,
     if env is None:
         raise RldseError(f"{name}: the env id is unknown (made without gymnasium.make): "
                          "pass --env")
-    return _trace(rows, events, hooks, loop, env, seed, bias, wall_s, name)
+    if seed is not None:
+        seed_from = "--seed"
+    elif hooks.seed is not None:
+        seed, seed_from = hooks.seed, "the script's first env reset"
+    else:
+        seed, seed_from = 0, "none seen (the script seeds no env reset)"
+    return _trace(rows, events, hooks, loop, env, (seed, seed_from), bias, wall_s, name)
 
 
 def _save_raw(out: Path, events: list[_Event], hooks: _Hooks, bias: float, wall_s: float,
               name: str, args: list[str], loop: str | None, env_id: str | None) -> Path:
     """The raw record beside ``out``: one row per hooked call (kind, start and duration in
     ns, items, whether grad was on, the module's index and input shape) and, in the
-    Parquet metadata under ``rldse.raw``, the run's context and each module's
-    description."""
+    Parquet metadata under ``rldse.raw``, the run's context (its episode returns, seed
+    and arguments too) and each module's description."""
     import pandas as pd
 
     from rldse.files import atomic_write
@@ -617,7 +813,8 @@ def _save_raw(out: Path, events: list[_Event], hooks: _Hooks, bias: float, wall_
                "replay_capacity": hooks.replay_capacity, "bias_ns": bias, "wall_s": wall_s,
                "script_wall_s": hooks.script_wall_s,
                "load_start": hooks.load_start, "torch_threads": hooks.torch_threads,
-               "modules": described}
+               "episode_returns": hooks.episodes.returns, "seed": hooks.seed,
+               "options": hooks.options, "modules": described}
     raw = out.with_name(out.name.removesuffix(".parquet") + RAW_SUFFIX)
 
     def write(tmp: Path) -> None:
@@ -632,17 +829,18 @@ def _save_raw(out: Path, events: list[_Event], hooks: _Hooks, bias: float, wall_
 
 
 def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env_id: str,
-           seed: int, bias: float, wall_s: float, name: str) -> Trace:
+           seeded: tuple[int, str], bias: float, wall_s: float, name: str) -> Trace:
     from rldse.recording.info import workload_info
     from rldse.recording.loops import loop_kind
     from rldse.workloads.common.base import build_trace
     from rldse.workloads.common.recorder import rows_to_frame
 
+    seed, seed_from = seeded
     kind = loop_kind(loop)
     n_envs = next(e.items for e in events if e.kind == "env_step")
     inferred: list[str] = []
-    if loop == "off_policy" and hooks.list_replay and not any(
-            r.phase == "replay_add" for r in rows):  # a list's appends: untimed
+    if loop == "off_policy" and (hooks.list_replay or hooks.array_replay) and not any(
+            r.phase == "replay_add" for r in rows):  # a list's appends, array writes: untimed
         rows = sorted(rows + [_Row(r.worker, "replay_add", r.iter, r.t0 + r.dur, 0, r.items)
                               for r in rows if r.phase == "env_step"],
                       key=lambda r: (r.t0, r.phase))
@@ -658,10 +856,10 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
     act = next(r for r in rows if r.phase == "act")
     obs_shape = act.modules[0][1] if act.modules else ()
     if loop == "off_policy":
-        nets = _q_network(learn, name)
+        nets = _off_policy_nets(learn, hooks, name)
         hp = _offpolicy_schedule(rows, hooks, n_envs, inferred)
     else:
-        nets = _on_policy_nets(learn, obs_shape, name)
+        nets = _on_policy_nets(learn, obs_shape, name, hooks.extra_inputs)
         hp, rows = _onpolicy_schedule(rows, n_envs)
     by_module = {id(n.module): n for n in nets.values()}
     workload = kind.workload(nets)
@@ -670,9 +868,11 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
     operators: list = []
 
     def work(r: _Row) -> tuple[int, int]:
-        """An act's work: its modules' forwards (all networks' if none is known); a
-        learn's: every network's forward, backward and Adam step (and their operators,
-        once per kind, for the trace)."""
+        """An act's work: its modules' forwards (all networks' if none is known; none
+        for an exploring act, which ran no module); a learn's: every network's forward,
+        backward and Adam step (and their operators, once per kind, for the trace)."""
+        if r.phase == "act" and not r.modules:
+            return 0, 0
         ran = [by_module[id(m)] for m, _ in r.modules if id(m) in by_module]
         key = (r.phase, r.items, tuple(id(n) for n in ran))
         if key not in works:
@@ -697,29 +897,36 @@ def _trace(rows: list[_Row], events: list[_Event], hooks: _Hooks, loop: str, env
     frac = hooks.cpu.fraction(start, start + np.array([r.dur for r in rows], np.int64))
     frame = rows_to_frame(out, origin, bias, frac)
     hp = {**hp, "script": name, "loop": loop, "inferred": inferred,
-          "replay_classes": hooks.replay_classes, "script_wall_s": hooks.script_wall_s}
+          "replay_classes": hooks.replay_classes, "script_wall_s": hooks.script_wall_s,
+          "script_args": hooks.args, "script_options": hooks.options,
+          "seed_from": seed_from}
     return build_trace(workload=workload, algorithm=f"script:{Path(name).stem}", env_id=env_id,
                        seed=seed, hyperparameters=hp, workload_info=info,
-                       episode_returns=[], wall_time_s=wall_s, frames=[frame],
+                       episode_returns=hooks.episodes.returns, wall_time_s=wall_s,
+                       frames=[frame],
                        overhead_ns=bias, load_start=hooks.load_start,
                        torch_threads=hooks.torch_threads, operators=operators)
 
 
 _HOOKED = ("gymnasium vector envs and gymnasium.make, module forwards, backward, optimizer "
-           "steps, load_state_dict, replay buffers (SB3's, TorchRL's, a class beside the "
-           "script with sample and add, --replay CLASS, random.sample from a list)")
+           "steps, load_state_dict and parameter copies, replay buffers (SB3's, TorchRL's, "
+           "a class beside the script with sample and add, --replay CLASS, random.sample "
+           "from a list, np.random.randint into the script's arrays)")
 
 
-def _q_network(learn: list[_Row], name: str) -> dict:
-    """An off-policy script's Q network: the module its learn steps trained."""
+def _off_policy_nets(learn: list[_Row], hooks: _Hooks, name: str) -> dict:
+    """An off-policy script's networks, the modules its learn steps trained: the first as
+    ``q``, the others (SAC's second critic and actor) as ``part1``, ...; each with the
+    further inputs its forward took (a critic's action)."""
     from rldse.recording.network import Network
 
-    trained = [m for r in learn for m in r.modules]
+    trained = list({id(m): (m, shape) for r in learn for m, shape in r.modules}.values())
     if not trained:
         raise RldseError(f"{name}: no learn step ran a module forward with gradients, so "
                          "the Q network is unknown")
-    module, shape = trained[0]
-    return {"q": Network(module, shape, where=f"{name}: network")}
+    nets = [Network(m, shape, where=f"{name}: network",
+                    extra_inputs=hooks.extra_inputs.get(id(m), ())) for m, shape in trained]
+    return {"q": nets[0], **{f"part{i}": n for i, n in enumerate(nets[1:], 1)}}
 
 
 def _offpolicy_schedule(rows: list[_Row], hooks: _Hooks, n_envs: int,
@@ -730,7 +937,7 @@ def _offpolicy_schedule(rows: list[_Row], hooks: _Hooks, n_envs: int,
     sync_at = _env_step_at(env_rows, [r.t0 for r in rows if r.phase == "sync"])
     batch = next(r.items for r in rows if r.phase == "learn")
     total = n_envs * len(env_rows)
-    if len(sync_at) < 2:  # a copy by parameter assignment (CleanRL's) is not seen
+    if len(sync_at) < 2:  # one copy (the set-up's) or none: no interval seen
         inferred.append("target_sync")
     capacity = hooks.replay_capacity
     if capacity is None:
@@ -756,7 +963,8 @@ def _median_gap(at: list[int], default: int) -> int:
     return int(statistics.median(gaps)) if gaps else default
 
 
-def _on_policy_nets(learn: list[_Row], obs_shape: tuple[int, ...], name: str) -> dict:
+def _on_policy_nets(learn: list[_Row], obs_shape: tuple[int, ...], name: str,
+                    extra: dict[int, tuple[tuple[int, ...], ...]]) -> dict:
     """An on-policy script's networks, the modules its learn steps trained (module
     docstring): ``policy`` and ``value`` where they are two modules on the observations,
     the value one with one output; else every module, the first as ``policy`` (one
@@ -767,7 +975,8 @@ def _on_policy_nets(learn: list[_Row], obs_shape: tuple[int, ...], name: str) ->
     if not modules:
         raise RldseError(f"{name}: no learn step trained a module (no forward with "
                          "gradients before an optimizer step)")
-    nets = [Network(m, shape, where=f"{name}: network") for m, shape in modules]
+    nets = [Network(m, shape, where=f"{name}: network", extra_inputs=extra.get(id(m), ()))
+            for m, shape in modules]
     if len(nets) == 2 and all(n.obs_shape == tuple(obs_shape) and n.sizes for n in nets):
         value = [n for n in nets if n.sizes[-1] == 1]
         policy = [n for n in nets if n.sizes[-1] != 1]

@@ -1,11 +1,16 @@
 """`rldse capture script` on scripts written as their authors write them (tests/recording/
-data: CleanRL's dqn.py and ppo.py, the same DQN with its own numpy ring buffer, PyTorch's
-REINFORCE example), run without edits, each trace simulated; a run whose trace cannot be
-written leaves its raw record; torch's thread count is pinned and recorded."""
+data: DQN, PPO and continuous-action SAC in CleanRL's style, a DQN with its own numpy ring
+buffer class, one with its buffer in bare numpy arrays, PyTorch's REINFORCE example), run
+without edits: what each learned (episode returns, target copies, seed, arguments) is kept,
+each trace is validated and simulated, a target return works on each; a run whose trace
+cannot be written leaves its raw record; torch's thread count is pinned and recorded."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +28,11 @@ DATA = Path(__file__).resolve().parent / "data"
 SYSTEM = str(ROOT / "examples" / "dgx1_like.yaml")
 
 
+CPU_ONLY = str(ROOT / "examples" / "cpu_only.yaml")
+#: The scripts written the way CleanRL's are, and the hand-written array-buffer DQN.
+CLEANRL_STYLE = ("dqn", "ppo", "sac_continuous_action", "dqn_arrays")
+
+
 def capture(tmp_path: Path, name: str, *flags: str) -> Path:
     out = tmp_path / f"{name}.parquet"
     code = main(["capture", "script", str(DATA / f"{name}.py"), "-o", str(out), *flags])
@@ -31,23 +41,34 @@ def capture(tmp_path: Path, name: str, *flags: str) -> Path:
 
 
 @pytest.fixture(scope="module")
-def traces(tmp_path_factory):
+def printed(tmp_path_factory):
+    """Each script's trace, and the episodic returns it printed as it ran."""
     folder = tmp_path_factory.mktemp("real")
-    return {name: capture(folder, name) for name in
-            ("cleanrl_dqn", "dqn_numpy_buffer", "cleanrl_ppo", "reinforce")}
+    runs = {}
+    for name in ("dqn_numpy_buffer", "reinforce", *CLEANRL_STYLE):
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            out = capture(folder, name)
+        runs[name] = (out, [float(r) for r in
+                            re.findall(r"episodic_return=([-0-9.e]+)", text.getvalue())])
+    return runs
+
+
+@pytest.fixture(scope="module")
+def traces(printed):
+    return {name: out for name, (out, _) in printed.items()}
 
 
 def phases(trace) -> dict[str, int]:
     return trace.ops["phase"].astype(str).value_counts().to_dict()
 
 
-@pytest.mark.parametrize("name", ["cleanrl_dqn", "dqn_numpy_buffer"])
-def test_cleanrl_dqn_with_sb3_or_numpy_buffer(traces, name):
-    trace = load_trace(traces[name])
+def test_dqn_with_its_numpy_buffer_class(traces):
+    trace = load_trace(traces["dqn_numpy_buffer"])
     assert trace.meta.workload == "dqn"
     counts = phases(trace)
     # 400 steps; learning from step 101 (> learning_starts 100) at even steps: 149 updates
-    assert counts["env_step"] == 400 and counts["replay_add"] == 400
+    assert counts["env_step"] == counts["replay_add"] == counts["act"] == 400
     assert counts["learn"] == counts["replay_sample"] == 149
     info, hp = trace.meta.workload_info, trace.meta.hyperparameters
     # QNetwork sized by numpy integers (single_action_space.n), stored as plain ints
@@ -55,21 +76,124 @@ def test_cleanrl_dqn_with_sb3_or_numpy_buffer(traces, name):
     assert all(type(w) is int for w in info["layer_sizes"])
     assert info["replay_capacity"] == 1000 and info["batch_size"] == 32
     assert info["learning_starts"] == 102 and info["learn_every"] == 2
-    assert "target_sync" in hp["inferred"]  # CleanRL copies parameters: no call to see
-    assert hp["replay_classes"] == (["stable_baselines3.common.buffers.ReplayBuffer"]
-                                    if name == "cleanrl_dqn" else ["__main__.ReplayBuffer"])
+    assert hp["replay_classes"] == ["__main__.ReplayBuffer"]
 
 
-def test_cleanrl_ppo_agent_with_actor_and_critic(traces):
-    trace = load_trace(traces["cleanrl_ppo"])
+def test_cleanrl_style_dqn(traces):
+    trace = load_trace(traces["dqn"])
+    info, hp = trace.meta.workload_info, trace.meta.hyperparameters
+    assert trace.meta.workload == "dqn"
+    # 1600 steps, an update every 10 after step 400 (batch 64), SB3's buffer of 2000
+    assert (info["learn_every"], info["learning_starts"], info["batch_size"]) == (10, 410, 64)
+    assert info["replay_capacity"] == 2000 and info["layer_sizes"] == [4, 120, 84, 2]
+    assert hp["replay_classes"] == ["stable_baselines3.common.buffers.ReplayBuffer"]
+
+
+def test_cleanrl_style_ppo_agent_with_actor_and_critic(traces):
+    trace = load_trace(traces["ppo"])
     info = trace.meta.workload_info
     assert trace.meta.workload == "actor_learner"
-    # 2 iterations of 16 steps × 4 envs, 2 epochs of 4 minibatches of 16
-    assert (info["rollout_len"], info["envs_per_actor"]) == (16, 4)
-    assert (info["batch_size"], info["epochs"]) == (16, 2)
+    # 2 iterations of 32 steps × 4 envs, 2 epochs of 4 minibatches of 32
+    assert (info["rollout_len"], info["envs_per_actor"]) == (32, 4)
+    assert (info["batch_size"], info["epochs"]) == (32, 2)
     assert info["policy_sizes"] == [4, 64, 64, 2] and info["value_sizes"] == [4, 64, 64, 1]
     counts = phases(trace)
-    assert counts["learn"] == 16 and counts["act"] == 2 * 16 and counts["sync"] == 2
+    assert counts["learn"] == 16 and counts["act"] == 2 * 32 and counts["sync"] == 2
+
+
+def test_cleanrl_style_sac_trains_critics_actor_and_temperature_as_one_update(traces):
+    """SAC's critic step, its delayed actor steps and the temperature's form one learn per
+    env step; every trained network's work is counted, the critics' on observation and
+    action."""
+    trace = load_trace(traces["sac_continuous_action"])
+    info = trace.meta.workload_info
+    counts = phases(trace)
+    assert trace.meta.workload == "dqn"
+    # 600 steps, an update at every step after step 100: 499
+    assert counts["learn"] == counts["replay_sample"] == 499
+    layers = {layer["name"] for layer in info["network"]["layers"]}
+    assert {"q.fc1", "part1.fc1", "part2.fc_mean"} <= layers  # qf1, qf2, the actor
+    assert info["batch_size"] == 32 and info["replay_capacity"] == 5000
+
+
+@pytest.mark.parametrize("name, seed, target_sync", [
+    ("dqn", 1, 500),  # param.data.copy_ every 500 steps
+    ("sac_continuous_action", 1, 1),  # Polyak by param.data.copy_ at every step
+    ("dqn_arrays", 3, 250),  # load_state_dict every 250 steps
+    ("dqn_numpy_buffer", 1, 50),
+    ("ppo", 1, None),
+    ("reinforce", 543, None),
+])
+def test_what_the_run_learned_is_kept(printed, name, seed, target_sync):
+    """The returns the script printed from ``infos`` (REINFORCE prints none: its returns
+    are its rewards' sums), the target copy however it is written, the script's seed (its
+    first env reset's) and its parsed arguments."""
+    out, returns = printed[name]
+    meta = load_trace(out).meta
+    if name != "reinforce":
+        assert returns and meta.episode_returns == pytest.approx(returns, rel=1e-6)
+    else:  # 4 episodes, each one's return its steps' reward sum (1 per CartPole step)
+        assert len(meta.episode_returns) == 4
+        assert sum(meta.episode_returns) == phases(load_trace(out))["env_step"]
+    assert meta.seed == seed and meta.hyperparameters["seed_from"] == \
+        "the script's first env reset"
+    assert meta.hyperparameters["script_options"]["seed"] == seed
+    assert meta.workload_info.get("target_sync") == target_sync
+    assert "target_sync" not in meta.hyperparameters["inferred"]
+
+
+def test_exploring_acts_run_no_network(traces):
+    """Every env step has an act; an epsilon-random one ran no forward: no work, no
+    time (the forwards the script ran are the acts that carry work)."""
+    ops = load_trace(traces["dqn"]).ops
+    acts = ops[ops["phase"] == "act"]
+    explored = acts[acts["flops"] == 0]
+    assert len(acts) == phases(load_trace(traces["dqn"]))["env_step"]
+    assert 0 < len(explored) < len(acts) and (explored["dur_s"] == 0).all()
+    assert (acts.loc[acts["flops"] > 0, "dur_s"] > 0).all()
+
+
+def test_a_replay_buffer_in_bare_numpy_arrays(traces):
+    """Arrays written in place and sampled by np.random.randint: the arrays' length is the
+    capacity, each index draw a sample of its batch, the writes untimed adds."""
+    trace = load_trace(traces["dqn_arrays"])
+    info, counts = trace.meta.workload_info, phases(trace)
+    assert trace.meta.workload == "dqn" and info["replay_capacity"] == 1500
+    assert counts["replay_sample"] == counts["learn"] and info["batch_size"] == 32
+    # 2000 steps, an update every 4 from step 300: 425
+    assert counts["learn"] == 425 and (info["learn_every"], info["learning_starts"]) == (4, 300)
+    assert "replay_add" in trace.meta.hyperparameters["inferred"]
+    samples = trace.ops[trace.ops["phase"] == "replay_sample"]
+    assert (samples["items"] == 32).all() and (samples["dur_s"] > 0).all()
+
+
+@pytest.mark.parametrize("name", CLEANRL_STYLE)
+def test_validate_reads_act_and_learn_within_10_percent(traces, name):
+    from rldse.sim.validate import validate
+
+    table, _ = validate(load_trace(traces[name]))
+    for phase in ("act", "learn"):
+        assert abs(table.loc[phase, "error"]) < 0.1, (phase, table.loc[phase])
+
+
+@pytest.mark.parametrize("name", CLEANRL_STYLE)
+def test_target_return_on_each_capture(traces, name, capsys):
+    """A return the run reached (its median episode's) is reached in simulation too."""
+    import statistics
+
+    goal = statistics.median(load_trace(traces[name]).meta.episode_returns)
+    code = main(["simulate", str(traces[name]), "--system", CPU_ONLY, "--target-return",
+                 f"{goal:g}", "--smoothing-episodes", "1"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    assert f"target return {goal:g}" in out.out
+
+
+def test_seed_flag_overrides_the_scripts(tmp_path):
+    out = capture(tmp_path, "reinforce", "--seed", "7", "--", "--episodes", "1")
+    meta = load_trace(out).meta
+    assert meta.seed == 7 and meta.hyperparameters["seed_from"] == "--seed"
+    assert meta.hyperparameters["script_args"] == ["--episodes", "1"]
 
 
 def test_reinforce_one_policy_network(traces):
@@ -87,8 +211,8 @@ def test_reinforce_one_policy_network(traces):
     assert (learn["flops"] > 0).all() and (learn["dur_s"] > 0).all()
 
 
-@pytest.mark.parametrize("name", ["cleanrl_dqn", "dqn_numpy_buffer", "cleanrl_ppo",
-                                  "reinforce"])
+@pytest.mark.parametrize("name", ["dqn", "dqn_numpy_buffer", "ppo", "reinforce",
+                                  "sac_continuous_action", "dqn_arrays"])
 def test_real_script_traces_simulate(traces, name, capsys):
     learner = ["--set", "workload.learner=sync"] if "dqn" in name else []
     code = main(["simulate", str(traces[name]), "--system", SYSTEM,
@@ -141,6 +265,7 @@ def test_a_run_whose_trace_cannot_be_written_leaves_its_raw_record(tmp_path, mon
     context = json.loads(table.schema.metadata[b"rldse.raw"])
     assert context["script"] == "reinforce.py" and context["args"] == ["--episodes", "2"]
     assert context["modules"][0]["class"] == "Policy"
+    assert len(context["episode_returns"]) == 2 and context["seed"] == 543
 
 
 LIST_DQN = '''
@@ -245,8 +370,8 @@ def test_a_script_that_raises_mid_run_keeps_what_ran(tmp_path, capsys):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name, args", [
-    ("cleanrl_dqn", ["--total-timesteps", "3000", "--learning-starts", "500"]),
-    ("cleanrl_ppo", ["--total-timesteps", "2048", "--num-steps", "128"]),
+    ("dqn", ["--total-timesteps", "3000", "--learning-starts", "500"]),
+    ("ppo", ["--total-timesteps", "2048", "--num-steps", "128"]),
 ])
 def test_longer_cleanrl_runs_replay_their_loop(tmp_path, name, args):
     """Longer runs replayed on the capture host: the loop's wall time (first hooked call to

@@ -107,7 +107,9 @@ _REPLAY_EXTRA_BYTES = 8 + 4 + 1
 def _recorded_dqn(nets: dict[str, Any], hp: dict[str, Any]) -> dict[str, Any]:
     q = nets["q"]
     sizes = q.stand_in_sizes()
-    return {**network_info(nets), "obs_dim": sizes[0], "n_actions": sizes[-1],
+    # several trained networks (SAC's critics and actor): their work described as one
+    return {**network_info(nets, always=len(nets) > 1), "obs_dim": sizes[0],
+            "n_actions": sizes[-1],
             "layer_sizes": sizes,
             "n_params": q.n_params, "replay": "uniform", "double": False,
             "transition_bytes": 2 * float32_bytes(q.obs_shape) + _REPLAY_EXTRA_BYTES}

@@ -1,5 +1,6 @@
-"""The compact CleanRL-style DQN of cleanrl_dqn.py with its own numpy ring buffer in
-place of SB3's ReplayBuffer, as many single-file scripts write it."""
+"""The CleanRL-style DQN of dqn.py (shorter: 400 steps, a target copy every 50) with its
+own numpy ring buffer class in place of SB3's ReplayBuffer, as many single-file scripts
+write it."""
 import argparse
 import random
 import time
@@ -114,6 +115,9 @@ if __name__ == "__main__":
             actions = torch.argmax(q_values, dim=1).cpu().numpy()
 
         next_obs, rewards, terminations, truncations, infos = envs.step(actions)
+        if "episode" in infos:
+            for i in np.flatnonzero(infos["_episode"]):
+                print(f"global_step={global_step}, episodic_return={infos['episode']['r'][i]}")
 
         real_next_obs = next_obs.copy()
         for idx, trunc in enumerate(truncations):

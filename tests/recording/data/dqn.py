@@ -1,7 +1,8 @@
-"""A compact CleanRL-style dqn.py (vwxyzjn/cleanrl, cleanrl/dqn.py): argparse arguments,
-make_env thunks, a QNetwork sized from the env's spaces (numpy integers), epsilon-greedy
-acting, SB3's ReplayBuffer, a soft target update by parameter copies. Tensorboard logging
-is left out; step counts are tiny so the test runs in seconds."""
+"""A DQN written the way CleanRL's dqn.py is (vwxyzjn/cleanrl): argparse arguments,
+make_env thunks with RecordEpisodeStatistics in a SyncVectorEnv, a QNetwork sized from the
+env's spaces (numpy integers), epsilon-greedy acting, SB3's ReplayBuffer, the target
+network copied by ``param.data.copy_`` every --target-network-frequency steps, episodic
+returns printed from ``infos``. Step counts are small so the test runs in seconds."""
 import argparse
 import random
 import time
@@ -19,18 +20,18 @@ def parse_args():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--env-id", type=str, default="CartPole-v1")
-    parser.add_argument("--total-timesteps", type=int, default=400)
+    parser.add_argument("--total-timesteps", type=int, default=1600)
     parser.add_argument("--learning-rate", type=float, default=2.5e-4)
-    parser.add_argument("--buffer-size", type=int, default=1000)
+    parser.add_argument("--buffer-size", type=int, default=2000)
     parser.add_argument("--gamma", type=float, default=0.99)
     parser.add_argument("--tau", type=float, default=1.0)
-    parser.add_argument("--target-network-frequency", type=int, default=50)
-    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--target-network-frequency", type=int, default=500)
+    parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--start-e", type=float, default=1)
     parser.add_argument("--end-e", type=float, default=0.05)
     parser.add_argument("--exploration-fraction", type=float, default=0.5)
-    parser.add_argument("--learning-starts", type=int, default=100)
-    parser.add_argument("--train-frequency", type=int, default=2)
+    parser.add_argument("--learning-starts", type=int, default=400)
+    parser.add_argument("--train-frequency", type=int, default=10)
     return parser.parse_args()
 
 
@@ -92,6 +93,9 @@ if __name__ == "__main__":
             actions = torch.argmax(q_values, dim=1).cpu().numpy()
 
         next_obs, rewards, terminations, truncations, infos = envs.step(actions)
+        if "episode" in infos:
+            for i in np.flatnonzero(infos["_episode"]):
+                print(f"global_step={global_step}, episodic_return={infos['episode']['r'][i]}")
 
         real_next_obs = next_obs.copy()
         for idx, trunc in enumerate(truncations):

@@ -1,7 +1,8 @@
-"""A compact CleanRL-style ppo.py (vwxyzjn/cleanrl, cleanrl/ppo.py): one Agent module
-holding an actor and a critic, rollout storage in preallocated torch tensors, GAE, and
-epochs of shuffled minibatches with a clipped loss. Tensorboard logging is left out; step
-counts are tiny so the test runs in seconds."""
+"""A PPO written the way CleanRL's ppo.py is (vwxyzjn/cleanrl): argparse arguments, a
+SyncVectorEnv of RecordEpisodeStatistics envs, one Agent module holding an actor and a
+critic, rollout storage in preallocated torch tensors, GAE, epochs of shuffled minibatches
+with a clipped loss, episodic returns printed from ``infos``. Step counts are small so the
+test runs in seconds."""
 import argparse
 import random
 
@@ -17,10 +18,10 @@ def parse_args():
     parser = argparse.ArgumentParser()
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--env-id", type=str, default="CartPole-v1")
-    parser.add_argument("--total-timesteps", type=int, default=128)
+    parser.add_argument("--total-timesteps", type=int, default=256)
     parser.add_argument("--learning-rate", type=float, default=2.5e-4)
     parser.add_argument("--num-envs", type=int, default=4)
-    parser.add_argument("--num-steps", type=int, default=16)
+    parser.add_argument("--num-steps", type=int, default=32)
     parser.add_argument("--gamma", type=float, default=0.99)
     parser.add_argument("--gae-lambda", type=float, default=0.95)
     parser.add_argument("--num-minibatches", type=int, default=4)
@@ -116,6 +117,10 @@ if __name__ == "__main__":
             logprobs[step] = logprob
 
             next_obs, reward, terminations, truncations, infos = envs.step(action.cpu().numpy())
+            if "episode" in infos:
+                for i in np.flatnonzero(infos["_episode"]):
+                    print(f"global_step={global_step}, "
+                          f"episodic_return={infos['episode']['r'][i]}")
             next_done = np.logical_or(terminations, truncations)
             rewards[step] = torch.tensor(reward).to(device).view(-1)
             next_obs, next_done = torch.Tensor(next_obs).to(device), torch.Tensor(next_done)
