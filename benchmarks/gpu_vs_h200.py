@@ -193,7 +193,8 @@ def moved_rows(preset: str) -> None:
     (GpuModel.moved_host_s: the CPU capture's framework share plus kernels x dispatch_s,
     the copies in and out, the device), against the GPU captures of the same loop. Beside
     each: the measured GPU / CPU-share ratio, and the env step's GPU / CPU capture time, the
-    host's own speed between the captures, which no prediction from the CPU capture sees."""
+    host's own speed between the captures, which no prediction from the CPU capture sees
+    (the simulated time scaled by it uses the GPU capture: a diagnostic, not a prediction)."""
     r = framework_ratios()
     print(f"\nCPU captures with act and learn moved to {preset}: time per op against the GPU "
           "capture of the same loop (us; the model: the CPU capture's framework share + "
@@ -204,7 +205,8 @@ def moved_rows(preset: str) -> None:
             sim = simulated_us(load_trace(H200 / f"{MOVED[x.loop][0]}.parquet"), preset, phase)
             print(f"    {x.loop:9} {x.run}: measured {x.gpu_us:6.0f}, simulated {sim:6.0f} "
                   f"({100 * (sim / x.gpu_us - 1):+5.1f} %); measured / CPU share x{x.ratio:.2f};"
-                  f" env step GPU / CPU capture x{x.env_step_drift:.2f}")
+                  f" env step GPU / CPU capture x{x.env_step_drift:.2f}, simulated x that "
+                  f"{100 * (sim * x.env_step_drift / x.gpu_us - 1):+5.1f} % (not a prediction)")
 
 
 def main() -> None:
