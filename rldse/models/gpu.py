@@ -544,7 +544,7 @@ class GpuModel(UtilisationPower):
     def operator_rows(self) -> list[dict[str, Any]]:
         """Per phase, each operator priced for it: calls per operation (over the rows
         priced), one call's device seconds and bound as ``op_cost`` gives them, and its
-        host seconds as booked: where a captured host time or the framework ratio set the
+        host seconds as booked: where a captured host time or the framework share set the
         rows' host side (``anchor_dispatch``, ``moved_host_s``), the operators' dispatch
         scaled to it."""
         out = []
