@@ -108,23 +108,25 @@ def test_launch_bound_learn_step_is_dispatch_bound(a100):
     assert t.wall_s[0] == t.host_s[0]
 
 
-def test_a_cpu_captured_learn_row_pays_the_framework_ratio_up_to_its_cap():
-    """A learn row timed on a CPU (host_dur_s) moved to the GPU: framework_host_ratio × its
-    time less its flops at the capture host's core rate; a compute-bound row is capped at
-    TRAIN_OPS_MARGIN × kernels × train_op_host_s (GpuModel.moved_host_s)."""
+def test_a_cpu_captured_learn_row_pays_its_framework_share_and_the_launches():
+    """A learn row timed on a CPU (host_dur_s) moved to the GPU: its time less its work at
+    the capture host's roofline (the framework share), capped at TRAIN_OPS_MARGIN × kernels
+    × framework_op_host_s, plus kernels × dispatch_s (GpuModel.moved_host_s)."""
     from rldse.models.gpu import TRAIN_OPS_MARGIN
 
     host = load_part("cpu", "epyc-7742")
     gpu = GpuModel(load_part("gpu", "a100-40g"), load_part("link", "pcie4-x16"),
                    capture_host=host)
     rate = host.core_gflops * 1e9
+    kernels = 19 + 12 * 2
     small = OpColumns.of("learn", flops=1e6, host_dur_s=1e-3)
-    assert gpu.op_times(small, layers=2).host_s[0] == pytest.approx(1.95 * (1e-3 - 1e6 / rate))
+    assert gpu.op_times(small, layers=2).host_s[0] == pytest.approx(
+        1e-3 - 1e6 / rate + kernels * DISPATCH)
     big = OpColumns.of("learn", flops=1e9, host_dur_s=0.5)  # a CNN step well below peak
-    cap = TRAIN_OPS_MARGIN * (19 + 12 * 2) * 39e-6
-    assert gpu.op_times(big, layers=2).host_s[0] == pytest.approx(cap)
+    cap = TRAIN_OPS_MARGIN * kernels * 15.8e-6
+    assert gpu.op_times(big, layers=2).host_s[0] == pytest.approx(cap + kernels * DISPATCH)
     made_up = OpColumns.of("learn", flops=1e6)  # no capture row: kernels × dispatch_s
-    assert gpu.op_times(made_up, layers=2).host_s[0] == pytest.approx(43 * DISPATCH)
+    assert gpu.op_times(made_up, layers=2).host_s[0] == pytest.approx(kernels * DISPATCH)
 
 
 def test_touches_are_dependent_levels_per_item(a100):

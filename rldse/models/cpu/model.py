@@ -7,7 +7,7 @@ import numpy as np
 
 from rldse.errors import RldseError
 from rldse.models.cpu.host_preset import NO_GEMM_CURVE
-from rldse.models.cpu.roofline import WorkColumns, rescaled, roofline_seconds
+from rldse.models.cpu.roofline import WorkColumns, rescaled, roofline_seconds, rows_roofline_s
 from rldse.models.cpu.spec import CpuSpec
 from rldse.models.kinds import Check, ModelContext, PartKind, Runs, register
 from rldse.models.ops import ArrayLike, OpColumns
@@ -61,17 +61,9 @@ class CpuModel:
     def op_seconds(self, ops: OpColumns) -> np.ndarray:
         """Seconds each traced operation takes on one core of the target (rldse.models.cpu)."""
         dur = ops.host_dur_s
-        if isinstance(ops, WorkColumns):  # each kernel class at its own rate
-            r_host, r_target = (
-                gemm + ops.other_flops / (s.core_gflops * 1e9)
-                + ops.elementwise_bytes / (s.elementwise_gbs * 1e9)
-                + ops.vector_bytes / (s.vector_gbs * 1e9) + ops.cold_bytes / (s.core_bw_gbs * 1e9)
-                + ops.touches * s.random_access_ns * 1e-9
-                for s, gemm in ((self.host, ops.gemm_host_s),
-                                (self.core, ops.gemm_host_s * self.gemm_scale)))
-        else:
-            r_host = roofline_seconds(self.host, ops.flops, ops.bytes, ops.touches)
-            r_target = roofline_seconds(self.core, ops.flops, ops.bytes, ops.touches)
+        r_host = rows_roofline_s(self.host, ops)
+        r_target = rows_roofline_s(self.core, ops, ops.gemm_host_s * self.gemm_scale
+                                   if isinstance(ops, WorkColumns) else None)
         work = np.minimum(dur, r_host)
         return self.interp_scale * (dur - work) + rescaled(work, r_host, r_target)
 

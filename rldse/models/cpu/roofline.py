@@ -161,3 +161,23 @@ def _per_row(work: WorkLike | Sequence[WorkLike], n: int) -> list[WorkLike]:
     if len(work) != n:
         raise ValueError(f"{len(work)} works for {n} rows")
     return list(work)
+
+
+def rows_roofline_s(spec: CpuSpec, ops: OpColumns, gemm_s: ArrayLike | None = None
+                    ) -> np.ndarray:
+    """One core's roofline of trace rows: rows carrying their work (``WorkColumns``) each
+    kernel class at its own rate, their GEMMs taking ``gemm_s`` (default: on the capture
+    host's curve, ``gemm_host_s``); other rows ``roofline_seconds``."""
+    if not isinstance(ops, WorkColumns):
+        return roofline_seconds(spec, ops.flops, ops.bytes, ops.touches)
+    gemm = ops.gemm_host_s if gemm_s is None else np.asarray(gemm_s, dtype=np.float64)
+    return (gemm + ops.other_flops / (spec.core_gflops * 1e9)
+            + ops.elementwise_bytes / (spec.elementwise_gbs * 1e9)
+            + ops.vector_bytes / (spec.vector_gbs * 1e9) + ops.cold_bytes / (spec.core_bw_gbs * 1e9)
+            + ops.touches * spec.random_access_ns * 1e-9)
+
+
+def framework_s(host: CpuSpec, ops: OpColumns) -> np.ndarray:
+    """The part of each row's measured time its work does not explain on the capture
+    host's roofline (``rows_roofline_s``): interpreter, framework and call overhead."""
+    return ops.host_dur_s - np.minimum(ops.host_dur_s, rows_roofline_s(host, ops))
