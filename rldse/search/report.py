@@ -184,7 +184,8 @@ def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, b
     if study_file.figures:
         from rldse.search.figures import write_figures  # matplotlib: only when drawing
 
-        figs, notes = write_figures(study, objectives, study_file.search_space, out / "figures")
+        figs, notes = write_figures(study, objectives, study_file.search_space, out / "figures",
+                                    frame, study_file.parsed_constraints)
         files["figures"] = str(out / "figures")
         files.update(figs)
     else:

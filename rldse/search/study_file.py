@@ -26,8 +26,10 @@
 Every problem is one line naming the file and the key: `study.yaml: space.gpu.countt:
 unknown field`. Space paths are checked by applying each range's extremes to the base
 spec and resolving its parts against the trace's host, so a misspelt path or a value the
-spec refuses fails here, not in trial 37. Combinations that only some points break (a
-GPU placement with `gpu.count: 0`) are left to the trials, which mark them invalid.
+spec refuses fails here, not in trial 37, and so does a placement choice that no point
+can run (`fpga` with no FPGA in the base or the space). Combinations that only some
+points break (a GPU placement with `gpu.count: 0`) are left to the trials, which mark
+them invalid.
 
 Output goes to `out/` beside the file (`out/<stem>/` when the file is not `study.yaml`,
 so several studies can share a folder). Paths resolve against this file's folder
@@ -62,7 +64,15 @@ from rldse.search.space import Dimension, Scalar, Space
 from rldse.sim.budget import Limits
 from rldse.sim.target import DEFAULT_SMOOTHING_EPISODES, Target, TargetSteps, target_steps
 from rldse.strict import UserModel
-from rldse.system import HOST_KIND, files_beside, load_spec, parse_spec, resolve, resolve_parts, set_path
+from rldse.system import (
+    HOST_KIND,
+    files_beside,
+    load_spec,
+    parse_spec,
+    resolve,
+    resolve_parts,
+    set_path,
+)
 from rldse.trace import Trace
 from rldse.workloads import open_trace, workload_of
 from rldse.yamlfile import read_mapping
