@@ -15,8 +15,9 @@ designs that differ only in parts they do not have, collapsed into one.
   then the space's bounds, or the budget, limit the answer.
 - The recommendation: one objective: the best feasible design, or, when several lie
   within NEAR_TIE of it (closer than the model tells designs apart), the cheapest of those
-  (CHEAPER_FIRST, then the lowest trial number). Several objectives: the feasible Pareto
-  design nearest the ideal point, each objective scaled to [0, 1] over the Pareto set.
+  (CHEAPER_FIRST in turn, a difference under NEAR_TIE counting as none), and of the
+  cheapest the best. Several objectives: the feasible Pareto design nearest the ideal
+  point, each objective scaled to [0, 1] over the Pareto set.
 """
 
 from __future__ import annotations
@@ -207,9 +208,8 @@ def advise(objectives: Sequence[tuple[str, str]], params: Sequence[str],
             [*numbers, *([f"{len(checks)} check(s) met"] if checks else [])]))
     idle = idle_parts(row)
     if idle:
-        lines.append(f"  idle part(s) in trial {pick}: {', '.join(idle)} do no work "
-                     "(utilisation 0: nothing placed there runs); the design pays their "
-                     "price and idle power for nothing")
+        lines.append(f"  idle in trial {pick}: {', '.join(idle)} (utilisation 0: nothing "
+                     "placed there runs); the design pays its price and idle power for nothing")
     return Advice(pick, lines)
 
 
@@ -220,9 +220,15 @@ def _single(objective: tuple[str, str], designs: pd.DataFrame):
     close = designs[(designs[metric] - best_value).abs() <= NEAR_TIE * abs(best_value)]
     order = [c for c in CHEAPER_FIRST if c in close]
     if len(close) > 1:
-        top = close.sort_values([*order, "number"]).iloc[0]
-        cheapest = f"the cheapest ({' then '.join(order)})" if order else "the first"
-        rule = (f"{cheapest} of the {len(close)} feasible designs within {NEAR_TIE:.0%} of "
+        pool = close
+        for col in order:  # the cheapest, a difference under NEAR_TIE being none
+            low = pool[col].min()
+            pool = pool[pool[col] <= low + NEAR_TIE * abs(low)]
+        top = pool.sort_values([metric, "number"],
+                               ascending=[direction != "maximize", True]).iloc[0]
+        cheapest = (f"the cheapest ({' then '.join(order)}, each within {NEAR_TIE:.0%} of its "
+                    f"lowest), the best {metric} among those, " if order else "the best ")
+        rule = (f"{cheapest}of the {len(close)} feasible designs within {NEAR_TIE:.0%} of "
                 f"the best {metric} (trial {int(best['number'])}: "
                 f"{shown(metric, best_value)}); closer than that the model does not tell "
                 "designs apart")

@@ -36,6 +36,7 @@ from rldse.search.advice import (
     collapse,
     design_key,
     evaluated,
+    idle_parts,
     shown,
 )
 from rldse.search.constraints import violations
@@ -64,7 +65,7 @@ class StudyReport(BaseModel):
     pruned_by_estimate: int
     invalid: int
     requeued: int
-    best: list[dict[str, Any]]  # number, values, params, metrics, constraints, file
+    best: list[dict[str, Any]]  # number, values, params, metrics, constraints, file, idle
     files: dict[str, str]
     notes: list[str]
     near_ties: list[str] = []  # headline lines: designs within NEAR_TIE of the best
@@ -128,8 +129,10 @@ class StudyReport(BaseModel):
             params = ", ".join(f"{k}={v}" for k, v in b["params"].items())
             more = "; ".join(shown(k, v) for k, v in b.get("metrics", {}).items()
                              if k not in b["values"])
+            idle = (f"  idle: {', '.join(b['idle'])} (utilisation 0, does no work)"
+                    if b.get("idle") else "")
             lines.append(f"  trial {b['number']}: {values}  [{params}]"
-                         + (f"  ({more})" if more else "") + f"  -> {b['file']}")
+                         + (f"  ({more})" if more else "") + f"  -> {b['file']}{idle}")
         if len(self.best) > 10:
             lines.append(f"  ... and {len(self.best) - 10} more in {self.files.get('best')}")
         return "\n".join([*lines, *self.near_ties, *self.advice])
@@ -193,7 +196,7 @@ def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, b
     notes = [*run_notes, *target_notes(study_file, frame), *notes]
     params = [d.path for d in study_file.search_space.dims if d.path in frame]
     advice = advise(objectives, params, study_file.parsed_constraints, frame)
-    best, chosen = _write_best(study_file, study, out / "best", advice.number)
+    best, chosen = _write_best(study_file, study, out / "best", frame, advice.number)
     lines = list(advice.lines)
     if chosen is not None:
         lines[0] += f"  -> {chosen}"
@@ -311,15 +314,18 @@ def target_notes(study_file: StudyFile, frame: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path,
+def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path, frame: pd.DataFrame,
                 recommended: int | None) -> tuple[list[dict[str, Any]], str | None]:
-    """One SystemSpec file per distinct best (or Pareto) feasible point, named by its first
-    trial, and the recommended trial's (rldse.search.advice) when it is not one of them;
-    old files go only once the new ones are written. Returns the best points and the
-    recommended one's file."""
+    """One SystemSpec file per distinct best (or Pareto) feasible design, named by its
+    first trial (a point proposed again, or one differing only in parts it lacks, is the
+    same design: rldse.search.advice.design_key), and the recommended trial's when it is
+    not one of them; old files go only once the new ones are written. Returns the best
+    points and the recommended one's file."""
     objectives = [o.metric for o in study_file.objectives]
+    params = [d.path for d in study_file.search_space.dims if d.path in frame]
+    rows = frame.set_index("number", drop=False)
     out = []
-    seen: set[str] = set()
+    seen: set[tuple] = set()
 
     def write(t: optuna.trial.FrozenTrial) -> Path:
         values = dict(zip(objectives, t.values, strict=True))
@@ -333,10 +339,10 @@ def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path,
 
     for t in sorted(study.best_trials, key=lambda t: t.number):  # feasible ones only
         attrs = trial_attrs(t)
-        spec = system_spec().model_validate(attrs["spec"])
-        if spec.digest in seen:  # the same point proposed again (a cache hit)
+        key = design_key(rows.loc[t.number], params, frame)
+        if key in seen:
             continue
-        seen.add(spec.digest)
+        seen.add(key)
         path = write(t)
         params = {d.path: t.params[d.path] for d in study_file.search_space.dims
                   if d.path in t.params}
@@ -344,7 +350,8 @@ def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path,
         out.append({"number": t.number, "values": dict(zip(objectives, t.values, strict=True)),
                     "params": params,
                     "metrics": {m: metrics[m] for m in SHOWN_METRICS if m in metrics},
-                    "constraints": attrs.get("constraints", {}), "file": str(path)})
+                    "constraints": attrs.get("constraints", {}), "file": str(path),
+                    "idle": idle_parts(rows.loc[t.number])})
     keep = {Path(b["file"]).name for b in out}
     chosen = None
     if recommended is not None:

@@ -48,8 +48,9 @@ def test_the_binding_constraint_is_named_with_its_slack_at_the_recommendation():
     lines = "\n".join(advice.lines)
     assert advice.lines[0].startswith("recommendation: trial 4 [gpu.count=1, "
                                       "gpu.preset=v100-sxm2]: 10,000 env steps/s; 380 W; $18,000")
-    assert "rule: the cheapest (cost_usd then avg_power_w) of the 2 feasible designs within " \
-           "1% of the best env_steps_per_s (trial 0: 10,050 env steps/s)" in lines
+    assert "rule: the cheapest (cost_usd then avg_power_w, each within 1% of its lowest), " \
+           "the best env_steps_per_s among those, of the 2 feasible designs within 1% of the " \
+           "best env_steps_per_s (trial 0: 10,050 env steps/s)" in lines
     binding = next(line for line in advice.lines if "binding constraint" in line)
     assert binding == ("  binding constraint: avg_power_w <= 400, slack 20 W (5.0% of the "
                        "bound) at trial 4: 1 of the 1 infeasible trial(s) better than trial 4 "
@@ -60,10 +61,10 @@ def test_the_binding_constraint_is_named_with_its_slack_at_the_recommendation():
 
 def test_an_idle_part_of_the_recommended_design_is_flagged():
     advice = advise(RATE, PARAMS, [CAP], _table(*TRIALS))
-    idle = [line for line in advice.lines if "idle part" in line]
-    assert len(idle) == 1 and idle[0].startswith("  idle part(s) in trial 4: gpu do no work")
+    idle = [line for line in advice.lines if "idle" in line]
+    assert len(idle) == 1 and idle[0].startswith("  idle in trial 4: gpu (utilisation 0")
     busy = advise(RATE, PARAMS, [CAP], _table(*TRIALS[:4]))  # trial 0 wins: its GPU works
-    assert busy.number == 0 and not any("idle part" in line for line in busy.lines)
+    assert busy.number == 0 and not any("idle" in line for line in busy.lines)
     assert idle_parts(_table(*TRIALS).iloc[4]) == ["gpu"]
 
 
@@ -115,3 +116,14 @@ def test_one_recommendation_on_a_pareto_set_nearest_the_ideal_point():
 def test_nothing_feasible_recommends_nothing():
     frame = _table(TRIALS[1])
     assert advise(RATE, PARAMS, [CAP], frame).lines == []
+
+
+def test_a_near_tie_at_the_same_cost_and_power_goes_to_the_best_not_the_last_watt():
+    # the same parts: equal cost; power 0.1 W apart (under the model's resolution)
+    frame = _table(_row(0, 1, "a", 14_671.0, 16_950.0, 178.2, 0.3),
+                   _row(1, 1, "a", 14_569.0, 16_950.0, 178.1, 0.3))
+    frame["gpu.preset"] = ["x", "y"]  # two designs
+    assert advise(RATE, PARAMS, [CAP], frame).number == 0
+    frame.loc[1, "avg_power_w"] = 150.0  # 16 % less power: that counts
+    frame.loc[1, "constraint: avg_power_w <= 400"] = (150.0 - 400) / 400
+    assert advise(RATE, PARAMS, [CAP], frame).number == 1
