@@ -186,7 +186,7 @@ def advise(objectives: Sequence[tuple[str, str]], params: Sequence[str],
     if len(objectives) == 1:
         pick, rule, beats = _single(objectives[0], designs)
     else:
-        pick, rule, beats = _several(objectives, designs, frame)
+        pick, rule, beats = _several(objectives, designs)
     row = designs[designs["number"] == pick].iloc[0]
     lines = [f"recommendation: {_design(row, params, metrics, frame)}", f"  rule: {rule}"]
     if same[pick]:
@@ -245,8 +245,7 @@ def _single(objective: tuple[str, str], designs: pd.DataFrame):
     return int(top["number"]), rule, beats
 
 
-def _several(objectives: Sequence[tuple[str, str]], designs: pd.DataFrame,
-             frame: pd.DataFrame):
+def _several(objectives: Sequence[tuple[str, str]], designs: pd.DataFrame):
     metrics = [m for m, _ in objectives]
     signs = np.array([1.0 if d == "maximize" else -1.0 for _, d in objectives])
     values = designs[metrics].to_numpy(dtype=float)
