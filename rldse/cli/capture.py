@@ -16,7 +16,13 @@ import types
 import typing
 from pathlib import Path
 
-from rldse.cli.common import OneLineParser, check_output_file, parse_set, progress_bar
+from rldse.cli.common import (
+    OneLineParser,
+    check_output_file,
+    parse_set,
+    progress_bar,
+    progress_option,
+)
 from rldse.errors import RldseError
 from rldse.threads import CAPTURE_TORCH_THREADS
 
@@ -74,13 +80,13 @@ def cmd_capture(args: argparse.Namespace) -> None:
         check_free_space(cfg.steps * TRACE_BYTES_PER_STEP, out, "-o",
                          f"a trace of {cfg.steps:,} steps at up to {TRACE_BYTES_PER_STEP} B "
                          "each", "make room there, or capture fewer --steps")
-    with progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id}") as bar:
+    with progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id}", args.progress) as bar:
         bounded = Bounded(bar.update, run_steps(cfg), args.allow_long, warm_steps(cfg),
                           runs=args.seeds)
         trace = capture(cfg, bounded)
     if args.seeds > 1:
         bounded.check_runs()  # a run shorter than its probe: priced from the whole of it
-        trace = _with_seed_curves(trace, cfg, args.seeds)
+        trace = _with_seed_curves(trace, cfg, args.seeds, args.progress)
     path = save_trace(trace, out)
     print(f"wrote {path} ({len(trace.ops)} ops, digest {trace.digest})")
 
@@ -135,7 +141,7 @@ class Bounded:
             self._check(self.watch.probe(whole=True))
 
 
-def _with_seed_curves(trace, cfg, seeds: int):
+def _with_seed_curves(trace, cfg, seeds: int, progress: bool):
     """``trace`` with the learning curves of ``seeds`` − 1 more runs of ``cfg`` (seeds
     cfg.seed + 1, ...) in ``meta.seed_curves``; their ops are not kept."""
     from rldse.sim.target import learning_curve
@@ -145,7 +151,8 @@ def _with_seed_curves(trace, cfg, seeds: int):
     learning_curve(trace)  # one line now, not after the other runs, if it has no curve
     curves = []
     for seed in range(cfg.seed + 1, cfg.seed + seeds):
-        with progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id} seed {seed}") as bar:
+        with progress_bar(cfg.steps, f"capture {cfg.workload} {cfg.env_id} seed {seed}",
+                          progress) as bar:
             run = capture(cfg.model_copy(update={"seed": seed}), bar.update)
         curve = learning_curve(run)
         curves.append(SeedCurve(seed=seed, end_steps=curve.end_steps.tolist(),
@@ -281,6 +288,7 @@ def _add_workload_parser(csub, workload) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="workload option (repeatable; listed below)")
     _output_flags(p)
+    progress_option(p)
     p.set_defaults(func=cmd_capture, workload=workload.name, refused=())
 
 

@@ -18,11 +18,20 @@ from rldse.errors import RldseError
 MAX_SEED = 2**63 - 1
 
 
-def progress_bar(total: int | None, desc: str):
+def progress_bar(total: int | None, desc: str, enabled: bool = True, unit: str = "step"):
+    """A tqdm bar on stderr: off with ``enabled`` false (--no-progress) and whenever
+    stderr is not a terminal (a pipe, a log file, the tests), so outputs stay the same."""
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="step", file=sys.stderr,
-                disable=None, dynamic_ncols=True, mininterval=0.5)
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr,
+                disable=None if enabled else True, dynamic_ncols=True, mininterval=0.5)
+
+
+def progress_option(parser: argparse.ArgumentParser) -> None:
+    """``--no-progress``: no progress bar (there is none anyway when stderr is not a
+    terminal)."""
+    parser.add_argument("--no-progress", dest="progress", action="store_false",
+                        help="no progress bar (none is drawn when stderr is not a terminal)")
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from rldse.cli.common import presets_option
+from rldse.cli.common import presets_option, progress_option
 
 
 def cmd_search(args: argparse.Namespace) -> None:
     from rldse.search import run_study
 
     report = run_study(args.study, trials=args.trials, workers=args.workers,
-                       storage=args.storage, resume=args.resume, allow_long=args.allow_long)
+                       storage=args.storage, resume=args.resume, allow_long=args.allow_long,
+                       progress=args.progress)
     print(report.summary())
 
 
@@ -37,4 +38,5 @@ def add_parser(sub) -> None:
                     help="run trials whose simulation is estimated over 10 minutes or half "
                          "of RAM (otherwise they are invalid trials, not runs)")
     presets_option(se)
+    progress_option(se)
     se.set_defaults(func=cmd_search)

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from rldse.cli.common import check_output_file, check_seed, parse_set, presets_option
+from rldse.cli.common import (
+    check_output_file,
+    check_seed,
+    parse_set,
+    presets_option,
+    progress_bar,
+    progress_option,
+)
 from rldse.errors import RldseError
 
 #: --smoothing-episodes' default: the trailing mean over this many episodes
@@ -314,7 +321,7 @@ def cmd_validate(args: argparse.Namespace) -> None:
 
 def cmd_validate_external(args: argparse.Namespace) -> None:
     """Every published measurement of a real machine predicted from presets (rldse.external)."""
-    from rldse.external import checked, format_summary, predictions, summary
+    from rldse.external import checked, datasets, format_summary, predictions, summary
 
     for flag, value in (("--doc", args.doc), ("--checked", args.checked)):
         if value and args.dataset:
@@ -326,15 +333,15 @@ def cmd_validate_external(args: argparse.Namespace) -> None:
     out = check_output_file(args.csv, "--csv", ".csv", force=args.force) if args.csv else None
     checked_out = (check_output_file(args.checked, "--checked", ".csv", force=args.force)
                    if args.checked else None)
-    rows = predictions(args.dataset or None)
+    names = args.dataset or sorted(datasets())
+    with progress_bar(len(names), "validate external", args.progress, unit="data set") as bar:
+        rows = predictions(names, lambda name: bar.update(1))
     summed = summary(rows)
     table = format_summary(summed)
     print("AGAINST REAL MACHINES: rldse's predictions from presets against published "
           "measurements (error = predicted / measured - 1)")
     print(table)
-    from rldse.external import datasets
-
-    for name in args.dataset or sorted(datasets()):
+    for name in names:
         check = datasets()[name].same_path
         if check is not None:
             print(check())
@@ -416,4 +423,5 @@ def add_parser(sub) -> None:
     va.add_argument("--force", action="store_true",
                     help="(external) overwrite an existing --csv or --checked file")
     presets_option(va)
+    progress_option(va)
     va.set_defaults(func=cmd_validate)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from rldse.cli.common import presets_option
+from rldse.cli.common import presets_option, progress_option
 from rldse.errors import RldseError
 
 #: the study report's table of claims (rldse.studies.report) and a search's summary
@@ -35,7 +35,7 @@ def cmd_study_run(args: argparse.Namespace) -> None:
         print(f"== study {name}", flush=True)
         print(f"estimate: {cost.describe()}" if cost is not None else
               "estimate: none (the study's module has no plan())", flush=True)
-        report = run_study(name, root=args.root, modules=args.modules)
+        report = run_study(name, root=args.root, modules=args.modules, progress=args.progress)
         print(f"wrote {report}")
         for path in sorted(report.parent.iterdir()):
             if path != report:
@@ -88,6 +88,7 @@ def add_parser(sub) -> None:
                          "over 10 minutes in all")
     modules_option(sr)
     presets_option(sr)
+    progress_option(sr)
     sr.set_defaults(func=cmd_study_run)
     sl = ssub.add_parser("list", help="the studies under --root: name, module, title")
     sl.add_argument("--root", default="studies", help="folder holding the study folders")

@@ -6,7 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from rldse.cli.common import check_output_file, progress_bar
+from rldse.cli.common import check_output_file, progress_bar, progress_option
 from rldse.errors import RldseError
 
 
@@ -125,7 +125,8 @@ def cmd_trace_import(args: argparse.Namespace) -> None:
         from rldse.workloads.tabular.swiftrl_format import import_swiftrl
 
         updates = _lines(args.file) * max(args.passes, 1)  # transitions x passes
-        with progress_bar(updates or None, f"import {Path(args.file).name}") as bar:
+        with progress_bar(updates or None, f"import {Path(args.file).name}",
+                          args.progress) as bar:
             trace = import_swiftrl(args.file, env_id=args.env, algorithm=args.algorithm,
                                    agents=args.agents, passes=args.passes, dtype=args.dtype,
                                    seed=args.seed, workers=args.workers,
@@ -205,6 +206,7 @@ def add_parser(sub) -> None:
     tim.add_argument("--allow-long", action="store_true", default=None, help="swiftrl: train "
                      "even when "
                      "the import is projected past the capture limit (rldse capture)")
+    progress_option(tim)
     tim.set_defaults(func=cmd_trace_import)
     te = tsub.add_parser("export", help="write a trace's transitions as a dataset")
     te.add_argument("file")

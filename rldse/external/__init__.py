@@ -78,9 +78,11 @@ def datasets() -> dict[str, Dataset]:
     return DATASETS
 
 
-def predictions(names: list[str] | None = None) -> pd.DataFrame:
+def predictions(names: list[str] | None = None,
+                each: Callable[[str], None] = lambda name: None) -> pd.DataFrame:
     """Every row of the named data sets (default: all), in ROW_COLUMNS (and ``SUBSET`` where
-    a data set gives one) plus ``error``."""
+    a data set gives one) plus ``error``; ``each(name)`` is called as each data set is done
+    (a progress bar's hook)."""
     import pandas as pd
 
     known = datasets()
@@ -88,7 +90,10 @@ def predictions(names: list[str] | None = None) -> pd.DataFrame:
         if name not in known:
             raise RldseError(f"--dataset {name}: unknown (expected one of "
                              f"{', '.join(sorted(known))})")
-    frames = [known[n].rows() for n in (names or sorted(known))]
+    frames = []
+    for name in names or sorted(known):
+        frames.append(known[name].rows())
+        each(name)
     rows = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=list(ROW_COLUMNS))
     rows["error"] = relative_error(rows["predicted"], rows["measured"])

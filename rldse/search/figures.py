@@ -7,7 +7,11 @@ which read the trials' stored constraints and draw infeasible points apart.
 - `importance.png` / `importance_<metric>.png`: PED-ANOVA parameter importance (Optuna's
   evaluator that needs no scikit-learn), i.e. which parameters the best points share;
 - `slice_<path>.png` / `slice_<path>_<metric>.png`: each objective against one
-  parameter, on a log axis where the space searches the parameter on a log scale.
+  parameter, on a log axis where the space searches the parameter on a log scale;
+- `trials.png` (`trials_figure`, the figure the studies draw of their searches too): the
+  first objective against average power, feasible and infeasible points apart, a power
+  cap drawn where a constraint sets one; and the objective by trial with the best feasible
+  value so far.
 
 Each figure is written atomically (rldse.files); old figures that this run did not draw
 again are removed after the new ones are in place, so the folder is never seen empty.
@@ -26,15 +30,20 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import optuna  # noqa: E402
 import optuna.visualization.matplotlib as ovm  # noqa: E402
+import pandas as pd  # noqa: E402
 from optuna.trial import TrialState  # noqa: E402
 
 from rldse.files import atomic_path  # noqa: E402
+from rldse.search.constraints import Constraint  # noqa: E402
 from rldse.search.space import Space  # noqa: E402
+from rldse.search.trial import CACHE, SIMULATED  # noqa: E402
 
 
 def write_figures(study: optuna.Study, objectives: list[tuple[str, str]], space: Space,
-                  fig_dir: Path) -> tuple[dict[str, str], list[str]]:
-    """Draw what the finished trials support; return {figure: path} and notes on skips."""
+                  fig_dir: Path, trials: pd.DataFrame, constraints: list[Constraint]
+                  ) -> tuple[dict[str, str], list[str]]:
+    """Draw what the finished trials (and their table, report.trials_frame) support;
+    return {figure: path} and notes on skips."""
     done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     if not done:
         return {}, ["no finished simulations to plot"]
@@ -70,11 +79,53 @@ def write_figures(study: optuna.Study, objectives: list[tuple[str, str]], space:
             except (ValueError, RuntimeError, ZeroDivisionError):
                 notes.append(f"parameter importance of {metric} needs more finished "
                              "simulations that differ in a parameter")
+        if "avg_power_w" in trials:
+            files["trials"] = _draw(fig_dir / "trials.png", lambda: trials_figure(
+                trials, objectives[0], constraints).axes[0])
+        else:
+            notes.append("trials.png needs avg_power_w, which this workload's results lack")
     drawn = {Path(p).name for p in files.values()}
     for old in fig_dir.glob("[!.]*.png"):  # another worker's temporaries start with '.'
         if old.name not in drawn:
             old.unlink(missing_ok=True)
     return files, notes
+
+
+def trials_figure(trials: pd.DataFrame, objective: tuple[str, str],
+                  constraints: list[Constraint]) -> plt.Figure:
+    """A search's trials table drawn in two panels: the objective against average power
+    (feasible points coloured by GPU count where the space searches it, infeasible ones
+    apart, a `avg_power_w <= CAP` constraint's cap as a line), and the objective by trial
+    with the best feasible value so far. Trials without a simulation are left out."""
+    metric, direction = objective
+    ok_all = trials.feasible.fillna(False).astype(bool)  # no record: not feasible
+    done = trials[trials.source.isin([SIMULATED, CACHE])]
+    ok = ok_all[done.index]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    if "gpu.count" in done:
+        sc = a.scatter(done.avg_power_w[ok], done[metric][ok], c=done["gpu.count"][ok],
+                       cmap="viridis", s=25, label="feasible")
+        fig.colorbar(sc, ax=a, label="GPUs")
+    else:
+        a.scatter(done.avg_power_w[ok], done[metric][ok], s=25, label="feasible")
+    a.scatter(done.avg_power_w[~ok], done[metric][~ok], marker="x", color="tab:red", s=25,
+              label="infeasible (breaks a constraint)")
+    for con in constraints:
+        if con.names == ("avg_power_w",) and con.op == "<=":
+            a.axvline(con.bound, color="tab:red", ls="--", label=f"cap {con.bound:g} W")
+    label = "throughput (env steps/s)" if metric == "env_steps_per_s" else metric
+    a.set(xlabel="average power (W)", ylabel=label, title="simulated trials")
+    a.legend(fontsize=8)
+    feas = trials.assign(v=trials[metric].where(ok_all))
+    best = (feas.v.cummax() if direction == "maximize" else feas.v.cummin()).ffill()
+    b.plot(trials.number[ok_all], trials[metric][ok_all], ".", color="grey",
+           label="feasible trial")
+    b.plot(trials.number[~ok_all], trials[metric][~ok_all], "x", color="tab:red", ms=4,
+           label="infeasible trial")
+    b.step(trials.number, best, where="post", color="tab:green", label="best feasible so far")
+    b.set(xlabel="trial number", ylabel=label, title="search history")
+    b.legend(fontsize=8)
+    return fig
 
 
 def _target(i: int) -> Callable[[optuna.trial.FrozenTrial], float]:

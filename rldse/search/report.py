@@ -29,6 +29,16 @@ from optuna.trial import TrialState
 from pydantic import BaseModel
 
 from rldse.files import atomic_write, atomic_write_text, clean_stale_temporaries
+from rldse.search.advice import (
+    CHEAPER_FIRST,
+    NEAR_TIE,
+    advise,
+    collapse,
+    design_key,
+    evaluated,
+    idle_parts,
+    shown,
+)
 from rldse.search.constraints import violations
 from rldse.search.storage import StorageRef
 from rldse.search.study_file import StudyFile
@@ -38,12 +48,6 @@ from rldse.system import system_spec
 
 #: Metrics a best point is shown with besides its objectives (when its program has them).
 SHOWN_METRICS = ("env_steps_per_s", "steps_per_joule", "avg_power_w", "cost_usd")
-#: Designs this close to the best objective are not told apart: the programs replay trace
-#: rows from a seeded start, and the seed alone moved one design's env steps/s by 0.65 %
-#: (40 actors on two V100s, seeds 0-3, traces/actor_learner_cartpole_2.parquet).
-NEAR_TIE = 0.01
-#: A near tie goes to the cheapest design: lowest parts cost, then power
-CHEAPER_FIRST = ("cost_usd", "avg_power_w")
 
 
 class StudyReport(BaseModel):
@@ -61,10 +65,12 @@ class StudyReport(BaseModel):
     pruned_by_estimate: int
     invalid: int
     requeued: int
-    best: list[dict[str, Any]]  # number, values, params, metrics, constraints, file
+    best: list[dict[str, Any]]  # number, values, params, metrics, constraints, file, idle
     files: dict[str, str]
     notes: list[str]
     near_ties: list[str] = []  # headline lines: designs within NEAR_TIE of the best
+    advice: list[str] = []  # headline lines: the recommendation and why (search.advice)
+    recommended: int | None = None  # the recommended trial (its file is in best/)
     finished_now: int
     elapsed_s: float
 
@@ -121,19 +127,15 @@ class StudyReport(BaseModel):
         for b in self.best[:10]:
             values = ", ".join(f"{k}={v:,.6g}" for k, v in b["values"].items())
             params = ", ".join(f"{k}={v}" for k, v in b["params"].items())
-            shown = "; ".join(_shown(k, v) for k, v in b.get("metrics", {}).items()
-                              if k not in b["values"])
+            more = "; ".join(shown(k, v) for k, v in b.get("metrics", {}).items()
+                             if k not in b["values"])
+            idle = (f"  idle: {', '.join(b['idle'])} (utilisation 0, does no work)"
+                    if b.get("idle") else "")
             lines.append(f"  trial {b['number']}: {values}  [{params}]"
-                         + (f"  ({shown})" if shown else "") + f"  -> {b['file']}")
+                         + (f"  ({more})" if more else "") + f"  -> {b['file']}{idle}")
         if len(self.best) > 10:
             lines.append(f"  ... and {len(self.best) - 10} more in {self.files.get('best')}")
-        return "\n".join([*lines, *self.near_ties])
-
-
-def _shown(metric: str, value: float) -> str:
-    form = {"env_steps_per_s": "{:,.0f} env steps/s", "steps_per_joule": "{:,.4g} steps/J",
-            "avg_power_w": "{:,.0f} W", "cost_usd": "${:,.0f}"}
-    return form.get(metric, metric + " {:,.6g}").format(value)
+        return "\n".join([*lines, *self.near_ties, *self.advice])
 
 
 def trials_frame(study_file: StudyFile, study: optuna.Study) -> pd.DataFrame:
@@ -185,13 +187,19 @@ def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, b
     if study_file.figures:
         from rldse.search.figures import write_figures  # matplotlib: only when drawing
 
-        figs, notes = write_figures(study, objectives, study_file.search_space, out / "figures")
+        figs, notes = write_figures(study, objectives, study_file.search_space, out / "figures",
+                                    frame, study_file.parsed_constraints)
         files["figures"] = str(out / "figures")
         files.update(figs)
     else:
         notes = [f"figures: false in {study_file.file.name}: no figures drawn"]
     notes = [*run_notes, *target_notes(study_file, frame), *notes]
-    best = _write_best(study_file, study, out / "best")
+    params = [d.path for d in study_file.search_space.dims if d.path in frame]
+    advice = advise(objectives, params, study_file.parsed_constraints, frame)
+    best, chosen = _write_best(study_file, study, out / "best", frame, advice.number)
+    lines = list(advice.lines)
+    if chosen is not None:
+        lines[0] += f"  -> {chosen}"
     files["best"] = str(out / "best")
     files["summary.json"] = str(out / "summary.json")
     sources = frame["source"].value_counts().to_dict() if not frame.empty else {}
@@ -203,7 +211,8 @@ def write_outputs(study_file: StudyFile, study: optuna.Study, ref: StorageRef, b
         simulated=sources.get(SIMULATED, 0), cache_hits=sources.get(CACHE, 0),
         pruned_by_estimate=sources.get(PRUNED, 0), invalid=sources.get(INVALID, 0),
         requeued=requeued, best=best, files=files, notes=notes,
-        near_ties=near_ties(study_file, frame), finished_now=finished_now,
+        near_ties=near_ties(study_file, frame), advice=lines, recommended=advice.number,
+        finished_now=finished_now,
         elapsed_s=elapsed_s)
     atomic_write_text(out / "summary.json", report.model_dump_json(indent=1))
     return report
@@ -231,15 +240,15 @@ def relocate_reports(folder: Path, moved_to: Path) -> None:
 
 def near_ties(study_file: StudyFile, frame: pd.DataFrame) -> list[str]:
     """With one objective: the feasible designs within NEAR_TIE of the best, cheapest
-    first, and which to prefer (the cheapest, unless the best is it). Empty when the best
-    stands alone."""
+    first (designs that differ only in absent parts counted once: rldse.search.advice).
+    Empty when the best stands alone; the pick among them is the recommendation's."""
     if len(study_file.objectives) != 1 or frame.empty:
         return []
-    metric, direction = study_file.objectives[0].metric, study_file.objectives[0].direction
-    done = frame[(frame["feasible"] == True) & frame[metric].notna()  # noqa: E712
-                 & frame["source"].isin([SIMULATED, CACHE])]
+    metric = study_file.objectives[0].metric
+    direction = study_file.objectives[0].direction
+    done = evaluated(frame, [metric])
     params = [d.path for d in study_file.search_space.dims if d.path in frame]
-    done = done.drop_duplicates(subset=params) if params else done
+    done, _ = collapse(done[done["feasible"] == True], params, frame)  # noqa: E712
     if len(done) < 2:
         return []
     best = done[metric].max() if direction == "maximize" else done[metric].min()
@@ -248,12 +257,11 @@ def near_ties(study_file: StudyFile, frame: pd.DataFrame) -> list[str]:
         return []
     order = [c for c in CHEAPER_FIRST if c in close]
     close = close.sort_values([*order, "number"])
-    top = close.iloc[0]
 
     def show(row: pd.Series) -> str:
-        knobs = ", ".join(f"{p}={row[p]}" for p in params if pd.notna(row[p]))
-        costs = "; ".join(_shown(c, row[c]) for c in order if pd.notna(row[c]))
-        return (f"trial {int(row['number'])} [{knobs}]: {_shown(metric, row[metric])} "
+        knobs = ", ".join(f"{p}={v}" for p, v in design_key(row, params, frame))
+        costs = "; ".join(shown(c, row[c]) for c in order if pd.notna(row[c]))
+        return (f"trial {int(row['number'])} [{knobs}]: {shown(metric, row[metric])} "
                 f"({row[metric] / best - 1:+.2%})" + (f"; {costs}" if costs else ""))
 
     lines = [f"near tie: {len(close)} feasible designs within {NEAR_TIE:.0%} of the best "
@@ -261,8 +269,6 @@ def near_ties(study_file: StudyFile, frame: pd.DataFrame) -> list[str]:
     lines += [f"  {show(row)}" for _, row in close.head(5).iterrows()]
     if len(close) > 5:
         lines.append(f"  ... and {len(close) - 5} more in trials.csv")
-    lines.append(f"prefer trial {int(top['number'])}: as good within {NEAR_TIE:.0%}, and the "
-                 "cheapest" + (f" ({' then '.join(order)})" if order else ""))
     return lines
 
 
@@ -308,36 +314,55 @@ def target_notes(study_file: StudyFile, frame: pd.DataFrame) -> list[str]:
     return lines
 
 
-def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path) -> list[dict[str, Any]]:
-    """One SystemSpec file per distinct best (or Pareto) feasible point, named by its first
-    trial; old files go only once the new ones are written."""
+def _write_best(study_file: StudyFile, study: optuna.Study, folder: Path, frame: pd.DataFrame,
+                recommended: int | None) -> tuple[list[dict[str, Any]], str | None]:
+    """One SystemSpec file per distinct best (or Pareto) feasible design, named by its
+    first trial (a point proposed again, or one differing only in parts it lacks, is the
+    same design: rldse.search.advice.design_key), and the recommended trial's when it is
+    not one of them; old files go only once the new ones are written. Returns the best
+    points and the recommended one's file."""
     objectives = [o.metric for o in study_file.objectives]
+    params = [d.path for d in study_file.search_space.dims if d.path in frame]
+    rows = frame.set_index("number", drop=False)
     out = []
-    seen: set[str] = set()
-    for t in sorted(study.best_trials, key=lambda t: t.number):  # feasible ones only
-        attrs = trial_attrs(t)
-        spec = system_spec().model_validate(attrs["spec"])
-        if spec.digest in seen:  # the same point proposed again (a cache hit)
-            continue
-        seen.add(spec.digest)
+    seen: set[tuple] = set()
+
+    def write(t: optuna.trial.FrozenTrial) -> Path:
         values = dict(zip(objectives, t.values, strict=True))
         path = folder / f"trial-{t.number:04d}.yaml"
-        shown = ", ".join(f"{k}={v:.6g}" for k, v in values.items())
+        text = ", ".join(f"{k}={v:.6g}" for k, v in values.items())
         atomic_write_text(path, f"# rldse search: study '{study.study_name}', trial "
-                          f"{t.number}: {shown}\n# trace: {study_file.trace} (digest "
+                          f"{t.number}: {text}\n# trace: {study_file.trace} (digest "
                           f"{study_file.loaded_trace.digest}), seed {study_file.seed}\n"
-                          + spec.to_yaml())
+                          + system_spec().model_validate(trial_attrs(t)["spec"]).to_yaml())
+        return path
+
+    for t in sorted(study.best_trials, key=lambda t: t.number):  # feasible ones only
+        attrs = trial_attrs(t)
+        key = design_key(rows.loc[t.number], params, frame)
+        if key in seen:
+            continue
+        seen.add(key)
+        path = write(t)
         params = {d.path: t.params[d.path] for d in study_file.search_space.dims
                   if d.path in t.params}
         metrics = attrs.get("metrics", {})
-        out.append({"number": t.number, "values": values, "params": params,
+        out.append({"number": t.number, "values": dict(zip(objectives, t.values, strict=True)),
+                    "params": params,
                     "metrics": {m: metrics[m] for m in SHOWN_METRICS if m in metrics},
-                    "constraints": attrs.get("constraints", {}), "file": str(path)})
+                    "constraints": attrs.get("constraints", {}), "file": str(path),
+                    "idle": idle_parts(rows.loc[t.number])})
     keep = {Path(b["file"]).name for b in out}
+    chosen = None
+    if recommended is not None:
+        chosen = next((b["file"] for b in out if b["number"] == recommended), None)
+        if chosen is None:
+            chosen = str(write(study.get_trials(deepcopy=False)[recommended]))
+            keep.add(Path(chosen).name)
     for old in folder.glob("trial-*.yaml"):
         if old.name not in keep:
             old.unlink(missing_ok=True)
-    return out
+    return out, chosen
 
 
 def _parquet_safe(frame: pd.DataFrame) -> pd.DataFrame:

@@ -26,8 +26,10 @@
 Every problem is one line naming the file and the key: `study.yaml: space.gpu.countt:
 unknown field`. Space paths are checked by applying each range's extremes to the base
 spec and resolving its parts against the trace's host, so a misspelt path or a value the
-spec refuses fails here, not in trial 37. Combinations that only some points break (a
-GPU placement with `gpu.count: 0`) are left to the trials, which mark them invalid.
+spec refuses fails here, not in trial 37, and so does a placement choice that no point
+can run (`fpga` with no FPGA in the base or the space). Combinations that only some
+points break (a GPU placement with `gpu.count: 0`) are left to the trials, which mark
+them invalid.
 
 Output goes to `out/` beside the file (`out/<stem>/` when the file is not `study.yaml`,
 so several studies can share a folder). Paths resolve against this file's folder
@@ -52,7 +54,8 @@ from pydantic import (
 )
 
 from rldse.errors import RldseError
-from rldse.models import renamed
+from rldse.models import PART_KINDS, renamed
+from rldse.models.kinds import kinds_for
 from rldse.paths import study_path
 from rldse.search.constraints import Constraint, parse_constraint, spec_value, with_checks
 from rldse.search.metrics import TARGET_METRICS, metric_name
@@ -61,7 +64,15 @@ from rldse.search.space import Dimension, Scalar, Space
 from rldse.sim.budget import Limits
 from rldse.sim.target import DEFAULT_SMOOTHING_EPISODES, Target, TargetSteps, target_steps
 from rldse.strict import UserModel
-from rldse.system import files_beside, load_spec, parse_spec, resolve, resolve_parts, set_path
+from rldse.system import (
+    HOST_KIND,
+    files_beside,
+    load_spec,
+    parse_spec,
+    resolve,
+    resolve_parts,
+    set_path,
+)
 from rldse.trace import Trace
 from rldse.workloads import open_trace, workload_of
 from rldse.yamlfile import read_mapping
@@ -308,6 +319,7 @@ def load_study_file(path: str | Path) -> StudyFile:
     study._trace = _load_trace(study, where)
     base_raw = _base_raw(study, where)
     study._space = _space(study, base_raw, where)
+    _check_placement_choices(study, where)
     for i, obj in enumerate(study.objectives):
         obj.metric = metric_name(obj.metric, f"{where}: objectives[{i}].{obj.direction}")
     metrics = [o.metric for o in study.objectives]
@@ -469,6 +481,38 @@ def _space(study: StudyFile, base_raw: dict[str, Any], where: str) -> Space:
                     else str(problem)
                 raise RldseError(text, where=f"{where}: space.{dim.path}")
     return space
+
+
+def _check_placement_choices(study: StudyFile, where: str) -> None:
+    """A placement choice no point can run is refused here, not left to become invalid
+    trials: a part kind that cannot run the role, one the workload's program does not
+    place it on, or one the base lacks and no range of the space adds (``fpga.*``; a
+    count range up to 0 adds none)."""
+    space, trace = study.search_space, study.loaded_trace
+    workload = workload_of(trace)
+    present = set(space.spec({}, where="base").present())
+    added = {d.path.split(".", 1)[0] for d in space.dims
+             if not (d.path.endswith(".count") and max(d.extremes()) < 1)}
+    for dim in space.dims:
+        role = dim.path.removeprefix("placement.")
+        if not dim.path.startswith("placement.") or dim.kind != "categorical" \
+                or role == "protocol":
+            continue
+        for choice in dim.choices:
+            at = f"{where}: space.{dim.path}: choice '{choice}'"
+            kind = PART_KINDS.get(str(choice))
+            if kind is None or role not in kind.roles:
+                raise RldseError(f"{at}: a {choice} part cannot run {role} (kinds that can: "
+                                 f"{', '.join(kinds_for(role))})")
+            if (role in workload.placements and not workload.places(role, str(choice))) \
+                    or (role not in workload.placements and choice != HOST_KIND):
+                raise RldseError(f"{at}: {workload.name} programs never run {role} on "
+                                 f"{choice}: every such point would be invalid")
+            if choice not in present and choice not in added:
+                raise RldseError(f"{at}: the base has no {choice} part and the space adds "
+                                 f"none, so every such point would be invalid (add a "
+                                 f"'{choice}:' part to the base or a range on {choice}.*, or "
+                                 "drop the choice)")
 
 
 def _typical(space: Space) -> dict[str, Scalar]:

@@ -42,7 +42,8 @@ class Config(BaseModel):
 WORKLOAD = Workload(
     name=NAME, family=NAME, description="search-test stand-in", knobs=StandInKnobs, info=Info,
     placements={"act": (Runs.CORES, Runs.KERNELS),
-                "learn": (Runs.CORES, Runs.KERNELS)},
+                "learn": (Runs.CORES, Runs.KERNELS),
+                "replay": ("*",)},  # a replay role it ignores: placement choices load
     trace_knobs=lambda info, trace, parts, placement: {"actors": 1, "envs_per_actor": 1},
     capture_module=__name__, program_module=__name__, worker_knob="actors")
 

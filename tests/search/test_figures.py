@@ -44,3 +44,29 @@ def test_figures_false_draws_none_and_says_so(write_study):
     assert "figures" not in report.files and not any(k.startswith("slice") for k in report.files)
     assert any("figures: false" in n for n in report.notes)
     assert (path.parent / "out" / "trials.csv").exists() and report.best
+
+
+def test_the_trials_figure_draws_infeasible_points_apart_and_the_power_cap():
+    import pandas as pd
+
+    from rldse.search.constraints import parse_constraint
+    from rldse.search.figures import trials_figure
+
+    trials = pd.DataFrame({
+        "number": [0, 1, 2, 3], "source": ["simulated", "simulated", "cache", "pruned"],
+        "feasible": pd.array([True, False, True, None], dtype="boolean"),
+        "avg_power_w": [300.0, 500.0, 300.0, None], "env_steps_per_s": [1e4, 2e4, 1e4, None]})
+    cap = parse_constraint("avg_power_w <= 400", "test")
+    fig = trials_figure(trials, ("env_steps_per_s", "maximize"), [cap])
+    power = fig.axes[0]
+    feasible, infeasible = power.collections[:2]
+    assert len(feasible.get_offsets()) == 2 and list(infeasible.get_offsets()[0]) == [500, 2e4]
+    assert [line.get_xdata()[0] for line in power.lines] == [400]
+    assert power.get_xlabel() == "average power (W)"
+    history = fig.axes[1]
+    assert list(history.lines[-1].get_ydata()) == [1e4, 1e4, 1e4, 1e4]  # best feasible so far
+
+
+def test_a_search_draws_the_trials_figure_the_studies_draw(write_study):
+    report = run_study(write_study(trials=4, figures=True), progress=False)
+    assert report.files["trials"].endswith("trials.png")

@@ -108,13 +108,15 @@ def test_near_ties_name_the_cheapest_design_within_one_percent():
     lines = near_ties(_frame_study(), frame)
     assert lines[0].startswith("near tie: 2 feasible designs within 1% of the best")
     assert lines[1].startswith("  trial 1 [gpu.count=2]: 16,324 env steps/s (-0.32%)")
-    assert lines[-1].startswith("prefer trial 1: as good within 1%, and the cheapest")
+    assert len(lines) == 3  # the pick among them is the recommendation's (test_advice)
     assert not any("trial 3" in line or "trial 2 " in line for line in lines)
     alone = frame[frame["number"].isin([0, 2])]
     assert near_ties(_frame_study(), alone) == []
 
 
-def test_near_ties_show_in_the_headline():
+def test_near_ties_and_then_the_recommendation_show_in_the_headline():
     report = _report(["env_steps_per_s"], [_point(0, {"env_steps_per_s": 16_376.0})])
-    report.near_ties = ["near tie: 2 feasible designs", "prefer trial 1: ..."]
-    assert report.headline().endswith("near tie: 2 feasible designs\nprefer trial 1: ...")
+    report.near_ties = ["near tie: 2 feasible designs"]
+    report.advice = ["recommendation: trial 1 ...", "  rule: ..."]
+    assert report.headline().endswith("near tie: 2 feasible designs\n"
+                                      "recommendation: trial 1 ...\n  rule: ...")

@@ -205,3 +205,32 @@ def test_a_missing_preset_directory_is_one_line(write_study):
             load_study_file(path)
     finally:
         presets.use_preset_dirs(previous)
+
+
+NO_GPU = {"cpu": {"preset": "epyc-7742"}, "workload": {"env_steps": 4096}}
+ZERO_GPUS = {**NO_GPU, "gpu": {"preset": "a100-40g", "count": 0}}
+
+
+@pytest.mark.parametrize(("base", "space", "message"), [
+    (NO_GPU, {"placement.learn": {"choices": ["cpu", "gpu"]}},
+     "study.yaml: space.placement.learn: choice 'gpu': the base has no gpu part and the "
+     "space adds none, so every such point would be invalid"),
+    (ZERO_GPUS, {"placement.learn": {"choices": ["cpu", "gpu"]}, "gpu.count": {"int": [0, 0]}},
+     "choice 'gpu': the base has no gpu part and the space adds none"),
+    (NO_GPU, {"placement.learn": {"choices": ["cpu", "fpga"]}},
+     "study.yaml: space.placement.learn: choice 'fpga': a fpga part cannot run learn"),
+    (NO_GPU, {"placement.q_update": {"choices": ["cpu", "pim"]}},
+     "choice 'pim': stand_in programs never run q_update on pim"),
+])
+def test_a_placement_choice_no_point_can_run_is_refused_up_front(write_study, base, space,
+                                                                  message):
+    with pytest.raises(RldseError) as err:
+        load_study_file(write_study(base=base, space=space))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_placement_choice_the_space_can_add_a_part_for_loads(write_study):
+    path = write_study(base=ZERO_GPUS, space={"placement.learn": {"choices": ["cpu", "gpu"]},
+                                           "gpu.count": {"int": [0, 2]}})
+    assert [d.path for d in load_study_file(path).search_space.dims] == \
+        ["placement.learn", "gpu.count"]

@@ -338,7 +338,8 @@ def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
                          "(its priorities feed the latency part) and amper_k")
     trace = _shipped_trace(study_dir, p)
     total = len(lr.seeds) * len(lr.replays) + len(lat_p.buffer_log2) * len(VARIANTS)
-    with (tqdm(total=total, desc="amper_replay", disable=not progress, unit="run") as bar,
+    with (tqdm(total=total, desc="amper_replay", disable=None if progress else True,
+               unit="run") as bar,
           single_blas_thread()):  # as captures do (rldse.threads)
         runs, curves, priorities, amper_k_returns = _learning(p, bar)
         counts = _sampler_counts(p, priorities, bar)

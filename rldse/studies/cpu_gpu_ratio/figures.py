@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from rldse.search.figures import trials_figure
 from rldse.sim.bands import percentiles
 from rldse.studies.common import save_figure
 from rldse.studies.cpu_gpu_ratio.rates import consumption, production
@@ -41,31 +42,6 @@ def sweep_figure(sweep, knees, units, optima, ratios, out: Path) -> Path:
 
 
 def search_figure(trials: pd.DataFrame, sf, out: Path) -> Path:
-    metric = sf.objectives[0].metric
-    ok_all = trials.feasible.fillna(False).astype(bool)  # no record: not feasible
-    done = trials[trials.source.isin(["simulated", "cache"])]
-    ok = ok_all[done.index]
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
-    gpus = done["gpu.count"] if "gpu.count" in done else pd.Series(1, index=done.index)
-    sc = a.scatter(done.avg_power_w[ok], done[metric][ok], c=gpus[ok], cmap="viridis", s=25,
-                   label="feasible")
-    a.scatter(done.avg_power_w[~ok], done[metric][~ok], marker="x", color="tab:red", s=25,
-              label="infeasible (breaks a constraint)")
-    fig.colorbar(sc, ax=a, label="GPUs")
-    for con in sf.parsed_constraints:
-        if con.names == ("avg_power_w",) and con.op == "<=":
-            a.axvline(con.bound, color="tab:red", ls="--", label=f"cap {con.bound:g} W")
-    label = "throughput (env steps/s)" if metric == "env_steps_per_s" else metric
-    a.set(xlabel="average power (W)", ylabel=label, title="simulated trials")
-    a.legend(fontsize=8)
-    feas = trials.assign(v=trials[metric].where(ok_all))
-    best = (feas.v.cummax() if sf.objectives[0].direction == "maximize"
-            else feas.v.cummin()).ffill()
-    b.plot(trials.number[ok_all], trials[metric][ok_all], ".", color="grey",
-           label="feasible trial")
-    b.plot(trials.number[~ok_all], trials[metric][~ok_all], "x", color="tab:red", ms=4,
-           label="infeasible trial")
-    b.step(trials.number, best, where="post", color="tab:green", label="best feasible so far")
-    b.set(xlabel="trial number", ylabel=label, title="search history")
-    b.legend(fontsize=8)
-    return save_figure(fig, out, "search")
+    """The search's trials as every search draws them (rldse.search.figures.trials_figure)."""
+    objective = (sf.objectives[0].metric, sf.objectives[0].direction)
+    return save_figure(trials_figure(trials, objective, sf.parsed_constraints), out, "search")

@@ -114,7 +114,7 @@ def _sweep(study_dir: Path, p: Params, sf, ratios: list[int], host: Host,
     """Per environment: the sweep's rows, its trace, unit costs, knee and band optima."""
     rows, optima, knees, units, traces = [], {}, {}, {}, {}
     with tqdm(total=len(p.environments) * len(ratios), desc="cpu_gpu_ratio sweep",
-              disable=not progress, unit="sim") as bar:
+              disable=None if progress else True, unit="sim") as bar:
         for env, e in p.environments.items():
             trace = sf.loaded_trace if e.trace is None else load_trace(study_dir / e.trace)
             traces[env] = trace

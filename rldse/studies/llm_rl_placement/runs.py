@@ -151,7 +151,7 @@ def collect(study_dir: Path, out: Path, progress: bool = True) -> Collected:
     trace = open_trace(study_dir / p.trace)
     configs = configurations(p)
     rows = [_row(c, simulate(trace, spec_of(study_dir, p, c)))
-            for c in tqdm(configs, desc="llm_rl_placement", disable=not progress,
+            for c in tqdm(configs, desc="llm_rl_placement", disable=None if progress else True,
                           unit="configuration")]
     results = pd.DataFrame(rows)
     by_label = {c.label: c for c in configs}

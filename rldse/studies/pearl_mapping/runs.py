@@ -163,8 +163,8 @@ def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
     dqn = load_trace(study_dir / s.traces["dqn"])
     stores = devices(p.latency_csv)
     n_fpga = _runs_per_workload(s) * len(s.traces)
-    with tqdm(total=len(stores) ** 2 + n_fpga, desc="pearl_mapping", disable=not progress,
-              unit="sim") as bar:
+    with tqdm(total=len(stores) ** 2 + n_fpga, desc="pearl_mapping",
+              disable=None if progress else True, unit="sim") as bar:
         tables = _table_runs(p, dqn, bar)
         fpga = _fpga_runs(s, study_dir, bar)
     best = tables.loc[tables["samples_per_s"].idxmax()]

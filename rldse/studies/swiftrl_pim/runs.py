@@ -382,7 +382,7 @@ def collect(study_dir: Path, out: Path, progress: bool = True) -> Runs:
     agents_list = [1, *lr.dpus]
     n_learn, n_sim = _counts(p)
     learn_rows, time_rows, datasets, optimal, reasons, measured = [], [], [], {}, [], {}
-    with tqdm(total=n_learn + n_sim, desc="swiftrl_pim", disable=not progress,
+    with tqdm(total=n_learn + n_sim, desc="swiftrl_pim", disable=None if progress else True,
               unit="run") as bar:
         for env_id in p.envs:
             model = EnvModel(env_id)

@@ -148,7 +148,7 @@ def _bands(p: Params, trace: Trace, spec: SystemSpec, params: list[UncertainPara
     rsh = tempo_shape(p, p.reinforce.side, value_head=False)
     draws = []
     for row, d in tqdm(zip(points, dispatch_s, strict=True), total=len(points),
-                       desc="timerl_memory bands", disable=not progress, unit="draw"):
+                       desc="timerl_memory bands", disable=None if progress else True, unit="draw"):
         g = stream(Machine(trace, sampled_spec(spec, trace, params, row)))
         draws.append({name: reinforce(g, rsh, n, True, cap, float(d)).iter_s
                       for name, n in objectives(p)})
