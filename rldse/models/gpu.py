@@ -219,11 +219,6 @@ class GpuSpec(PartSpec):
             raise ValueError(f"'{v}' is not one of {', '.join(PROCESS_POWER)}")
         return v
 
-    @property
-    def knee_flop_per_byte(self) -> float:
-        """Arithmetic intensity where FP32 compute and memory bandwidth meet."""
-        return self.fp32_tflops * 1e12 / (self.mem_bw_gbs * 1e9)
-
 
 @dataclass(frozen=True)
 class GpuTimes:
