@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from rldse.errors import RldseError, did_you_mean, validation_error
+from rldse.errors import RldseError, did_you_mean, error_location, validation_error
 from rldse.models import PART_KINDS, ROLES, CpuSpec, PartRef, cpu_from_host, renamed
 from rldse.models.collectives import Cluster
 from rldse.models.fabric import FabricSpec
@@ -235,7 +235,7 @@ def parse_spec(raw: dict[str, Any], where: str = "system") -> Any:
 
 def _fields_at(exc: ValidationError) -> list[str]:
     """Names allowed where an unknown field was found (for 'did you mean')."""
-    loc = [str(p) for p in exc.errors()[0]["loc"]]
+    loc = [str(p) for p in error_location(exc)]
     if len(loc) == 1:
         return list(system_spec().model_fields)
     if loc[0] == "placement":

@@ -24,3 +24,10 @@ def test_allow_long_is_read_in_the_budget_module_only():
     (Limits.over, share_s, refuse_over); only rldse/sim/budget.py reads the field."""
     reads = _lines_matching(r"(?<!args)\.allow_long\b")
     assert set(reads) == {"rldse/sim/budget.py"}, reads
+
+
+def test_pydantic_errors_are_worded_in_rldse_errors_only():
+    """A ValidationError becomes words in rldse.errors.validation_error(s) alone: no other
+    module reads pydantic's error list (``.errors()``) or its entries' fields."""
+    reads = _lines_matching(r"""\.errors\(\)|\berr(or)?\[["'](msg|loc|type|ctx|input)["']\]""")
+    assert set(reads) == {"rldse/errors.py"}, reads

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, validation_error
 from rldse.strict import UserModel
 from rldse.trace import Trace
 from rldse.workloads.common.base import (
@@ -180,9 +180,8 @@ def resolve_params(env_id: str | None, options: dict, *, online: bool) -> Tabula
     try:
         params = TabularParams(**{**base, **options})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"option '{loc}': {err['msg']}") from None
+        err = validation_error(exc, "")
+        raise RldseError(err.message, where=f"option '{err.where}'") from None
     if params.passes % params.passes_per_round:
         raise RldseError(f"option 'passes' ({params.passes}) must be a multiple of "
                          f"'passes_per_round' ({params.passes_per_round})")
