@@ -40,9 +40,9 @@ class Shape:
     prioritized: bool
     learning_starts: int  # env steps before the first update (random warm-up)
     learn_work: Callable[[int], Work]  # analytic work of one update at a batch size
-    am_searches_per_item: float = 1.0  # replay on am: TCAM searches per sampled item
-    am_writes_per_update_item: float = 1.0  # replay on am: rows written per updated item
-    am_candidates_per_item: float = 0.0  # replay on am: candidate-set entries read per item
+    tcam_searches_per_item: float = 1.0  # replay on the TCAM: TCAM searches per sampled item
+    tcam_writes_per_update_item: float = 1.0  # replay on the TCAM: rows written per updated item
+    tcam_candidates_per_item: float = 0.0  # replay on the TCAM: candidate-set entries read per item
     # the formulas' work of the trace's rows (at its shapes and batch) and, for the phases
     # whose work does not follow the batch, at this system's shapes: what _rescaled needs
     trace_works: dict[str, Work] = field(default_factory=dict)
@@ -269,9 +269,9 @@ def replay_job(m: Machine, shape: Shape, batch: int, capacity: int) -> ReplayJob
                                       batch))
     return ReplayJob(batch=batch, capacity=capacity, transition_bytes=shape.transition_bytes,
                      prioritized=shape.prioritized, host_gather_s=gather_s,
-                     searches_per_item=shape.am_searches_per_item,
-                     writes_per_update_item=shape.am_writes_per_update_item,
-                     candidates_per_item=shape.am_candidates_per_item)
+                     searches_per_item=shape.tcam_searches_per_item,
+                     writes_per_update_item=shape.tcam_writes_per_update_item,
+                     candidates_per_item=shape.tcam_candidates_per_item)
 
 
 def reset_seconds_per_step(m: Machine) -> float:
