@@ -25,8 +25,8 @@ from crossconfig import error_header, error_line
 import rldse
 from rldse.kernels.trace_network import from_info
 from rldse.models.cpu.roofline import with_works
+from rldse.sim.check_replay import host_spec_for
 from rldse.sim.machine import Machine
-from rldse.sim.validate import host_spec_for
 from rldse.system import resolve
 from rldse.trace import load_trace
 from rldse.workloads.offpolicy.dqn import net_learn_work
