@@ -637,8 +637,8 @@ register(PartKind(
     name="gpu", spec=GpuSpec,
     model=lambda spec, ctx: GpuModel(
         spec, ctx.load("link", spec.host_link, "gpu.host_link"),
-        ctx.host if spec.dispatch_core == "host" else
-        cast(CpuSpec, ctx.load("cpu", spec.dispatch_core, "gpu.dispatch_core")), ctx.host),
+        ctx.capture_host if spec.dispatch_core == "host" else
+        cast(CpuSpec, ctx.load("cpu", spec.dispatch_core, "gpu.dispatch_core")), ctx.capture_host),
     description="GPUs behind a host link",
     serves={"act": Runs.KERNELS, "learn": Runs.KERNELS, "replay": Runs.SERVER,
             "q_update": Runs.KERNELS},

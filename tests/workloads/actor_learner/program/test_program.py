@@ -212,7 +212,7 @@ def test_central_inference_alternates_gpu_and_cores(synthetic):
     r = m.result(al.program(m))
     g = m.model("gpu")
     work = forward_work(PI, 1) + forward_work(V, 1)
-    act = with_works(m.host.model.host, OpColumns.of("act", flops=work.flops,
+    act = with_works(m.cpu.model.capture_host, OpColumns.of("act", flops=work.flops,
                                                      bytes=work.bytes), work, work, 1)
     fwd = float((g.copy_times(16) + g.op_times(act, layers=4) + g.copy_times(12)).wall_s[0])
     param = float(g.copy_times(4 * (n_params(PI) + n_params(V))).wall_s)
