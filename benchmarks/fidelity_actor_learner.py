@@ -1,7 +1,7 @@
 """Fidelity check (a) of issue 4: predict a 2-actor PPO run from a 1-actor capture.
 
 Each round captures actor_learner on CartPole with 1 actor, predicts 2 actors on 2 cores
-with the capture-host replay `rldse validate` uses (cpu preset `host`, the trace's own
+with the capture-host replay `rldse check-replay` uses (cpu preset `host`, the trace's own
 knobs, here actors=2 and cores=2), then runs 2 actors for real and compares env steps/s
 and learner seconds per iteration. Rounds alternate the two captures so host load hits
 both alike. It also replays each capture on its own host (`validate`: the program's
@@ -35,7 +35,7 @@ import time
 from crossconfig import dedicated_wall_s, measured_cost_s
 
 from rldse.sim import simulate
-from rldse.sim.validate import host_spec_for, validate
+from rldse.sim.check_replay import check_replay, host_spec_for
 from rldse.system import parse_spec
 from rldse.trace import Trace
 from rldse.workloads import capture, workload_of
@@ -134,7 +134,7 @@ def main() -> None:
     for r in range(args.rounds):
         one = run(1, args.steps, seed=r)
         two = run(2, args.steps, seed=r)
-        table, _ = validate(one)
+        table, _ = check_replay(one)
         total = table.loc["TOTAL (wall)"]
         case("1 actor on its own host: total wall", (total["measured_s"],) * 2,
              total["simulated_s"], "s", r)
@@ -151,7 +151,7 @@ def main() -> None:
              predict(one, actors=2, cores=1).env_steps_per_s, "steps/s", r)
         case("2 actors from 1: learner learn s/iteration", m2["learn_s_per_iter"],
              pred.breakdown_s["learn_s"] / iterations, "s", r)
-        table2, _ = validate(two)
+        table2, _ = check_replay(two)
         total2 = table2.loc["TOTAL (wall)"]
         case("2 actors on their own host: total wall", (total2["measured_s"],) * 2,
              total2["simulated_s"], "s", r)

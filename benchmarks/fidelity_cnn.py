@@ -25,8 +25,8 @@ from crossconfig import error_header, error_line
 import rldse
 from rldse.kernels.trace_network import from_info
 from rldse.models.cpu.roofline import with_works
+from rldse.sim.check_replay import host_spec_for
 from rldse.sim.machine import Machine
-from rldse.sim.validate import host_spec_for
 from rldse.system import resolve
 from rldse.trace import load_trace
 from rldse.workloads.offpolicy.dqn import net_learn_work
@@ -86,7 +86,7 @@ def predict(path: Path, batch: int) -> float:
     net = from_info(trace.meta.workload_info)
     b0 = int(trace.meta.workload_info["batch_size"])
     ops = m.trace_ops("learn")
-    new = with_works(m.model("cpu").host, ops, net_learn_work(net, batch, False),
+    new = with_works(m.model("cpu").capture_host, ops, net_learn_work(net, batch, False),
                      net_learn_work(net, b0, False), batch)
     return float(np.mean(np.asarray(m.model("cpu").op_seconds(new))[2:]))
 

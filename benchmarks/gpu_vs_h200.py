@@ -24,7 +24,7 @@ import pandas as pd
 
 from rldse.models import presets
 from rldse.sim import simulate
-from rldse.sim.validate import host_spec_for, validate
+from rldse.sim.check_replay import check_replay, host_spec_for
 from rldse.system import parse_spec
 from rldse.trace import Trace, load_trace
 
@@ -214,11 +214,11 @@ def main() -> None:
     ap.add_argument("--preset", default="h200-measured", help="gpu preset (default "
                     "h200-measured)")
     args = ap.parse_args()
-    print(f"GPU captures replayed with act and learn on {args.preset} (rldse validate --gpu; "
+    print(f"GPU captures replayed with act and learn on {args.preset} (rldse check-replay --gpu; "
           "the host side is each capture's own, so the totals check the device side and "
           "the bookkeeping, not dispatch):")
     for path in sorted(H200.glob("*gpu*.parquet")):
-        table, _ = validate(load_trace(path), gpu=args.preset)
+        table, _ = check_replay(load_trace(path), gpu=args.preset)
         err = table["error"]
         print(f"  {path.name:24} total {100 * err['TOTAL (wall)']:+6.1f} %, "
               + ", ".join(f"{p} {100 * err[p]:+.1f} %" for p in ("act", "learn") if p in err))

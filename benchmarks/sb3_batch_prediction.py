@@ -16,7 +16,7 @@ from stable_baselines3 import DQN
 
 from rldse.integrations.sb3 import RldseCallback
 from rldse.sim import simulate
-from rldse.sim.validate import host_spec_for
+from rldse.sim.check_replay import host_spec_for
 from rldse.system import parse_spec
 from rldse.trace import load_trace
 

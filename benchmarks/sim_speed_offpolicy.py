@@ -42,7 +42,8 @@ import time
 from rldse.sim.machine import Machine
 from rldse.system import parse_spec
 from rldse.trace import load_trace
-from rldse.workloads.offpolicy import program_ddpg, program_dqn
+from rldse.workloads.offpolicy.program import ddpg as program_ddpg
+from rldse.workloads.offpolicy.program import dqn as program_dqn
 
 TRACES = {"dqn": ("traces/dqn_cartpole_uniform.parquet", program_dqn.program),
           "ddpg": ("traces/ddpg_pendulum.parquet", program_ddpg.program)}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from typing import Any
 
 
@@ -40,33 +41,70 @@ def did_you_mean(name: str, names: list[str]) -> str:
 
 #: pydantic error types that mean "a section was expected here, not a value".
 _NOT_A_MAPPING = ("model_type", "model_attributes_type", "dataclass_type", "dict_type")
+#: pydantic error types of a number outside its field's bounds (or not finite).
+_OUT_OF_RANGE = ("greater_than", "greater_than_equal", "less_than", "less_than_equal",
+                 "finite_number")
 
 
-def validation_error(exc: Any, where: str, fields: list[str] | None = None) -> RldseError:
-    """The first problem of a pydantic ValidationError as one RldseError whose path is
-    ``where`` plus the field's location; ``fields`` are the allowed names an unknown
-    field is matched against."""
-    err = exc.errors()[0]
-    loc = [str(p) for p in err["loc"] if p != "[key]" and not str(p).startswith("function-")]
-    path = ".".join([where, *loc]) if where and loc else where or ".".join(loc)
-    kind = err["type"]
+def error_location(exc: Any, index: int = 0) -> list[str | int]:
+    """Where the ``index``-th problem of a pydantic ValidationError is, as the user wrote
+    it: field names and list positions, without pydantic's own steps (a validator
+    function, a union member's type, the '[key]' of a bad mapping key)."""
+    return [p for p in exc.errors()[index]["loc"]
+            if isinstance(p, int) or not (p in ("[key]", "str")
+                                          or p.startswith(("function-", "dict[")))]
+
+
+def _dotted(where: str, loc: list[str | int]) -> str:
+    path = where
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path
+
+
+def validation_error(exc: Any, where: str, fields: list[str] | None = None, *,
+                     index: int = 0,
+                     range_text: Callable[[list[str | int], dict], str] | None = None
+                     ) -> RldseError:
+    """The ``index``-th problem of a pydantic ValidationError as one RldseError whose path
+    is ``where`` plus the field's location (list positions as ``[i]``). This is the one
+    place rldse turns pydantic's errors into words. ``fields``: the allowed names an
+    unknown field is matched against; ``range_text(location, ctx)``: a number out of
+    range quotes its allowed range so (a spec's unit-aware bounds), else pydantic's."""
+    err = exc.errors()[index]
+    loc = error_location(exc, index)
+    path = _dotted(where, loc)
+    kind, ctx = err["type"], err.get("ctx") or {}
     if kind == "extra_forbidden":
         allowed = fields or []
-        hint = did_you_mean(loc[-1], allowed) if loc else ""
+        hint = did_you_mean(str(loc[-1]), allowed) if loc else ""
         more = f" (allowed: {', '.join(allowed)})" if allowed else ""
         return RldseError(f"unknown field{hint}{more}", where=path)
     if kind == "missing":
         return RldseError("required field is missing", where=path)
+    if kind in _OUT_OF_RANGE and range_text is not None:
+        what = "is out of range" if kind != "finite_number" else "is not a finite number"
+        return RldseError(f"{err.get('input')!r} {what} (allowed: {range_text(loc, ctx)})",
+                          where=path)
     msg = str(err["msg"]).removeprefix("Value error, ")
+    if kind == "implausible":  # rldse's own: the plausible range and the likely slip
+        return RldseError(msg, where=path)
     if kind in _NOT_A_MAPPING:  # pydantic names the model class ('GpuRef'): users wrote none
         msg = "expected a mapping of fields"
-    ctx = err.get("ctx") or {}
     bounds = ", ".join(f"{k} {v}" for k, v in ctx.items() if k in ("ge", "le", "gt", "lt"))
     if bounds:
         msg += f" (allowed: {bounds})"
-    if "input" in err and kind != "value_error" and not isinstance(err["input"], dict):
+    if "input" in err and not isinstance(err["input"], dict):
         msg += f" (got {err['input']!r})"
     return RldseError(msg, where=path)
+
+
+def validation_errors(exc: Any, where: str, **how: Any) -> RldseError:
+    """Every problem of a pydantic ValidationError in one line ('; ' between them), each
+    as `validation_error` words it (``how``: its keywords); one problem keeps its path
+    as ``where``."""
+    errors = [validation_error(exc, where, index=i, **how) for i in range(exc.error_count())]
+    return errors[0] if len(errors) == 1 else RldseError("; ".join(map(str, errors)))
 
 
 _SECRET_QUERY = re.compile(r"(?i)((?:^|[?&;])(?:password|passwd|pwd|sslpassword)=)([^&;]*)")

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from rldse.errors import RldseError, did_you_mean, validation_error
+from rldse.errors import RldseError, did_you_mean, error_location, validation_error
 from rldse.models import PART_KINDS, ROLES, CpuSpec, PartRef, cpu_from_host, renamed
 from rldse.models.collectives import Cluster
 from rldse.models.fabric import FabricSpec
@@ -69,11 +69,11 @@ if TYPE_CHECKING:
     from rldse.trace import Trace
 
 #: Where env steps run, and every role a spec leaves unset.
-HOST_KIND = "cpu"
+CPU_KIND = "cpu"
 
 Placement = create_model(  # one field per placement role, each naming a part kind
     "Placement", __config__=ConfigDict(extra="forbid"),
-    **{role: (str, Field(default=HOST_KIND, description=text)) for role, text in ROLES.items()},
+    **{role: (str, Field(default=CPU_KIND, description=text)) for role, text in ROLES.items()},
     protocol=(str | None, Field(default=None, description="how the roles share the GPUs, "
                                 "for families that name ways (Workload.protocols; unset: "
                                 "the family's first)")))
@@ -194,7 +194,7 @@ def system_spec() -> type[_SpecBase]:
     if model is None:
         model = create_model(
             "SystemSpec", __base__=_SpecBase,
-            **{name: (ref | None, PartRef(preset="host") if name == HOST_KIND else None)
+            **{name: (ref | None, PartRef(preset="host") if name == CPU_KIND else None)
                for name, ref in kinds})
         model.__doc__ = "The machine and how the workload is laid on it, as the user wrote it."
         _SPEC_MODELS[kinds] = model
@@ -235,7 +235,7 @@ def parse_spec(raw: dict[str, Any], where: str = "system") -> Any:
 
 def _fields_at(exc: ValidationError) -> list[str]:
     """Names allowed where an unknown field was found (for 'did you mean')."""
-    loc = [str(p) for p in exc.errors()[0]["loc"]]
+    loc = [str(p) for p in error_location(exc)]
     if len(loc) == 1:
         return list(system_spec().model_fields)
     if loc[0] == "placement":
@@ -357,7 +357,7 @@ def resolve(spec: Any, trace: Trace) -> ResolvedSystem:
     workload = workload_of(trace)
     workload.check_knob_names(spec.workload)
     machine = resolve_parts(spec, trace, where="system.")
-    parts = run_share(machine, spec.runs_per_machine, HOST_KIND, "system.runs_per_machine")
+    parts = run_share(machine, spec.runs_per_machine, CPU_KIND, "system.runs_per_machine")
     placement = _placement(spec, parts, workload)
     info = workload.read_info(trace)
     nodes = resolve_nodes(spec, trace, parts, placement, workload)
@@ -439,7 +439,7 @@ def resolve_nodes(spec: Any, trace: Trace, parts: dict[str, tuple[Instance, ...]
         raise RldseError(f"{n} nodes but no network between them: the nodes' GPUs and "
                          "actors have no path (add network: {preset: ib-hdr})",
                          where="system.nodes")
-    kernel_kind = placement.get("learn", HOST_KIND)
+    kernel_kind = placement.get("learn", CPU_KIND)
     on_kernels = PART_KINDS[kernel_kind].issues_kernels
     per_node = len(parts.get(kernel_kind, ())) if on_kernels else 0
     fabric = _fabric(spec, trace, parts.get(kernel_kind, ()) if on_kernels else (),
@@ -482,7 +482,7 @@ def resolve_ownership(spec: Any, machine: dict[str, tuple[Instance, ...]], nodes
                              "drop price_usd_per_hour, or override platform."
                              "cloud_usd_per_hour", where="system.price_usd_per_hour")
         rental = nodes.count * (platform.cloud_usd_per_hour or 0.0) or None
-    cpu = machine[HOST_KIND][0].spec
+    cpu = machine[CPU_KIND][0].spec
     dram_gib = cpu.mem_capacity_bytes / 2**30
     nics = nodes.nics_per_node if nodes.network is not None else \
         (platform.nics if platform is not None else 0)
@@ -518,7 +518,7 @@ def _check_learner_gpus(knobs: BaseModel, parts: dict[str, tuple[Instance, ...]]
     want = getattr(knobs, "learner_gpus", None) or 1
     if want == 1:
         return
-    where, kind = "workload.learner_gpus", placement.get("learn", HOST_KIND)
+    where, kind = "workload.learner_gpus", placement.get("learn", CPU_KIND)
     if not PART_KINDS[kind].issues_kernels:
         raise RldseError(f"{want} data-parallel learners need placement.learn on a GPU "
                          f"(it is '{kind}')", where=where)
@@ -579,7 +579,7 @@ def _placement(spec: Any, parts: dict[str, tuple[Instance, ...]],
                              f"{', '.join(kinds_for(role))})", where=where)
         allowed = workload.placements.get(role)
         if allowed is None:
-            if kind != HOST_KIND:
+            if kind != CPU_KIND:
                 raise RldseError(f"{workload.name} programs place nothing on '{role}' "
                                  f"(leave it unset; they place: {', '.join(workload.placements)})",
                                  where=where)
@@ -592,7 +592,7 @@ def _placement(spec: Any, parts: dict[str, tuple[Instance, ...]],
             raise RldseError(f"'{kind}' but the system has no {kind} (add a '{kind}:' part)",
                              where=where)
         out[role] = kind
-    if HOST_KIND not in parts:
+    if CPU_KIND not in parts:
         raise RldseError("a system needs a cpu part (env steps run on its cores)", where="cpu")
     return out
 

@@ -243,8 +243,8 @@ def corpus(out: Path) -> list[Run]:
         runs.append(Run(path.name, ["simulate", str(path), "--system", str(SYSTEM)], refused))
         if any(tag in path.name for tag in ("-ok", "-ops-", "-one-row", "-meta-", "-no-",
                                             "-rows-", "-flipped", "-schema-")):
-            # validate passes the same door as simulate: its own cases are the ops
-            runs.append(Run(f"validate {path.name}", ["validate", str(path)], refused))
+            # check-replay passes the same door as simulate: its own cases are the ops
+            runs.append(Run(f"check-replay {path.name}", ["check-replay", str(path)], refused))
     ok = out / "traces" / "dqn-ok.parquet"
     for path in make_specs(out):
         runs.append(Run(path.name, ["simulate", str(ok), "--system", str(path)], ""))

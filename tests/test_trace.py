@@ -221,7 +221,7 @@ def test_operators_round_trip_and_are_validated(small_trace, tmp_path):
     assert back.meta.operators == records
     bad = _meta(tmp_path / "t.parquet") | {"operators": [records[0].model_dump() | {"op": "fft"}]}
     _rewrite(tmp_path / "t.parquet", tmp_path / "bad.parquet", meta=bad, keep_digest=True)
-    with pytest.raises(RldseError, match="operators.0.op.*'linear'"):
+    with pytest.raises(RldseError, match=r"operators\[0\]\.op.*'linear'"):
         load_trace(tmp_path / "bad.parquet")
 
 

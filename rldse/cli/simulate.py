@@ -1,4 +1,4 @@
-"""`rldse simulate` and `rldse validate`."""
+"""`rldse simulate`, `rldse check-replay` and `rldse validate external`."""
 
 from __future__ import annotations
 
@@ -274,11 +274,10 @@ def _run(args: argparse.Namespace, trace, spec, window: tuple[float, float] | No
         print(band.table(nominal=numeric(result.metrics())))
 
 
-def cmd_validate(args: argparse.Namespace) -> None:
-    if args.target == "external":
-        cmd_validate_external(args)
-        return
-    from rldse.sim.validate import validate
+def cmd_check_replay(args: argparse.Namespace) -> None:
+    """A trace replayed on its own capture host: the program's bookkeeping (rldse.sim.
+    check_replay), not model accuracy (that is `cmd_validate`)."""
+    from rldse.sim.check_replay import check_replay
     from rldse.trace import networks_on_gpu
     from rldse.workloads import open_trace as load_trace
 
@@ -286,18 +285,11 @@ def cmd_validate(args: argparse.Namespace) -> None:
         from rldse.models.presets import get_preset
 
         get_preset("gpu", args.gpu)  # an unknown preset: one line, before any work
-    if args.dataset or args.csv or args.doc or args.checked or args.force:
-        flag = next(f for f, v in (("--dataset", args.dataset), ("--csv", args.csv),
-                                   ("--doc", args.doc), ("--checked", args.checked),
-                                   ("--force", args.force)) if v)
-        raise RldseError(f"{flag}: applies to 'rldse validate external', not to a trace")
-    args.trace = args.target
-    args.seed = 0 if args.seed is None else args.seed
     check_seed(args.seed)
     trace = load_trace(args.trace)
     captured_on = trace.meta.workload_info["cuda"].get("device", "a GPU") \
         if networks_on_gpu(trace.meta) else None
-    table, result = validate(trace, seed=args.seed, gpu=args.gpu)
+    table, result = check_replay(trace, seed=args.seed, gpu=args.gpu)
     if args.gpu:
         anchor = ("their host side (dispatch) is the capture's own rows, so TOTAL checks the "
                   "device side and the bookkeeping, not dispatch" if captured_on else
@@ -319,17 +311,17 @@ def cmd_validate(args: argparse.Namespace) -> None:
     print(table.to_string(float_format=lambda x: f"{x:.4g}"))
 
 
-def cmd_validate_external(args: argparse.Namespace) -> None:
+def cmd_validate(args: argparse.Namespace) -> None:
     """Every published measurement of a real machine predicted from presets (rldse.external)."""
     from rldse.external import checked, datasets, format_summary, predictions, summary
 
+    if args.target != "external":
+        raise RldseError(f"validate {args.target}: 'rldse validate external' checks the "
+                         "predictions against real machines; a trace's replay bookkeeping "
+                         f"on its capture host is 'rldse check-replay {args.target}'")
     for flag, value in (("--doc", args.doc), ("--checked", args.checked)):
         if value and args.dataset:
             raise RldseError(f"{flag}: writes the summary of every data set; drop --dataset")
-    for flag, value in (("--seed", args.seed), ("--gpu", args.gpu)):
-        if value is not None:
-            raise RldseError(f"{flag}: applies to replaying a trace, not to 'validate "
-                             "external'")
     out = check_output_file(args.csv, "--csv", ".csv", force=args.force) if args.csv else None
     checked_out = (check_output_file(args.checked, "--checked", ".csv", force=args.force)
                    if args.checked else None)
@@ -403,25 +395,31 @@ def add_parser(sub) -> None:
     presets_option(si)
     si.set_defaults(func=cmd_simulate)
 
-    va = sub.add_parser("validate", help="TRACE: check replay consistency (event bookkeeping, "
-                        "not model accuracy), measured vs simulated time per phase on the "
-                        "capture host; 'external': predict published measurements of real "
-                        "machines from presets and print the errors")
-    va.add_argument("target", metavar="TRACE|external")
-    va.add_argument("--seed", type=int, default=None, help="(TRACE) simulation seed, default 0")
-    va.add_argument("--gpu", metavar="PRESET", help="(TRACE) run act and learn on one GPU "
-                    "of this preset: the GPU model predicts their device time (a GPU "
-                    "capture keeps its own dispatch)")
+    cr = sub.add_parser("check-replay", help="TRACE: replay it on its own capture host and "
+                        "compare measured with simulated time per phase: the event "
+                        "bookkeeping, not model accuracy (that is 'rldse validate external')")
+    cr.add_argument("trace")
+    cr.add_argument("--seed", type=int, default=0, help="simulation seed")
+    cr.add_argument("--gpu", metavar="PRESET", help="run act and learn on one GPU of this "
+                    "preset: the GPU model predicts their device time (a GPU capture keeps "
+                    "its own dispatch)")
+    presets_option(cr)
+    cr.set_defaults(func=cmd_check_replay)
+
+    va = sub.add_parser("validate", help="external: predict published measurements of real "
+                        "machines from presets and print the errors (a trace's replay "
+                        "bookkeeping: 'rldse check-replay TRACE')")
+    va.add_argument("target", metavar="external")
     va.add_argument("--dataset", action="append", default=[], metavar="NAME",
-                    help="(external) only this data set (repeatable; default all)")
-    va.add_argument("--csv", metavar="FILE.csv", help="(external) also write every row")
-    va.add_argument("--checked", metavar="FILE.csv", help="(external) also write the summary "
+                    help="only this data set (repeatable; default all)")
+    va.add_argument("--csv", metavar="FILE.csv", help="also write every row")
+    va.add_argument("--checked", metavar="FILE.csv", help="also write the summary "
                     "per part, what 'rldse parts show' prints (shipped as "
                     "rldse/external/data/checked.csv)")
-    va.add_argument("--doc", metavar="FILE.md", help="(external) replace the 'Against real "
+    va.add_argument("--doc", metavar="FILE.md", help="replace the 'Against real "
                     "machines' table in this page (docs/validation.md) with this run's")
     va.add_argument("--force", action="store_true",
-                    help="(external) overwrite an existing --csv or --checked file")
+                    help="overwrite an existing --csv or --checked file")
     presets_option(va)
     progress_option(va)
     va.set_defaults(func=cmd_validate)

@@ -166,31 +166,6 @@ def rows() -> pd.DataFrame:
     return pd.DataFrame(out, columns=[*ROW_COLUMNS, SUBSET])
 
 
-def staleness_order() -> tuple[list[float], list[float], bool]:
-    """The staleness ablation's step times (measured, predicted) by threshold, and
-    whether the prediction keeps the page's order: 0 slowest, 0.3-0.5 fastest."""
-    _, d = predictions()
-    abl = table()
-    abl = abl[abl["table"] == "staleness_128"].sort_values("staleness_threshold")
-    pred = []
-    for r in abl.itertuples():
-        match = d[(d["gpus"] == r.gpus) & (d["staleness_threshold"] == r.staleness_threshold)
-                  & ~d["colocated"]]
-        pred.append(float(match["predicted_s"].iloc[0]))
-    thresholds = abl["staleness_threshold"].tolist()
-    return abl["step_s"].tolist(), pred, order_holds(thresholds, pred)
-
-
-def order_holds(thresholds: list[float], step_s: list[float]) -> bool:
-    """The page's order: threshold 0 strictly slowest, every threshold of 0.3 and above
-    strictly faster than every one below 0.3 (ties do not show an order)."""
-    zero = step_s[thresholds.index(0.0)]
-    low = [t for s, t in zip(thresholds, step_s, strict=True) if s < 0.3]
-    high = [t for s, t in zip(thresholds, step_s, strict=True) if s >= 0.3]
-    return all(zero > t for s, t in zip(thresholds, step_s, strict=True) if s != 0) and \
-        bool(high) and max(high) < min(low)
-
-
 register(Dataset(
     name="verl",
     description="verl's DAPO step times on Qwen2.5-Math-7B, 32-128 H20 GPUs: colocated "

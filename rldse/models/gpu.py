@@ -222,11 +222,6 @@ class GpuSpec(PartSpec):
             raise ValueError(f"'{v}' is not one of {', '.join(PROCESS_POWER)}")
         return v
 
-    @property
-    def knee_flop_per_byte(self) -> float:
-        """Arithmetic intensity where FP32 compute and memory bandwidth meet."""
-        return self.fp32_tflops * 1e12 / (self.mem_bw_gbs * 1e9)
-
 
 @dataclass(frozen=True)
 class GpuTimes:
@@ -642,8 +637,8 @@ register(PartKind(
     name="gpu", spec=GpuSpec,
     model=lambda spec, ctx: GpuModel(
         spec, ctx.load("link", spec.host_link, "gpu.host_link"),
-        ctx.host if spec.dispatch_core == "host" else
-        cast(CpuSpec, ctx.load("cpu", spec.dispatch_core, "gpu.dispatch_core")), ctx.host),
+        ctx.capture_host if spec.dispatch_core == "host" else
+        cast(CpuSpec, ctx.load("cpu", spec.dispatch_core, "gpu.dispatch_core")), ctx.capture_host),
     description="GPUs behind a host link",
     serves={"act": Runs.KERNELS, "learn": Runs.KERNELS, "replay": Runs.SERVER,
             "q_update": Runs.KERNELS},

@@ -161,7 +161,7 @@ class ModelContext:
     models scale measured times from it), a loader for presets it depends on, and the
     cores the program keeps busy at once (a CPU's clock follows it; None: all)."""
 
-    host: PartSpec | None
+    capture_host: PartSpec | None
     load: Callable[[str, str, str], PartSpec]  # (kind, preset, where) -> spec
     busy_cores: int | None = None
 

@@ -168,13 +168,6 @@ class PimModel(IdlePlusActionsPower):
         t = self._tasklets(tasklets)
         return self.spec.clock_mhz * 1e6 * min(1.0, t / self.spec.pipeline_tasklets)
 
-    def ops_per_second(self, mix: OpMix, dtype: str, tasklets: int | None = None) -> float:
-        """Items per second of one DPU (PrIM's MOPS × 1e6 for a one-operation loop)."""
-        instructions = self.instructions(mix, dtype)
-        if instructions <= 0:
-            raise RldseError("pim: an OpMix with no instructions has no rate")
-        return self.issue_rate(tasklets) / instructions
-
     def compute_seconds(self, items_per_dpu: ArrayLike, mix: OpMix, dtype: str,
                         tasklets: int | None = None) -> np.ndarray:
         """Pipeline time for ``items_per_dpu`` items on each DPU (DPUs run in parallel)."""
@@ -209,12 +202,6 @@ class PimModel(IdlePlusActionsPower):
         dma = (self.mram_seconds(items * mram_read_bytes_per_item, transfer_bytes)
                + self.mram_seconds(items * mram_write_bytes_per_item, transfer_bytes, write=True))
         return compute + dma if self._tasklets(tasklets) == 1 else np.maximum(compute, dma)
-
-    @property
-    def mram_bandwidth_gbs(self) -> float:
-        """Peak MRAM bandwidth of all DPUs: 1/β bytes per cycle each."""
-        s = self.spec
-        return s.dpus * s.clock_mhz * 1e6 / s.mram_beta_cycles_per_byte / 1e9
 
     # ---- between the CPU and the DPUs ----------------------------------------------------
     def cpu_to_dpu_seconds(self, bytes_per_dpu: ArrayLike, n_dpus: int | None = None,

@@ -177,7 +177,7 @@ def get_preset(kind: str, name: str, *, host: HostFingerprint | None = None) -> 
                      f"(presets: {', '.join(names)})")
 
 
-def make_model(spec: PartSpec, *, host: HostFingerprint | CpuSpec | None = None,
+def make_model(spec: PartSpec, *, capture_host: HostFingerprint | CpuSpec | None = None,
                busy_cores: int | None = None) -> Any:
     """The cost model of a spec, built by its registered kind. A CPU needs the capture
     host (fingerprint or spec) it scales measured times from; its cores run at the clock
@@ -185,8 +185,10 @@ def make_model(spec: PartSpec, *, host: HostFingerprint | CpuSpec | None = None,
     kind = next((k for k in PART_KINDS.values() if type(spec) is k.spec), None)
     if kind is None:
         raise TypeError(f"{type(spec).__name__} is not the spec of a registered part kind")
-    host_spec = cpu_from_host(host) if isinstance(host, HostFingerprint) else host
-    context = ModelContext(host=host_spec, load=lambda k, n, where: load_part(k, n, where=where),
+    host_spec = cpu_from_host(capture_host) if isinstance(capture_host, HostFingerprint) \
+        else capture_host
+    context = ModelContext(capture_host=host_spec,
+                           load=lambda k, n, where: load_part(k, n, where=where),
                            busy_cores=busy_cores)
     return kind.model(spec, context)
 

@@ -33,6 +33,21 @@ def _new(name: Any, table: dict[str, str], where: str) -> Any:
     return name
 
 
+def keys(raw: Any, table: dict[str, str], where: str) -> Any:
+    """A mapping with its old keys (``table``: old -> new) renamed, each with the note;
+    both an old key and its new one is one line."""
+    if not isinstance(raw, dict) or not set(raw) & set(table):
+        return raw
+    out = {}
+    for key, value in raw.items():
+        new = _new(key, table, where)
+        if new != key and new in raw:
+            raise RldseError(f"both '{key}' and '{new}' (the same field; keep '{new}')",
+                             where=where)
+        out[new] = value
+    return out
+
+
 def kind(name: Any, where: str) -> Any:
     """A part-kind name (a preset file's ``kind:``) with an old name renamed."""
     return _new(name, KINDS, where)

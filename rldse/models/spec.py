@@ -18,7 +18,7 @@ exist: its numbers need only be allowed, not plausible, and may exceed its prese
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
@@ -26,7 +26,7 @@ import annotated_types as at
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from rldse.errors import RldseError, did_you_mean
+from rldse.errors import did_you_mean, validation_errors
 from rldse.strict import UserModel
 
 S = TypeVar("S", bound="PartSpec")
@@ -168,33 +168,13 @@ def _ctx_bounds(ctx: Mapping[str, Any] | None) -> list[Any]:
 close_names = did_you_mean  # the one 'did you mean' (rldse.errors)
 
 
-def validation_message(exc: ValidationError, model: type[BaseModel], where: str,
-                       index: int = 0) -> RldseError:
-    """One error (the first by default) of a pydantic ValidationError as one RldseError
-    whose path is the field's; the message quotes the field's unit-aware bounds."""
-    err = exc.errors()[index]
-    loc = [str(p) for p in err["loc"] if p != "[key]"]  # a bad mapping key: name the key
-    path = ".".join([where, *loc]) if loc else where
-    kind, value = err["type"], err.get("input")
-    field = loc[0] if loc else ""
-    if kind == "extra_forbidden":
-        allowed = spec_fields(model)
-        return RldseError(f"unknown field{close_names(field, allowed)} "
-                          f"(allowed: {', '.join(allowed)})", where=path)
-    if kind == "missing":
-        return RldseError("required field is missing", where=path)
-    if kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal",
-                "finite_number"):
-        what = "is out of range" if kind != "finite_number" else "is not a finite number"
-        # a top-level field quotes all its bounds; an entry of a mapping field, the one broken
-        bounds = model.model_fields[field].metadata if len(loc) == 1 else []
-        rng = _range_text(loc[-1], [*bounds, *_ctx_bounds(err.get("ctx"))])
-        return RldseError(f"{value!r} {what} (allowed: {rng})", where=path)
-    if kind == "implausible":  # the plausible range and the likely slip, said in full
-        return RldseError(str(err["msg"]), where=path)
-    if kind == "value_error":  # our own cross-field checks: the message says it all
-        return RldseError(f"{str(err['ctx']['error'])} (got {value!r})", where=path)
-    return RldseError(f"{err['msg']} (got {value!r})", where=path)
+def _bounds_text(model: type[BaseModel]) -> Callable[[list[str | int], dict], str]:
+    """A field's allowed range in words, for rldse.errors.validation_error: a top-level
+    field quotes all its bounds; an entry of a mapping field, the one broken."""
+    def text(loc: list[str | int], ctx: dict) -> str:
+        bounds = model.model_fields[str(loc[0])].metadata if len(loc) == 1 else []
+        return _range_text(str(loc[-1]) if loc else "", [*bounds, *_ctx_bounds(ctx)])
+    return text
 
 
 def build(model: type[S], values: Mapping[str, Any], where: str) -> S:
@@ -203,10 +183,8 @@ def build(model: type[S], values: Mapping[str, Any], where: str) -> S:
     try:
         return model.model_validate(dict(values))
     except ValidationError as exc:
-        errors = [validation_message(exc, model, where, i) for i in range(exc.error_count())]
-        if len(errors) == 1:
-            raise errors[0] from None
-        raise RldseError("; ".join(map(str, errors))) from None
+        raise validation_errors(exc, where, fields=spec_fields(model),
+                                range_text=_bounds_text(model)) from None
 
 
 def idle_at_most(idle: str, active: str) -> Any:

@@ -148,12 +148,6 @@ class TcamModel(IdlePlusActionsPower):
                 "merge": (s.arrays - 1) * s.merge_pj
                 + self.result_bits * self.tree_mm * s.wire_pj_per_bit_mm}
 
-    def search_seconds(self, n_searches: ArrayLike) -> np.ndarray:
-        """``n_searches`` keys one after another, each broadcast to all arrays, searched in
-        all at once, and merged back."""
-        return np.asarray(n_searches, dtype=np.float64) * sum(self.search_parts_ns().values()) \
-            * 1e-9
-
     def search_joules(self, n_searches: ArrayLike) -> np.ndarray:
         """Every array spends its search energy on every key, plus broadcast and merge."""
         return action_joules(n_searches, sum(self.search_parts_pj().values()))

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, validation_error
 from rldse.recording.network import Network
 from rldse.trace import plain
 from rldse.workloads import WORKLOADS
@@ -34,8 +34,8 @@ def workload_info(workload: str, nets: dict[str, Network],
     try:
         info_type.model_validate(info)
     except ValidationError as exc:  # every missing or bad one at once
-        bad = "; ".join(f"hyperparameter '{'.'.join(str(p) for p in err['loc'])}': "
-                        f"{err['msg'].lower()}" for err in exc.errors())
+        bad = "; ".join(f"hyperparameter '{e.where}': {e.message}" for e in
+                        (validation_error(exc, "", index=i) for i in range(exc.error_count())))
         raise RldseError(f"{bad} (the {workload} program reads "
                          f"{', '.join(info_type.model_fields)})", where="recording") from None
     return info

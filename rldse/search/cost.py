@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from rldse.errors import RldseError
 from rldse.search.space import Dimension, Scalar, Space
 from rldse.search.study_file import StudyFile
-from rldse.sim.budget import Limits, duration, is_small, per_run_s
+from rldse.sim.budget import Limits, duration, is_small, per_run_s, refuse_over
 from rldse.sim.target import to_target
 from rldse.system import resolve
 
@@ -103,12 +103,12 @@ def search_cost(study: StudyFile, trials: int, workers: int, limits: Limits) -> 
     def total(each_s: float) -> float:
         return math.ceil(trials / parallel) * each_s
 
-    if small and (limits.allow_long or total(UNMETERED_RUN_S) <= limits.wall_s):
+    if small and not limits.over(total(UNMETERED_RUN_S)):
         return SearchCost(total(UNMETERED_RUN_S), trials, UNMETERED_RUN_S, parallel,
                           len(systems), measured=False)
     # priced until the search is surely over the limit: the answer is then a refusal
     rounds = math.ceil(trials / parallel)
-    enough_s = None if limits.allow_long else limits.wall_s / rounds
+    enough_s = limits.share_s(rounds)
     each_s, priced = 0.0, 0
     for system in systems:
         each_s = max(each_s, _with_its_estimate(trace, system, enough_s))
@@ -134,8 +134,7 @@ def _with_its_estimate(trace, system, enough_s: float | None) -> float:
 
 def check_search(cost: SearchCost, limits: Limits, where: str) -> None:
     """Refuse a search estimated over ``limits.wall_s`` in one line (unless allow_long)."""
-    if cost.wall_s > limits.wall_s and not limits.allow_long:
-        raise RldseError(f"this search would take {cost.describe()}: over the "
-                         f"{duration(limits.wall_s)} limit; give --allow-long to run it "
-                         "anyway, or fewer trials, more workers or a smaller "
-                         "workload.env_steps", where=where)
+    if limits.over(cost.wall_s):
+        refuse_over(f"this search would take {cost.describe()}: over the "
+                    f"{duration(limits.wall_s)} limit",
+                    "fewer trials, more workers or a smaller workload.env_steps", where, limits)

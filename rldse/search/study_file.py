@@ -53,7 +53,7 @@ from pydantic import (
     model_validator,
 )
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, validation_error
 from rldse.models import PART_KINDS, renamed
 from rldse.models.kinds import kinds_for
 from rldse.paths import study_path
@@ -65,7 +65,7 @@ from rldse.sim.budget import Limits
 from rldse.sim.target import DEFAULT_SMOOTHING_EPISODES, Target, TargetSteps, target_steps
 from rldse.strict import UserModel
 from rldse.system import (
-    HOST_KIND,
+    CPU_KIND,
     files_beside,
     load_spec,
     parse_spec,
@@ -92,6 +92,21 @@ class Range(UserModel):
     step: float | None = Field(None, gt=0)
     log: bool = False
     when: dict[str, Scalar | list[Scalar]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_mapping(cls, raw: Any) -> Any:
+        if not isinstance(raw, dict):
+            raise ValueError("expected a mapping like {int: [low, high]}, {float: [...]} or "
+                             "{choices: [...]}")
+        return raw
+
+    @field_validator("int_", "float_", mode="before")
+    @classmethod
+    def _two_numbers(cls, v: Any) -> Any:
+        if v is not None and not (isinstance(v, (list, tuple)) and len(v) == 2):
+            raise ValueError("expected two numbers [low, high]")
+        return v
 
     @model_validator(mode="after")
     def _one_kind(self) -> Range:
@@ -229,6 +244,13 @@ class StudyFile(UserModel):
     _space: Space = PrivateAttr()
     _constraints: list[Constraint] = PrivateAttr()
 
+    @field_validator("base", mode="before")
+    @classmethod
+    def _file_or_mapping(cls, v: Any) -> Any:
+        if not isinstance(v, (str, dict)):
+            raise ValueError("expected a SystemSpec file name or the spec as a mapping")
+        return v
+
     @field_validator("sampler", mode="before")
     @classmethod
     def _sampler_by_name(cls, v: Any) -> Any:
@@ -312,7 +334,7 @@ def load_study_file(path: str | Path) -> StudyFile:
     try:
         study = StudyFile.model_validate(raw)
     except ValidationError as exc:
-        raise RldseError(f"{where}: {_pydantic_message(exc)}") from None
+        raise validation_error(exc, "", list(StudyFile.model_fields)).within(where) from None
     study._file = path.resolve()
     _use_presets(study, where)
     study._storage_url = _storage_url(study, where)
@@ -394,29 +416,6 @@ def _check_target(study: StudyFile, where: str) -> None:
 
 def _read_yaml(path: Path) -> dict[str, Any]:
     return read_mapping(path, "trace, base, space, objectives, ...")
-
-
-def _pydantic_message(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    loc = ""
-    for part in err["loc"]:
-        if isinstance(part, int):
-            loc += f"[{part}]"
-        elif not str(part).startswith(("function-", "str", "dict[")):
-            loc += f".{part}" if loc else str(part)
-    kind = err["type"]
-    msg = err["msg"].removeprefix("Value error, ")
-    if kind == "extra_forbidden":
-        msg = "unknown key"
-    elif kind == "missing" and isinstance(err["loc"][-1], int):
-        msg, loc = "expected two numbers [low, high]", loc.rsplit("[", 1)[0]
-    elif kind == "missing":
-        msg = "required key is missing"
-    elif err["loc"][0] == "space" and len(err["loc"]) == 2 and kind == "model_type":
-        msg = "expected a mapping like {int: [low, high]}, {float: [...]} or {choices: [...]}"
-    elif err["loc"][0] == "base" and kind in ("string_type", "dict_type"):
-        msg = "expected a SystemSpec file name or the spec as a mapping"
-    return f"{loc}: {msg}" if loc else msg
 
 
 def _storage_url(study: StudyFile, where: str) -> str | None:
@@ -505,7 +504,7 @@ def _check_placement_choices(study: StudyFile, where: str) -> None:
                 raise RldseError(f"{at}: a {choice} part cannot run {role} (kinds that can: "
                                  f"{', '.join(kinds_for(role))})")
             if (role in workload.placements and not workload.places(role, str(choice))) \
-                    or (role not in workload.placements and choice != HOST_KIND):
+                    or (role not in workload.placements and choice != CPU_KIND):
                 raise RldseError(f"{at}: {workload.name} programs never run {role} on "
                                  f"{choice}: every such point would be invalid")
             if choice not in present and choice not in added:

@@ -109,6 +109,15 @@ class Limits:
     allow_long: bool = False
     progress_after_s: float = 2.0  # show a progress bar when the estimate is longer
 
+    def over(self, wall_s: float) -> bool:
+        """Whether ``wall_s`` of estimated wall time is refused (never with allow_long)."""
+        return wall_s > self.wall_s and not self.allow_long
+
+    def share_s(self, parts: int = 1) -> float | None:
+        """The wall seconds each of ``parts`` runs in a row may take before the whole is
+        over the limit, where pricing can stop (None with allow_long: price it all)."""
+        return None if self.allow_long else self.wall_s / parts
+
 
 @dataclass(frozen=True)
 class Budget:
@@ -424,10 +433,10 @@ TIMELINE_LIMIT_BYTES = 10**9
 
 def refuse_over(what: str, advice: str, where: str, limits: Limits) -> None:
     """The one refusal of a run over its limits (none with ``limits.allow_long``):
-    ``what`` gives the estimate, ``advice`` the smaller run."""
+    ``what`` gives the estimate, ``advice`` the smaller run (empty: none to give)."""
     if not limits.allow_long:
-        raise RldseError(f"{what}; give --allow-long to run it anyway, or {advice}",
-                         where=where)
+        raise RldseError(f"{what}; give --allow-long to run it anyway"
+                         f"{', or ' + advice if advice else ''}", where=where)
 
 
 def work(system: ResolvedSystem) -> tuple[float, str]:

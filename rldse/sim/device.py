@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rldse.models.power import UTILISATION
 from rldse.sim.lanes import Lanes
 from rldse.sim.timeline import TimelineStream
 
@@ -34,7 +35,7 @@ class Device:
     lanes: int
     idle_w: float
     max_w: float
-    estimator: str = "utilisation model P_idle + u(P_max - P_idle) (Fan et al. ISCA 2007)"
+    estimator: str = UTILISATION  # the part model's ``method`` (machine.py passes it)
     claimed_accuracy: str = "unstated; first-order"
     cost_usd: float = 0.0
     timeline: TimelineStream | None = None  # where bookings go with ``--timeline``

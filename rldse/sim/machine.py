@@ -35,7 +35,7 @@ from rldse.sim.result import (
     ramp_warnings,
 )
 from rldse.sim.timeline import NO_TAG, TimelineStream
-from rldse.system import HOST_KIND, ResolvedSystem, capture_host_cpu, resolve
+from rldse.system import CPU_KIND, ResolvedSystem, capture_host_cpu, resolve
 from rldse.trace import NETWORK_PHASES, Trace, networks_on_gpu
 
 
@@ -198,7 +198,7 @@ class Runner:
     @property
     def is_host(self) -> bool:
         """The host CPU's own cores run the role."""
-        return self.kind == HOST_KIND
+        return self.kind == CPU_KIND
 
 
 @dataclass
@@ -238,7 +238,7 @@ def busy_cores(system: ResolvedSystem) -> int:
     them run as further hardware threads (SMT) or time-sliced on cores already busy,
     which lowers no clock further (turbo counts active cores)."""
     n = max(int(system.workload.busy_processes(system)), 1)
-    cpu = system.specs.get(HOST_KIND)
+    cpu = system.specs.get(CPU_KIND)
     return min(n, cpu.lanes) if cpu is not None else n
 
 
@@ -281,13 +281,13 @@ class Machine:
             for inst in insts:
                 model = built.get(id(inst.spec))
                 if model is None:
-                    model = built[id(inst.spec)] = make_model(inst.spec, host=host,
+                    model = built[id(inst.spec)] = make_model(inst.spec, capture_host=host,
                                                               busy_cores=self.busy_cores)
                 self.models.setdefault(kind, model)
                 self.models[inst.name] = model
                 self.devices[inst.name] = self._device(inst.name, kind, inst.preset,
                                                        int(inst.lanes or model.lanes), model)
-        cpu = self.models.get(HOST_KIND)
+        cpu = self.models.get(CPU_KIND)
         gpu_captured = networks_on_gpu(trace.meta)
         # framework dispatch runs on the system's cores; each kernel-issuing model once
         for kind in system.parts:
@@ -337,16 +337,16 @@ class Machine:
     def runner(self, role: str) -> Runner:
         """What serves ``role``: the kind placed for it (the host CPU where the workload
         places nothing there), how it runs it, its model and devices."""
-        kind = self.placement.get(role, HOST_KIND)
+        kind = self.placement.get(role, CPU_KIND)
         return Runner(role, kind, PART_KINDS[kind].runs(role), self.models[kind],
                       tuple(self.of_kind(kind)))
 
     @property
-    def host(self) -> Runner:
-        """The host CPU: its cores run env steps, actors' glue and every framework's
-        dispatch."""
-        return Runner("host", HOST_KIND, Runs.CORES, self.models[HOST_KIND],
-                      tuple(self.of_kind(HOST_KIND)))
+    def cpu(self) -> Runner:
+        """The machine's own CPU (the target, not the capture host its model scales
+        from): its cores run env steps, actors' glue and every framework's dispatch."""
+        return Runner("host", CPU_KIND, Runs.CORES, self.models[CPU_KIND],
+                      tuple(self.of_kind(CPU_KIND)))
 
     def table_seconds(self, row: str, phase: str) -> float:
         """Latency of one `phase` operation on table row `row` (co-located if shared)."""
@@ -390,7 +390,7 @@ class Machine:
             raise RldseError(f"trace {trace.digest} has no '{phase}' operations")
         return ops
 
-    def phase_cost(self, phase: str, kind: str = HOST_KIND, layers: int = 0) -> np.ndarray:
+    def phase_cost(self, phase: str, kind: str = CPU_KIND, layers: int = 0) -> np.ndarray:
         """Seconds for each trace row of `phase` on part `kind` (cached; default the host
         CPU). Where the kind issues kernels their count grows with the network's
         `layers`, which only the workload knows; 0 counts the fixed kernels alone, a lower
@@ -465,7 +465,7 @@ class Machine:
             tl.tag = NO_TAG
         return end
 
-    def cycle(self, phase: str, kind: str = HOST_KIND) -> Cycle:
+    def cycle(self, phase: str, kind: str = CPU_KIND) -> Cycle:
         """A cycle over the phase's costs starting at a seeded random row."""
         costs = self.phase_cost(phase, kind)
         return Cycle(costs, start=int(self.rng.integers(len(costs))))
@@ -545,7 +545,7 @@ class Machine:
     @property
     def host_memory_capacity(self) -> int:
         """Bytes of host DRAM: the CPU's mem_bytes × sockets (0 without a CPU part)."""
-        cpu = self.models.get(HOST_KIND)
+        cpu = self.models.get(CPU_KIND)
         return int(cpu.spec.mem_capacity_bytes) if cpu is not None else 0
 
 

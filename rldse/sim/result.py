@@ -213,11 +213,6 @@ class Result(BaseModel):
     def feasible(self) -> bool:
         return all(self.checks.values())
 
-    def to_frame(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame([self.metrics()])
-
     def devices_frame(self) -> pd.DataFrame:
         import pandas as pd
 

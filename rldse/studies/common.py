@@ -8,7 +8,7 @@ from typing import TypeVar
 import matplotlib.pyplot as plt
 from pydantic import BaseModel, ValidationError
 
-from rldse.errors import RldseError
+from rldse.errors import validation_error
 from rldse.paths import FOLDER
 from rldse.studies.discovery import MODULE_KEY
 from rldse.yamlfile import read_mapping
@@ -25,9 +25,7 @@ def load_params(study_dir: Path, model: type[P]) -> P:
     try:
         return model.model_validate(raw, context={FOLDER: study_dir})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"{path}: {loc}: {err['msg']}") from None
+        raise validation_error(exc, "").within(str(path)) from None
 
 
 def save_figure(fig: plt.Figure, out_dir: Path, name: str) -> Path:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rldse.errors import RldseError
-from rldse.sim.budget import Limits, duration, per_run_s
+from rldse.sim.budget import Limits, duration, per_run_s, refuse_over
 from rldse.studies.discovery import Study
 from rldse.system import ResolvedSystem, resolve
 
@@ -96,9 +96,8 @@ def estimate_studies(studies: list[Study], limits: Limits) -> list[tuple[Study, 
         except RldseError as exc:
             raise exc.within(f"study {study.name}") from None
     total_s = sum(c.wall_s for _, c in costs if c is not None)
-    if total_s > limits.wall_s and not limits.allow_long:
+    if limits.over(total_s):
         shown = "; ".join(f"{s.name} {c.describe()}" for s, c in costs if c is not None)
-        raise RldseError(f"this study run would take about {duration(total_s)} ({shown}): "
-                         f"over the {duration(limits.wall_s)} limit; give --allow-long to "
-                         "run it anyway", where="study run")
+        refuse_over(f"this study run would take about {duration(total_s)} ({shown}): over "
+                    f"the {duration(limits.wall_s)} limit", "", "study run", limits)
     return costs

@@ -9,7 +9,7 @@ and ddpg), naming everything the rest of rldse asks of it:
 - ``knobs``: simulate-time settings (``workload:`` in a SystemSpec), every one "as in the
   trace" unless set; a knob the family does not use is refused; ``worker_knob``: the one
   that counts its workers (budget pilots cap it), ``host_knobs``: the workload_info
-  entries ``rldse validate`` replays as knobs;
+  entries ``rldse check-replay`` replays as knobs;
 - ``info``: the typed ``workload_info`` its capture writes and its program reads
   (``rldse.system.ResolvedSystem.info``);
 - ``placements``: the roles its program places and the forms it runs them in
@@ -149,7 +149,7 @@ class Workload:
     capture_options: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     sides: dict[str, Side] = field(default_factory=lambda: dict(SIDES))
     worker_knob: str | None = None  # the knob counting its workers (actors, agents)
-    host_knobs: tuple[str, ...] = ()  # workload_info entries `rldse validate` sets as knobs
+    host_knobs: tuple[str, ...] = ()  # workload_info entries `rldse check-replay` sets as knobs
     recording: Recordable | None = None
     #: phases whose host time is waiting on the other side (a pipe, a queue), costed from
     #: wall time, not CPU time (rldse.trace.compute_mask); none by default ('sync' of an

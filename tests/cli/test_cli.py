@@ -97,7 +97,7 @@ def test_validate_says_it_checks_replay_consistency_not_accuracy(capsys):
     from pathlib import Path
 
     trace = Path(__file__).resolve().parents[2] / "traces" / "tabular_frozenlake.parquet"
-    code, out, _ = _run(["validate", str(trace)], capsys)
+    code, out, _ = _run(["check-replay", str(trace)], capsys)
     header = out.splitlines()[0]
     assert code == 0 and "REPLAY CONSISTENCY" in header and "not model accuracy" in header
 

@@ -47,7 +47,7 @@ def test_bad_flags_are_one_line(tmp_path, capsys, extra, needle):
 
 
 def test_validate_refuses_a_negative_seed(capsys):
-    assert "--seed -1" in _one_line_error(["validate", TRACE, "--seed", "-1"], capsys)
+    assert "--seed -1" in _one_line_error(["check-replay", TRACE, "--seed", "-1"], capsys)
 
 
 def test_env_steps_1e10_is_refused_with_the_estimate(capsys):

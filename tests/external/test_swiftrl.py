@@ -18,6 +18,6 @@ def test_row_form_and_no_published_measurement():
 
 def test_prediction_by_hand():
     ns = stored(swiftrl.KEY).best_ns
-    mhz = host_model("xeon-silver-4110").host.clock_mhz
+    mhz = host_model("xeon-silver-4110").capture_host.clock_mhz
     want = 1e8 * ns * 1e-9 * mhz / (3000 * 0.78)  # one core at the 3.0 GHz turbo, Skylake core
     assert swiftrl.rows()["predicted"].iloc[0] == pytest.approx(want)

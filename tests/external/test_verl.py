@@ -1,4 +1,4 @@
-"""Data set "verl": the rows' systems, the documented command, the order check; the whole
+"""Data set "verl": the rows' systems, the documented command; the whole
 table (about 15 s) is the slow test."""
 
 from pathlib import Path
@@ -11,13 +11,6 @@ from rldse.system import load_spec
 from rldse.workloads import open_trace
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def test_order_holds_only_for_the_pages_order():
-    thresholds = [0.0, 0.1, 0.3, 0.5]
-    assert verl.order_holds(thresholds, [231.3, 171.3, 146.1, 150.6])  # the page's
-    assert not verl.order_holds(thresholds, [231.3, 146.1, 146.1, 146.1])  # a tie
-    assert not verl.order_holds(thresholds, [171.3, 231.3, 146.1, 150.6])
 
 
 def test_documented_command_predicts_what_the_validation_predicts():

@@ -6,7 +6,7 @@ import pytest
 
 from rldse.cli import main
 from rldse.errors import RldseError
-from rldse.sim.validate import validate
+from rldse.sim.check_replay import check_replay
 from rldse.trace import load_trace
 
 torch = pytest.importorskip("torch", reason="needs the 'sb3' extra (pip install rldse[sb3])")
@@ -30,14 +30,14 @@ def learn(algo: str, env_id: str, steps: int, path, **kwargs):
 
 
 def replays_consistently(path, capsys) -> None:
-    """`rldse validate` runs, and its replay on the capture host (every op at its recorded
+    """`rldse check-replay` runs, and its replay on the capture host (every op at its recorded
     wall time) is at least the sum of its phases (one process: nothing overlaps) and at
     most the run's wall time (what the program adds is measured glue, never invented).
     How close to the wall it comes depends on the host's load: benchmarks/sb3_*.py."""
-    assert main(["validate", str(path)]) == 0
+    assert main(["check-replay", str(path)]) == 0
     assert "TOTAL (wall)" in capsys.readouterr().out
     trace = load_trace(path)
-    table, result = validate(trace)
+    table, result = check_replay(trace)
     phases = table.drop(index="TOTAL (wall)")["simulated_s"].sum()
     assert phases <= result.sim_time_s * (1 + 1e-9) <= trace.meta.wall_time_s * (1 + 1e-9)
 

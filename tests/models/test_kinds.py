@@ -15,7 +15,7 @@ from rldse.models.presets import _presets_of
                          ids=lambda k: k.name)
 def test_each_kind_models_the_forms_it_serves(kind, host_fp):
     preset = next(iter(_presets_of(kind.name)))
-    model = make_model(load_part(kind.name, preset, host=host_fp), host=host_fp)
+    model = make_model(load_part(kind.name, preset, host=host_fp), capture_host=host_fp)
     assert isinstance(model, PartModel)
     for role, runs in kind.serves.items():
         assert isinstance(model, FORM_PROTOCOLS[runs]), (kind.name, role, runs)

@@ -49,7 +49,7 @@ def test_a_million_operations_are_costed_as_columns(host_fp):
         "flops": rng.integers(0, 10**7, n), "bytes": rng.integers(0, 10**6, n),
         "touches": rng.integers(0, 100, n), "dur_s": rng.uniform(1e-6, 1e-3, n)})
     ops = OpColumns.from_frame(frame)
-    cpu = make_model(load_part("cpu", "epyc-7742"), host=cpu_from_host(host_fp))
+    cpu = make_model(load_part("cpu", "epyc-7742"), capture_host=cpu_from_host(host_fp))
     gpu = make_model(load_part("gpu", "h100-sxm"))
     for costs in (np.asarray(cpu.op_seconds(ops)), gpu.op_times(ops, layers=3).wall_s):
         assert costs.shape == (n,) and np.isfinite(costs).all() and (costs > 0).all()

@@ -36,6 +36,6 @@ def test_energy_per_action():
     ("tcam", "rram-tcam-64"),
 ])
 def test_every_model_states_method_and_accuracy(kind, name, host_fp):
-    model = make_model(load_part(kind, name), host=host_fp)
+    model = make_model(load_part(kind, name), capture_host=host_fp)
     assert model.method and model.claimed_accuracy
     assert model.lanes >= 1 and 0 <= model.idle_w <= model.max_w

@@ -136,7 +136,7 @@ def test_preset_units_must_match_the_field():
 
 
 def test_make_model_builds_each_kind(host_fp):
-    assert isinstance(make_model(load_part("cpu", "epyc-7402p"), host=host_fp), CpuModel)
+    assert isinstance(make_model(load_part("cpu", "epyc-7402p"), capture_host=host_fp), CpuModel)
     assert isinstance(make_model(load_part("gpu", "rtx-3090")), GpuModel)
     assert isinstance(make_model(load_part("pim", "upmem-e19")), PimModel)
     assert isinstance(make_model(load_part("tcam", "sram-tcam-64")), TcamModel)

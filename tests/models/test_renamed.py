@@ -75,3 +75,13 @@ def test_user_preset_file_of_the_old_kind(tmp_path, capsys):
     finally:
         presets.use_preset_dirs(previous)
     assert "mine.yaml: kind: 'am' is deprecated" in capsys.readouterr().err
+
+
+def test_the_amper_study_reads_its_old_am_keys_with_a_note(capsys):
+    from rldse.studies.amper_replay.params import EndToEnd
+
+    raw = {"cpu": "c", "gpu": "g", "am": "fefet-tcam-64", "env_steps": 1}
+    assert renamed.keys(raw, {"am": "tcam"}, "end_to_end")["tcam"] == "fefet-tcam-64"
+    assert "end_to_end: 'am' is deprecated; read as 'tcam'" in capsys.readouterr().err
+    with pytest.raises(RldseError, match="both 'am' and 'tcam'"):
+        EndToEnd.model_validate({**raw, "tcam": "x", "trace": "t.parquet"})

@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import numpy as np
 import pytest
 
 from rldse.models import TcamModel, load_part
@@ -33,7 +32,7 @@ def job(**kw) -> ReplayJob:
 def test_64x64_fefet_search_costs_0_38_ns_and_2_34_pj():
     tcam = model("fefet-tcam-64")  # one array: no H-tree, no merge
     assert tcam.levels == 0 and tcam.path_mm == 0 and tcam.tree_mm == 0
-    assert tcam.search_seconds(1) == pytest.approx(0.38e-9)
+    assert tcam.sample_seconds(1, 0, 0) == pytest.approx(0.38e-9)
     assert tcam.search_joules(1) == pytest.approx(2.34e-12)
 
 
@@ -47,12 +46,12 @@ def test_256_arrays_add_an_8_level_htree_and_merge():
     assert tcam.path_mm == pytest.approx(path) and path == pytest.approx(15 * p)
     assert tcam.tree_mm == pytest.approx(tree) and tree == pytest.approx(360 * p)
     ns = path * WIRE_NS_PER_MM + 0.38 + 8 * MERGE_NS + path * WIRE_NS_PER_MM
-    assert tcam.search_seconds(1) == pytest.approx(ns * 1e-9)
+    assert tcam.sample_seconds(1, 0, 0) == pytest.approx(ns * 1e-9)
     result_bits = 1 + 14  # hit + log2(16,384 rows)
     pj = (64 * tree * WIRE_PJ_PER_BIT_MM + 256 * 2.34 + 255 * MERGE_PJ
           + result_bits * tree * WIRE_PJ_PER_BIT_MM)
     assert tcam.search_joules(1) == pytest.approx(pj * 1e-12)
-    np.testing.assert_allclose(tcam.search_seconds([0, 32]), [0, 32 * ns * 1e-9])
+    assert [tcam.sample_seconds(n, 0, 0) for n in (0, 32)] == pytest.approx([0, 32 * ns * 1e-9])
 
 
 def test_16384_arrays_have_14_levels_exact_latency_and_energy():
@@ -66,8 +65,9 @@ def test_16384_arrays_have_14_levels_exact_latency_and_energy():
     assert ns["htree"] == pytest.approx(path * WIRE_NS_PER_MM)  # ≈ 0.90 ns
     assert ns["search"] == pytest.approx(0.38)
     assert ns["merge"] == pytest.approx(14 * MERGE_NS + path * WIRE_NS_PER_MM)  # ≈ 4.31 ns
-    assert tcam.search_seconds(1) == pytest.approx((2 * path * 0.1 + 0.38 + 14 * 0.244) * 1e-9)
-    assert tcam.search_seconds(1) == pytest.approx(5.588e-9, rel=1e-3)
+    assert tcam.sample_seconds(1, 0, 0) == pytest.approx(
+        (2 * path * 0.1 + 0.38 + 14 * 0.244) * 1e-9)
+    assert tcam.sample_seconds(1, 0, 0) == pytest.approx(5.588e-9, rel=1e-3)
     pj = tcam.search_parts_pj()
     assert pj["htree"] == pytest.approx(64 * tree * WIRE_PJ_PER_BIT_MM)  # ≈ 13.2 nJ
     assert pj["search"] == pytest.approx(16_384 * 2.34)  # ≈ 38.3 nJ
@@ -77,15 +77,15 @@ def test_16384_arrays_have_14_levels_exact_latency_and_energy():
 
 
 def test_search_latency_and_energy_grow_with_arrays():
-    ns = [model("fefet-tcam-64", arrays=n).search_seconds(1) for n in (1, 2, 3, 4, 5, 64, 1000,
-                                                                       4096, 16_384, 2**20)]
+    ns = [model("fefet-tcam-64", arrays=n).sample_seconds(1, 0, 0)
+          for n in (1, 2, 3, 4, 5, 64, 1000, 4096, 16_384, 2**20)]
     pj = [model("fefet-tcam-64", arrays=n).search_joules(1) for n in (1, 2, 3, 4, 5, 64, 1000,
                                                                       4096, 16_384, 2**20)]
     # latency steps with the levels (3 and 4 arrays: both 2); energy with every array
     assert all(b >= a for a, b in zip(ns, ns[1:], strict=False))
     assert ns[2] == ns[3] and ns[3] < ns[4]
     assert all(b > a for a, b in zip(pj, pj[1:], strict=False))
-    powers = [model("fefet-tcam-64", arrays=2**k).search_seconds(1) for k in range(0, 21, 2)]
+    powers = [model("fefet-tcam-64", arrays=2**k).sample_seconds(1, 0, 0) for k in range(0, 21, 2)]
     assert all(b > a for a, b in zip(powers, powers[1:], strict=False))
 
 
@@ -118,7 +118,8 @@ def test_camasim_books_its_table_peripherals_and_interconnect(name, sub_ps, icnt
     """CAMASim/performance/cost_config.json (TCAM_64, TCAM_128): subarray, interconnect,
     peripheral 1,466.67 ps / 1.60 pJ, write 20 ns; interconnect on every array access."""
     tcam = model(name)
-    assert tcam.search_seconds(1) == pytest.approx((sub_ps + icnt_ps + 1466.7) * 1e-12, rel=1e-4)
+    assert tcam.sample_seconds(1, 0, 0) == pytest.approx(
+        (sub_ps + icnt_ps + 1466.7) * 1e-12, rel=1e-4)
     assert tcam.search_joules(1) == pytest.approx((sub_pj + icnt_pj + 1.6) * 1e-12)
     assert tcam.write_seconds(3) == pytest.approx(3 * (20_000 + icnt_ps) * 1e-12)
     assert tcam.write_joules(3) == pytest.approx(3 * (write_pj + icnt_pj) * 1e-12)

@@ -92,7 +92,7 @@ def record(path, cnn, batch: int = 32, learns: int = 4) -> None:
 
 def test_recorded_cnn_trace_simulates_a_batch_what_if(tmp_path):
     from rldse.sim import simulate
-    from rldse.sim.validate import host_spec_for
+    from rldse.sim.check_replay import host_spec_for
     from rldse.system import parse_spec
     from rldse.workloads.offpolicy.dqn import net_learn_work
 

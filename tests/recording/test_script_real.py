@@ -377,10 +377,10 @@ def test_longer_cleanrl_runs_replay_their_loop(tmp_path, name, args):
     """Longer runs replayed on the capture host: the loop's wall time (first hooked call to
     the end) within 30 % (code outside the hooks, GAE and bookkeeping, is not recorded;
     measured on a loaded 2-core host: DQN -7 %, PPO -15 %)."""
-    from rldse.sim.validate import validate
+    from rldse.sim.check_replay import check_replay
 
     out = capture(tmp_path, name, "--", *args)
-    table, _ = validate(load_trace(out))
+    table, _ = check_replay(load_trace(out))
     assert abs(table.loc["TOTAL (wall)", "error"]) < 0.3
 
 

@@ -10,7 +10,7 @@ import pytest
 import rldse
 from rldse.cli import main
 from rldse.errors import RldseError
-from rldse.sim.validate import validate
+from rldse.sim.check_replay import check_replay
 from rldse.trace import load_trace
 
 torch = pytest.importorskip("torch", reason="needs the 'torch' extra (pip install rldse[torch])")
@@ -154,9 +154,9 @@ def test_hand_written_dqn_replays_and_simulates(dqn_trace, capsys):
     statements between phases, which a busy host stretches: not checked here."""
     assert main(["trace", "info", str(dqn_trace)]) == 0
     assert main(["simulate", str(dqn_trace), "--system", "examples/dgx1_like.yaml"]) == 0
-    assert main(["validate", str(dqn_trace)]) == 0
+    assert main(["check-replay", str(dqn_trace)]) == 0
     assert "TOTAL (wall)" in capsys.readouterr().out
-    table, result = validate(load_trace(dqn_trace))
+    table, result = check_replay(load_trace(dqn_trace))
     phases = table.drop(index="TOTAL (wall)")
     recorded = phases.drop(index="sync")  # sync: the parameter copy, priced by the model
     assert (recorded["error"].abs() < 1e-9).all(), table.to_string()

@@ -68,7 +68,7 @@ BAD = [
      "study.yaml: sampler.name: 'cmaes' optimises one objective"),
     ({"trace": "missing.parquet"}, "study.yaml: trace: "),
     ({"base": {"cpu": {"preset": "xeon-platinum"}}}, "study.yaml: base: unknown cpu preset"),
-    ({"budget": 10}, "study.yaml: budget: unknown key"),
+    ({"budget": 10}, "study.yaml: budget: unknown field"),
     ({"space": {}}, "study.yaml: space: "),
     ({"constraints": ["avg_power_w"]},
      "study.yaml: constraints[0]: 'avg_power_w' is a number, not true or false"),

@@ -52,7 +52,7 @@ def test_two_busy_cores_run_at_the_clock_the_preset_interpolates():
     want_mhz = 3400 - (3400 - 2250) * 1 / 63
     assert m.busy_cores == 2
     assert m.models["cpu"].core.clock_mhz == pytest.approx(want_mhz)
-    host = m.models["cpu"].host
+    host = m.models["cpu"].capture_host
     assert m.models["cpu"].interp_scale == pytest.approx(
         host.clock_mhz * host.ipc_factor / (want_mhz * 0.84))
 

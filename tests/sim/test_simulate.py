@@ -1,4 +1,4 @@
-"""`rldse simulate` / `rldse validate` end to end on a shipped trace."""
+"""`rldse simulate` / `rldse check-replay` end to end on a shipped trace."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def test_timeline_is_chrome_trace_format(tmp_path, capsys):
 
 
 def test_validate_prints_measured_and_simulated(capsys):
-    code, out, _ = _run(["validate", TRACE], capsys)
+    code, out, _ = _run(["check-replay", TRACE], capsys)
     assert code == 0
     assert "TOTAL (wall)" in out and "measured_s" in out
 

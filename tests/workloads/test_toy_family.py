@@ -15,7 +15,7 @@ import pytest
 import rldse
 from rldse.errors import RldseError
 from rldse.search.estimate import estimate
-from rldse.sim.validate import validate
+from rldse.sim.check_replay import check_replay
 from rldse.system import parse_spec, resolve
 from rldse.trace import host_cost_s
 from rldse.workloads import WORKLOADS, open_trace
@@ -66,7 +66,7 @@ def test_a_toy_capture_simulates_on_the_capture_host(toy_trace):
     assert result.sim_time_s == pytest.approx(float(np.sum(host_cost_s(ops, toy_trace.meta))),
                                               rel=1e-9)
     # rldse validate's replay-consistency table: each phase as measured
-    table, _ = validate(toy_trace)
+    table, _ = check_replay(toy_trace)
     assert (table.loc[["env_step", "learn"], "error"].abs() < 1e-9).all(), table.to_string()
     # the search's bound reads the family's (default) phase sides, and stays a bound
     assert estimate(toy_trace, system).values["sim_time_s"] <= result.sim_time_s * (1 + 1e-9)

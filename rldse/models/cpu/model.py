@@ -25,9 +25,10 @@ class CpuModel:
     running at the clock ``busy_cores`` busy cores allow (rldse.models.cpu, "Clock under
     load"; None: the all-core clock_mhz)."""
 
-    def __init__(self, spec: CpuSpec, host: CpuSpec, busy_cores: int | None = None) -> None:
+    def __init__(self, spec: CpuSpec, capture_host: CpuSpec,
+                 busy_cores: int | None = None) -> None:
         self.spec = spec
-        self.host = host
+        self.capture_host = capture_host
         self.busy_cores = busy_cores
         #: the target's core as it runs: every per-cycle rate (GEMM flops, element-wise
         #: and contiguous bytes) at the busy clock; DRAM and latencies do not scale
@@ -38,12 +39,12 @@ class CpuModel:
         self.interp_scale = self.single_thread_scale(busy_cores)
         #: factor on the host's GEMM time: its core_gflops / the target's (the host curve's
         #: shape carries over; small call-bound GEMMs may scale nearer interp_scale)
-        self.gemm_scale = host.core_gflops / self.core.core_gflops
+        self.gemm_scale = capture_host.core_gflops / self.core.core_gflops
 
     def single_thread_scale(self, busy_cores: int | None) -> float:
         """Host interpreter time → the target's with ``busy_cores`` of its cores busy
         (turbo; None: all of them), against the capture host's busy clock."""
-        return (self.host.interp_speed(CAPTURE_BUSY_CORES)
+        return (self.capture_host.interp_speed(CAPTURE_BUSY_CORES)
                 / self.spec.interp_speed(busy_cores))
 
     def subprocess_batch_seconds(self, step_s: float, workers: int, round_trip_s: float,
@@ -61,7 +62,7 @@ class CpuModel:
     def op_seconds(self, ops: OpColumns) -> np.ndarray:
         """Seconds each traced operation takes on one core of the target (rldse.models.cpu)."""
         dur = ops.host_dur_s
-        r_host = rows_roofline_s(self.host, ops)
+        r_host = rows_roofline_s(self.capture_host, ops)
         r_target = rows_roofline_s(self.core, ops, ops.gemm_host_s * self.gemm_scale
                                    if isinstance(ops, WorkColumns) else None)
         work = np.minimum(dur, r_host)
@@ -70,7 +71,7 @@ class CpuModel:
     @property
     def warnings(self) -> list[str]:
         """What the Result should say about this model's inputs."""
-        return [f"cpu: {NO_GEMM_CURVE}"] if not self.host.gemm_curve else []
+        return [f"cpu: {NO_GEMM_CURVE}"] if not self.capture_host.gemm_curve else []
 
     def roofline_seconds(self, flops: ArrayLike, bytes_: ArrayLike,
                          touches: ArrayLike = 0) -> np.ndarray:
@@ -113,10 +114,10 @@ class CpuModel:
 
 def _capture_host(spec: CpuSpec, ctx: ModelContext) -> CpuSpec:
     """A CPU model scales measured times from the capture host: it cannot be built alone."""
-    if ctx.host is None:
+    if ctx.capture_host is None:
         raise RldseError(f"cpu '{spec.name}': its model scales measured times from the "
-                         "capture host: pass host=trace.meta.host")
-    return ctx.host
+                         "capture host: pass capture_host=trace.meta.host")
+    return ctx.capture_host
 
 
 register(PartKind(

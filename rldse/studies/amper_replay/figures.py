@@ -17,21 +17,21 @@ def fig_latency(lat: pd.DataFrame, p: Params, out: Path) -> Path:
     b = p.latency.figure_batch
     sub = lat[lat.batch == b]
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
-    for ax, (col, label, gcol) in zip(axes, (("am_sample_s", "sample latency per batch (s)",
+    for ax, (col, label, gcol) in zip(axes, (("tcam_sample_s", "sample latency per batch (s)",
                                                "gpu_sample_s"),
-                                              ("am_energy_j", "energy per batch, sample + "
+                                              ("tcam_energy_j", "energy per batch, sample + "
                                                "update (J)", "gpu_energy_j")), strict=True):
         for g, grp in sub.groupby("gpu"):
-            one = grp[(grp.am == p.latency.ams[0]) & (grp.variant == "AMPER-k")]
+            one = grp[(grp.tcam == p.latency.tcams[0]) & (grp.variant == "AMPER-k")]
             ax.plot(one.buffer, one[gcol], "k-" if g == p.latency.figure_gpu else "k--",
                     marker="s", label=f"GPU {g} (PER sum tree)")
-        colors = dict(zip(p.latency.ams, sns.color_palette("tab10", len(p.latency.ams)),
+        colors = dict(zip(p.latency.tcams, sns.color_palette("tab10", len(p.latency.tcams)),
                           strict=True))
-        for (am, variant), grp in sub[sub.gpu == p.latency.figure_gpu].groupby(["am",
+        for (tcam, variant), grp in sub[sub.gpu == p.latency.figure_gpu].groupby(["tcam",
                                                                                "variant"]):
-            ax.plot(grp.buffer, grp[col], color=colors[am],
+            ax.plot(grp.buffer, grp[col], color=colors[tcam],
                     marker="o" if variant == "AMPER-k" else "^",
-                    linestyle="-" if variant == "AMPER-k" else ":", label=f"{am} {variant}")
+                    linestyle="-" if variant == "AMPER-k" else ":", label=f"{tcam} {variant}")
         ax.set(xscale="log", yscale="log", xlabel="replay buffer size (entries)", ylabel=label)
         ax.set_xscale("log", base=2)
     axes[0].set_title(f"batch {b}: sampling one minibatch (TCAM: searches, H-tree, merge, "
@@ -44,7 +44,7 @@ def fig_latency(lat: pd.DataFrame, p: Params, out: Path) -> Path:
 def fig_ratio(lat: pd.DataFrame, p: Params, out: Path) -> Path:
     sub = lat[lat.gpu == p.latency.figure_gpu]
     g = sns.relplot(data=sub, x="buffer", y="ratio_sample", hue="batch", style="variant",
-                    col="am", col_wrap=4, kind="line", markers=True, height=3,
+                    col="tcam", col_wrap=4, kind="line", markers=True, height=3,
                     palette="viridis")
     for ax in g.axes.flat:
         ax.axhspan(p.published.ratio_low, p.published.ratio_high, color="orange", alpha=0.2)
@@ -52,7 +52,7 @@ def fig_ratio(lat: pd.DataFrame, p: Params, out: Path) -> Path:
         ax.set_yscale("log")
     g.set_axis_labels("buffer size", f"{p.latency.figure_gpu} / TCAM latency")
     g.set_titles("{col_name}")
-    if len(p.latency.ams) % 4:  # an empty panel slot: the legend goes there
+    if len(p.latency.tcams) % 4:  # an empty panel slot: the legend goes there
         sns.move_legend(g, "center", bbox_to_anchor=(0.88, 0.25))
     return save_figure(g.figure, out, "latency_ratio")
 

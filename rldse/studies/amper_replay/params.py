@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rldse.models import renamed
 from rldse.paths import StudyInput
 
 #: the AMPER variants the latency part measures: AMPER-k (k nearest rows per search) and
@@ -31,7 +32,7 @@ class Design(BaseModel):
 class Latency(BaseModel):
     model_config = ConfigDict(extra="forbid")
     gpus: list[str]
-    ams: list[str]
+    tcams: list[str]
     buffer_log2: list[int]
     batches: list[int]
     batches_per_point: int
@@ -39,6 +40,11 @@ class Latency(BaseModel):
     figure_batch: int
     bands: int = Field(ge=1, description="Latin-hypercube draws over the presets' ranges")
     bands_seed: int = 0
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, raw: Any) -> Any:
+        return renamed.keys(raw, {"ams": "tcams"}, "latency")
 
     @model_validator(mode="after")
     def _figure_in_sweep(self) -> Latency:
@@ -63,8 +69,13 @@ class EndToEnd(BaseModel):
                               "durations were timed once, so the study times nothing live")
     cpu: str
     gpu: str
-    am: str
+    tcam: str
     env_steps: int
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_names(cls, raw: Any) -> Any:
+        return renamed.keys(raw, {"am": "tcam"}, "end_to_end")
 
 
 class Published(BaseModel):

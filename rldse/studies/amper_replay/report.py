@@ -57,12 +57,12 @@ LEARNING_TOLERANCE = 0.10
 
 
 def _learning_claim(runs: pd.DataFrame, variant: str) -> Claim | None:
-    per, am = runs[runs.replay == "per"], runs[runs.replay == variant]
-    if per.empty or am.empty:
+    per, amper = runs[runs.replay == "per"], runs[runs.replay == variant]
+    if per.empty or amper.empty:
         return None
     parts, close, within = [], [], []
     for col, label in (("final_return", "final"), ("curve_mean_return", "whole-run mean")):
-        a, b = am[col].to_numpy(), per[col].to_numpy()
+        a, b = amper[col].to_numpy(), per[col].to_numpy()
         diff = a.mean() - b.mean()
         se = math.sqrt((a.var(ddof=1) if a.size > 1 else 0) / a.size
                        + (b.var(ddof=1) if b.size > 1 else 0) / b.size)
@@ -72,7 +72,7 @@ def _learning_claim(runs: pd.DataFrame, variant: str) -> Claim | None:
                      f"{f', 2 SE = {2 * se:.0f}' if se else ''})")
     verdict = ("reproduced" if all(close) else "consistent within uncertainty"
                if all(c or w for c, w in zip(close, within, strict=True)) else "not reproduced")
-    n = len(am)
+    n = len(amper)
     return Claim(f"DQN CartPole learning, AMPER-{variant.removeprefix('amper_')} vs PER",
                  "comparable to PER", "; ".join(parts),
                  "within 10 % of PER" if all(close) else "outside 10 % of PER",
@@ -101,7 +101,7 @@ def build(r: Runs, out: Path) -> Report:
                 "counted searches are costed on TCAM presets, beside PER's sum-tree "
                 "descent on GPU presets. The design details the paper's text would fix "
                 "(generator, k, radius, bits, readout) are assumptions: see README.md.")
-    eva = drawn[drawn.am.isin(EVA_CAM)]
+    eva = drawn[drawn.tcam.isin(EVA_CAM)]
     report.claims += _ratio_claims(p, lat, eva, drawn)
     for variant in ("amper_k", "amper_fr"):
         claim = _learning_claim(r.learning, variant)
@@ -179,7 +179,7 @@ def _ratio_claims(p: Params, lat: pd.DataFrame, eva: pd.DataFrame,
             "CAMASim's SPICE arrays (2.6-4.2 ns + 1.47 ns peripherals + 0.18-0.28 ns interconnect) and the RRAM chip "
             "(3.43 ns) are 7-11x slower per search than Eva-CAM's, and larger or sparser "
             "cells (RRAM at 0.18 µm, 16T SRAM) lengthen the H-tree" + see,
-            by=("am", *CONFIGURATION)),
+            by=("tcam", *CONFIGURATION)),
     ]
 
 
@@ -188,7 +188,7 @@ def _latency_sections(p: Params, lat: pd.DataFrame,
     """The ratio's ranges per preset, which end of the published range each configuration
     gives, and the figure's GPU, TCAM and batch in detail and by stage."""
     lat_p, pub = p.latency, p.published
-    summary = (lat.groupby(["gpu", "am", "variant"])
+    summary = (lat.groupby(["gpu", "tcam", "variant"])
                .agg(ratio_min=("ratio_sample", "min"), ratio_max=("ratio_sample", "max"),
                     search_only_min=("ratio_search_only", "min"),
                     search_only_max=("ratio_search_only", "max"),
@@ -207,14 +207,14 @@ def _latency_sections(p: Params, lat: pd.DataFrame,
             "band is; otherwise the low or high end by where p50 lies against the range's "
             "geometric middle."))
     fb = lat[(lat.gpu == lat_p.figure_gpu) & (lat.batch == lat_p.figure_batch)
-             & (lat.am == lat_p.ams[0])]
+             & (lat.tcam == lat_p.tcams[0])]
     cols = ["variant", "buffer", "arrays", "searches_per_batch", "csp_entries_per_batch",
-            "gpu_sample_s", "am_sample_s", "am_search_only_s", "ratio_sample",
-            "ratio_search_only", "gpu_energy_j", "am_energy_j"]
-    sections.append((f"{lat_p.figure_gpu} vs {lat_p.ams[0]}, batch "
+            "gpu_sample_s", "tcam_sample_s", "tcam_search_only_s", "ratio_sample",
+            "ratio_search_only", "gpu_energy_j", "tcam_energy_j"]
+    sections.append((f"{lat_p.figure_gpu} vs {lat_p.tcams[0]}, batch "
                      f"{lat_p.figure_batch}", markdown_table(fb[cols], 3)))
-    stages = ["variant", "buffer", "htree_levels", *(f"am_{k}_s" for k in SAMPLE_LABELS)]
-    sections.append((f"{lat_p.ams[0]}, batch {lat_p.figure_batch}: TCAM sampling "
+    stages = ["variant", "buffer", "htree_levels", *(f"tcam_{k}_s" for k in SAMPLE_LABELS)]
+    sections.append((f"{lat_p.tcams[0]}, batch {lat_p.figure_batch}: TCAM sampling "
                      "latency by stage (s per batch; rldse.models.tcam)",
                      markdown_table(fb[stages], 3)))
     return sections
@@ -270,7 +270,7 @@ def _parameters(p: Params) -> dict:
         "AMPER design (assumed)": f"{d.bits} bits, k {d.k}, radius {d.radius}, "
                                   f"≤ {d.max_per_search} CSP entries per search, "
                                   f"{d.target} targets, {d.targets_per_item} per item",
-        "GPU presets": ", ".join(lat_p.gpus), "TCAM presets": ", ".join(lat_p.ams),
+        "GPU presets": ", ".join(lat_p.gpus), "TCAM presets": ", ".join(lat_p.tcams),
         "buffer sizes": f"2^{min(lat_p.buffer_log2)}-2^{max(lat_p.buffer_log2)}",
         "batches": ", ".join(map(str, lat_p.batches)),
         "latency priorities": f"resampled from the PER buffer of seed {lr.seeds[0]}",

@@ -121,7 +121,7 @@ def _am_model(name: str, buffer: int, bits: int, overrides: dict | None = None) 
     base = load_part("tcam", name, **overrides)
     assert isinstance(base, TcamSpec)
     if base.bits_per_row < (1 << bits) - 1:
-        raise RldseError(f"am preset '{name}': {base.bits_per_row}-bit rows cannot hold "
+        raise RldseError(f"tcam preset '{name}': {base.bits_per_row}-bit rows cannot hold "
                          f"{bits}-bit thermometer-coded priorities ({(1 << bits) - 1} bits)")
     model = make_model(load_part("tcam", name, **overrides,
                                  arrays=math.ceil(buffer / base.rows)))
@@ -158,7 +158,7 @@ def _latency(p: Params, counts: pd.DataFrame) -> pd.DataFrame:
     search's H-tree key broadcast, array search and match merge, the random numbers (a
     target per item, `targets_per_item`, and a pick from the candidate set per item) and
     the candidate-buffer reads (every CSP entry, and the drawn entry per item). The arrays'
-    searches alone are kept beside it (`am_search_only_s`) for comparison. Draw -1 is the
+    searches alone are kept beside it (`tcam_search_only_s`) for comparison. Draw -1 is the
     presets' values; draws 0..bands-1 a Latin hypercube (rldse.sim.bands.design) over every
     ranged number of the GPU and TCAM presets, the same row for both GPU implementations:
     a hand-written fused kernel (the strongest) and eager framework ops per level (what
@@ -166,8 +166,8 @@ def _latency(p: Params, counts: pd.DataFrame) -> pd.DataFrame:
     rows = []
     lat = p.latency
     for g in lat.gpus:
-        for am_name in lat.ams:
-            params = _ranged("gpu", g) + _ranged("tcam", am_name)
+        for tcam_name in lat.tcams:
+            params = _ranged("gpu", g) + _ranged("tcam", tcam_name)
             points = design(params, lat.bands, lat.bands_seed)
             for draw in range(-1, lat.bands):
                 vals = _draw_values(params, None if draw < 0 else points[draw])
@@ -177,9 +177,9 @@ def _latency(p: Params, counts: pd.DataFrame) -> pd.DataFrame:
                 models = {}
                 for c in counts.itertuples(index=False):
                     if c.buffer not in models:
-                        models[c.buffer] = _am_model(am_name, c.buffer, p.amper.bits,
+                        models[c.buffer] = _am_model(tcam_name, c.buffer, p.amper.bits,
                                                      vals["tcam"])
-                    rows.append({"gpu": g, "am": am_name, "draw": draw,
+                    rows.append({"gpu": g, "tcam": tcam_name, "draw": draw,
                                  **_point(p, c, fused, eager, models[c.buffer])})
     return pd.DataFrame(rows)
 
@@ -189,10 +189,10 @@ def _point(p: Params, c, gm: GpuModel, eager: GpuModel, amm: TcamModel) -> dict:
     randoms = round(c.batch * p.amper.targets_per_item) + c.batch
     reads = c.candidates + c.batch
     parts = amm.sample_parts_s(c.searches, reads, randoms)
-    am_sample = sum(parts.values())
-    am_search_only = c.searches * (s.search_ns + s.periph_ns + s.icnt_ns) * 1e-9
-    am_update = float(amm.write_seconds(c.batch))
-    am_j = (sum(amm.sample_joules(c.searches, reads, randoms).values())
+    tcam_sample = sum(parts.values())
+    tcam_search_only = c.searches * (s.search_ns + s.periph_ns + s.icnt_ns) * 1e-9
+    tcam_update = float(amm.write_seconds(c.batch))
+    tcam_j = (sum(amm.sample_joules(c.searches, reads, randoms).values())
             + float(amm.write_joules(c.batch)))
     g_time = gm.sumtree_time(c.batch, c.buffer)
     g_sample, g_update = g_time.wall_s, g_time.wall_s
@@ -200,17 +200,17 @@ def _point(p: Params, c, gm: GpuModel, eager: GpuModel, amm: TcamModel) -> dict:
     return {"variant": f"AMPER-{c.variant}", "buffer": c.buffer, "batch": c.batch,
             "arrays": s.arrays, "htree_levels": amm.levels,
             "searches_per_batch": c.searches, "csp_entries_per_batch": c.candidates,
-            "gpu_sample_s": g_sample, "am_sample_s": am_sample,
-            **{f"am_{k}_s": v for k, v in parts.items()},
-            "am_search_only_s": am_search_only,
-            "ratio_sample": g_sample / am_sample,
-            "gpu_sample_eager_s": g_eager, "ratio_sample_eager": g_eager / am_sample,
-            "ratio_search_only": g_sample / am_search_only,
-            "gpu_update_s": g_update, "am_update_s": am_update,
-            "ratio_sample_update": (g_sample + g_update) / (am_sample + am_update),
+            "gpu_sample_s": g_sample, "tcam_sample_s": tcam_sample,
+            **{f"tcam_{k}_s": v for k, v in parts.items()},
+            "tcam_search_only_s": tcam_search_only,
+            "ratio_sample": g_sample / tcam_sample,
+            "gpu_sample_eager_s": g_eager, "ratio_sample_eager": g_eager / tcam_sample,
+            "ratio_search_only": g_sample / tcam_search_only,
+            "gpu_update_s": g_update, "tcam_update_s": tcam_update,
+            "ratio_sample_update": (g_sample + g_update) / (tcam_sample + tcam_update),
             "gpu_energy_j": float(gm.energy(busy_s=2 * g_time.device_s,
                                             wall_s=2 * g_time.wall_s).joules),
-            "am_energy_j": am_j}
+            "tcam_energy_j": tcam_j}
 
 
 # ---- part 3: the engine ----------------------------------------------------------------
@@ -255,14 +255,14 @@ def _opened(path: Path, version: tuple[int, int, int]) -> Trace:
 
 def _arrays(p: Params, trace: Trace) -> int:
     """TCAM arrays holding the trace's replay buffer, a row per item."""
-    rows_per_array = load_part("tcam", p.end_to_end.am).rows
+    rows_per_array = load_part("tcam", p.end_to_end.tcam).rows
     return math.ceil(trace.meta.workload_info["replay_capacity"] / rows_per_array)
 
 
 def _end_to_end_spec(p: Params, arrays: int, replay: str):
     e = p.end_to_end
     return parse_spec({"name": f"amper-replay_{replay}", "cpu": {"preset": e.cpu},
-                       "gpu": {"preset": e.gpu}, "tcam": {"preset": e.am, "arrays": arrays},
+                       "gpu": {"preset": e.gpu}, "tcam": {"preset": e.tcam, "arrays": arrays},
                        "placement": {"replay": replay, "learn": "gpu"},
                        "workload": {"env_steps": e.env_steps, "learner": "async",
                                     "actors": 8}})

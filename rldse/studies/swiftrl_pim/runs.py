@@ -199,7 +199,7 @@ def _cpu_baseline(p: Params, trace: Trace, d: Design, i: int, cpu_ns: Measuremen
     vals = {k.split(".", 1)[1]: v for k, v in d.values(i)["cpu"].items()}
     spec = load_part("cpu", p.scaling.cpu, **vals)
     host = trace.meta.host.model_copy(update={"clock_mhz": cpu_ns.host_clock_mhz})
-    cm = make_model(spec, host=host)
+    cm = make_model(spec, capture_host=host)
     info = trace.meta.workload_info
     cells = int(info["n_states"]) * int(info["n_actions"])
     updates = transitions * passes

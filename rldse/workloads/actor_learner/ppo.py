@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from pydantic import ConfigDict, Field
 
-from rldse.errors import RldseError
 from rldse.kernels import nature_cnn
 from rldse.kernels.mlp import (
     F32,
@@ -107,9 +106,7 @@ ATARI_DEFAULTS: dict[str, Any] = dict(lr=2.5e-4, clip=0.1, ent_coef=0.01, miniba
 def config_for(cfg: CaptureConfig) -> PPOConfig:
     """Defaults, then the capture request, then its options. RldseError on bad input."""
     if atari.is_atari(cfg.env_id):
-        if "hidden" in cfg.options:
-            raise RldseError("actor_learner option 'hidden': Atari envs run the Nature-CNN, "
-                             "which has no hidden widths to set")
+        atari.refuse_hidden("actor_learner", cfg.options)
         return base.workload_config(PPOConfig, "actor_learner", cfg, _FIXED, ATARI_DEFAULTS,
                                     actors=cfg.actors)
     return base.workload_config(PPOConfig, "actor_learner", cfg, _FIXED, actors=cfg.actors)

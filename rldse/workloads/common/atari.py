@@ -29,6 +29,13 @@ def is_atari(env_id: str) -> bool:
     return env_id.startswith("ALE/")
 
 
+def refuse_hidden(workload: str, options: dict[str, Any]) -> None:
+    """Refuse option 'hidden' on an Atari capture: the Nature-CNN has no hidden widths."""
+    if "hidden" in options:
+        raise RldseError(f"{workload} option 'hidden': Atari envs run the Nature-CNN, which "
+                         "has no hidden widths to set")
+
+
 def make_env(env_id: str) -> gym.Env:
     """``env_id`` with the standard preprocessing (module docstring), or a one-line
     RldseError when the atari extra is absent or the id is unknown."""

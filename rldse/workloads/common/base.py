@@ -22,7 +22,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, validation_error
 from rldse.strict import UserModel
 from rldse.workloads import WORKLOADS
 
@@ -140,9 +140,8 @@ def workload_config(model: type[ConfigT], workload: str, cfg: CaptureConfig,
     try:
         return model(**values)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"{workload} option '{loc}': {err['msg']}") from None
+        err = validation_error(exc, "")
+        raise RldseError(err.message, where=f"{workload} option '{err.where}'") from None
 
 
 def make_env(env_id: str, workload: str, action: Literal["discrete", "box"]) -> gym.Env:

@@ -1,7 +1,7 @@
 """Off-policy family: DQN (uniform, prioritized and AMPER-style replay) and DDPG.
 
 The real loops share one skeleton (``loop.py``); ``dqn.py`` and ``ddpg.py`` hold each
-agent. The simulated twins, ``program_dqn.py`` and ``program_ddpg.py``, give each its
+agent. The simulated twins, ``program/dqn.py`` and ``program/ddpg.py``, give each its
 shapes and replay through the ``program`` package (costs, memory, event loop, merged
 and max-plus paths, timeline: one module each).
 """
@@ -157,7 +157,7 @@ for _name, _info, _text, _options, _recorded, _nets in (
         name=_name, family="offpolicy", description=_text, knobs=OffPolicyKnobs, info=_info,
         placements=PLACEMENTS, trace_knobs=_trace_knobs,
         capture_module=f"rldse.workloads.offpolicy.{_name}",
-        program_module=f"rldse.workloads.offpolicy.program_{_name}",
+        program_module=f"rldse.workloads.offpolicy.program.{_name}",
         capture_options=_options, sides=_SIDES, worker_knob="actors",
         busy_processes=_busy_processes,
         recording=Recordable(loop="off_policy", networks=_nets, required=_REQUIRED,

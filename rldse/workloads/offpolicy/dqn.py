@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 from pydantic import ConfigDict, Field
 
-from rldse.errors import RldseError
 from rldse.kernels import nature_cnn
 from rldse.kernels.mlp import (
     F32,
@@ -116,9 +115,7 @@ _FIXED = ("env_id", "steps", "seed", "replay")  # set by CaptureConfig, not by o
 def config_for(cfg: CaptureConfig) -> DQNConfig:
     """Per-env defaults, then the capture request, then its options. RldseError on bad input."""
     if atari.is_atari(cfg.env_id):
-        if "hidden" in cfg.options:
-            raise RldseError("dqn option 'hidden': Atari envs run the Nature-CNN, which has "
-                             "no hidden widths to set")
+        atari.refuse_hidden("dqn", cfg.options)
         defaults = ATARI_DEFAULTS
     else:
         defaults = ENV_DEFAULTS.get(cfg.env_id, GENERIC_DEFAULTS)

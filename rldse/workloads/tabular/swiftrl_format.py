@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import ValidationError
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, validation_error
 from rldse.files import atomic_write
 from rldse.trace import Trace
 from rldse.workloads import capture
@@ -99,8 +99,7 @@ def import_swiftrl(path: str | Path, *, env_id: str | None = None,
                             algorithm=algorithm, agents=agents, dtype=dtype, seed=seed,
                             options={"passes": passes, "workers": workers})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise RldseError(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
+        raise validation_error(exc, "") from None
     return capture(cfg, progress)
 
 

@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import ConfigDict, Field, ValidationError
 
-from rldse.errors import RldseError
+from rldse.errors import RldseError, validation_error
 from rldse.strict import UserModel
 from rldse.trace import Trace
 from rldse.workloads.common.base import (
@@ -141,13 +141,6 @@ class OfflineRun:
     scale_bits: int | None
 
 
-@dataclass(frozen=True)
-class Evaluation:
-    success_rate: float
-    mean_return: float
-    episodes: int
-
-
 # ---- environments and parameters ------------------------------------------------------
 
 def env_defaults(env_id: str, map_name: str | None = None) -> EnvDefaults:
@@ -187,9 +180,8 @@ def resolve_params(env_id: str | None, options: dict, *, online: bool) -> Tabula
     try:
         params = TabularParams(**{**base, **options})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise RldseError(f"option '{loc}': {err['msg']}") from None
+        err = validation_error(exc, "")
+        raise RldseError(err.message, where=f"option '{err.where}'") from None
     if params.passes % params.passes_per_round:
         raise RldseError(f"option 'passes' ({params.passes}) must be a multiple of "
                          f"'passes_per_round' ({params.passes_per_round})")
@@ -208,33 +200,6 @@ def infer_env_id(path: str | Path) -> str | None:
 def greedy_policy(q: np.ndarray) -> np.ndarray:
     """Action per state; ties go to the lowest action, as in the training loops."""
     return np.argmax(np.asarray(q), axis=1)
-
-
-def evaluate_greedy(env_id: str, q: np.ndarray, episodes: int = 1000, seed: int = 0,
-                    map_name: str | None = None) -> Evaluation:
-    """Run the greedy policy of ``q``; success = reaching the goal.
-
-    FrozenLake also terminates in holes (reward 0), so success there needs reward 1;
-    Taxi and CliffWalking terminate only at their goal.
-    """
-    from gymnasium.wrappers import TimeLimit
-
-    env = make_env(env_id, map_name)
-    if env.spec.max_episode_steps is None:
-        env = TimeLimit(env, EVAL_MAX_STEPS)
-    policy = greedy_policy(q).tolist()
-    frozen = env_id.startswith("FrozenLake")
-    successes, total = 0, 0.0
-    state, _ = env.reset(seed=seed)
-    for _ in range(episodes):
-        done = False
-        while not done:
-            state, reward, terminated, truncated, _ = env.step(policy[state])
-            total += reward
-            done = terminated or truncated
-        successes += terminated and (reward > 0 or not frozen)
-        state, _ = env.reset()
-    return Evaluation(successes / episodes, total / episodes, episodes)
 
 
 # ---- online training ------------------------------------------------------------------

@@ -29,15 +29,15 @@ def test_amper_latency_points_cover_every_preset_and_draw(amper_out):
     # 2 GPUs x 7 TCAM presets x 2 variants x 2 buffers x 2 batches, presets' values + 3 draws
     assert len(every) == 2 * 7 * 2 * 2 * 2 * 4
     drawn = every[every.draw >= 0]
-    assert drawn.groupby(["gpu", "am"]).ratio_sample.nunique().min() > 1  # draws differ
+    assert drawn.groupby(["gpu", "tcam"]).ratio_sample.nunique().min() > 1  # draws differ
     results = every[every.draw == -1]
     assert (results.ratio_sample > 1).all()
     assert (results.ratio_sample_eager > results.ratio_sample).all()
     assert (results.searches_per_batch >= results.batch).all()  # >= 1 search per target
     # the sum tree deepens with the buffer: eager ops per level grow; the fused kernel's
     # descent is hidden behind its host dispatch at these depths
-    big = results[results.buffer == 2**20].set_index(["gpu", "am", "variant", "batch"])
-    small = results[results.buffer == 2**14].set_index(["gpu", "am", "variant", "batch"])
+    big = results[results.buffer == 2**20].set_index(["gpu", "tcam", "variant", "batch"])
+    small = results[results.buffer == 2**14].set_index(["gpu", "tcam", "variant", "batch"])
     assert (big.gpu_sample_eager_s > small.gpu_sample_eager_s).all()
     assert (big.gpu_sample_s >= small.gpu_sample_s).all()
 

@@ -10,7 +10,7 @@ import pytest
 
 from rldse.studies.swiftrl_pim.data import EnvModel, dataset
 from rldse.workloads.tabular.swiftrl_format import read_swiftrl, write_swiftrl
-from rldse.workloads.tabular.train import evaluate_greedy
+from tests.workloads.tabular.sampled import evaluate_greedy
 
 SWIFTRL = Path("/work/shared/data/swiftrl")
 

@@ -96,3 +96,15 @@ def test_dqn_pong_capture_simulates(tmp_path):
     assert len(learn) == 25 and (learn["items"] == 32).all()
     assert main(["simulate", str(out), "--system", str(TRACES.parent / "examples" /
                  "dgx1_like.yaml"), "--set", "workload.learner=sync"]) == 0
+
+
+@pytest.mark.parametrize(("workload", "config_for"), [
+    ("dqn", "rldse.workloads.offpolicy.dqn"), ("actor_learner", "rldse.workloads.actor_learner.ppo")])
+def test_both_families_refuse_hidden_widths_on_atari(workload, config_for):
+    from importlib import import_module
+
+    from rldse.workloads.common.base import CaptureConfig
+
+    cfg = CaptureConfig(workload=workload, env_id="ALE/Pong-v5", options={"hidden": [32]})
+    with pytest.raises(RldseError, match=f"^{workload} option 'hidden': .*Nature-CNN"):
+        import_module(config_for).config_for(cfg)

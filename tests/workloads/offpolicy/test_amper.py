@@ -143,7 +143,7 @@ def test_dqn_amper_trace_counts_searches_and_feeds_the_program():
     updates = len(range(200, 800, 2))
     # fefet-tcam-64 × 32 arrays: the key's broadcast, 0.38 ns of search and the merge
     am = make_model(load_part("tcam", "fefet-tcam-64", arrays=32))
-    search_s = float(am.search_seconds(16 * updates))
+    search_s = float(am.sample_seconds(16 * updates, 0, 0))
     assert search_s > 0.38e-9 * 16 * updates
     assert ten - one == pytest.approx(9 * search_s, rel=1e-6)
 

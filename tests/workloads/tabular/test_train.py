@@ -17,13 +17,13 @@ from rldse.workloads.common.base import CaptureConfig
 from rldse.workloads.tabular.train import (
     capture,
     env_spaces,
-    evaluate_greedy,
     greedy_policy,
     int32_scale_bits,
     resolve_params,
     train_offline,
     train_online,
 )
+from tests.workloads.tabular.sampled import evaluate_greedy
 
 SWIFTRL_FROZENLAKE_10K = Path("/work/shared/data/swiftrl/FrozenLake_trajectories_10k.txt")
 WORK_COLUMNS = ["worker", "phase", "iter", "items", "flops", "bytes", "touches", "dtype"]

@@ -82,7 +82,7 @@ def _node_wave(run: Run, r: np.ndarray, node: int, ids: range) -> float:
         # extra SMT thread adds smt_gain of a core; beyond the hardware threads the OS
         # time-slices at the measured shared-core slowdown). The closed form's lower
         # bound it replaces was 1.0-1.4 % short on unequal rollouts.
-        spec = m.host.model.spec
+        spec = m.cpu.model.spec
         end = float(np.max(shared_ends(r, cpu_part,
                                        lambda n: spec.core_throughput(n, C))))
     else:

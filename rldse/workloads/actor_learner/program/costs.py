@@ -133,7 +133,7 @@ def _env_costs(m: Machine, s: Shape) -> tuple[np.ndarray, float]:
     reset_per_vstep = float(resets) / len(env_cost) * scale_e
     extra = 0.0
     if s.obs_bytes != s.t_obs_bytes:  # stacking and storing a larger observation
-        extra = float(m.host.model.roofline_seconds(
+        extra = float(m.cpu.model.roofline_seconds(
             0, 2 * s.E * max(0, s.obs_bytes - s.t_obs_bytes)))
     return env_cost * scale_e + extra, reset_per_vstep
 
@@ -163,7 +163,7 @@ def _act_rows(m: Machine, s: Shape) -> OpColumns:
         check_traced_operators(m.trace, "act", s.t_envs, work)
     boot = ops.flops == t_value.flops
     full, value = act_work(s.nets, s.E), s.nets.value.forward(s.E)
-    return with_works(m.host.model.host, ops, [value if b else full for b in boot],
+    return with_works(m.cpu.model.capture_host, ops, [value if b else full for b in boot],
                       [t_value if b else t_full for b in boot], s.E)
 
 
@@ -171,7 +171,7 @@ def _local_act(m: Machine, s: Shape, roles: Roles, act_ops: OpColumns) -> list[S
     """Each actor's own acts: on its core, or its dispatch there and the kernels and
     copies on the part."""
     if not roles.act.kernels:
-        act_s = np.asarray(m.host.model.op_seconds(act_ops))
+        act_s = np.asarray(m.cpu.model.op_seconds(act_ops))
         return _split_cycles(act_s, np.zeros_like(act_s), act_s, n=s.N, rng=m.rng)
     am = roles.act.model
     t = (am.copy_times(s.E * s.obs_bytes)
@@ -192,7 +192,7 @@ def _server_costs(m: Machine, s: Shape, roles: Roles, act_ops: OpColumns) -> Ser
         flops = np.array([x.flops for x in w], np.float64)
         bytes_ = np.array([x.bytes for x in w], np.float64)
         # with each batch's Work, so the GPU prices its GEMMs by shape
-        ops = with_works(m.host.model.host, OpColumns.of("act", items=B, flops=flops,
+        ops = with_works(m.cpu.model.capture_host, OpColumns.of("act", items=B, flops=flops,
                                                           bytes=bytes_), w, w, B)
         am = roles.act.model
         t = (am.copy_times(B * s.obs_bytes)
@@ -206,8 +206,8 @@ def _server_costs(m: Machine, s: Shape, roles: Roles, act_ops: OpColumns) -> Ser
         ref = OpColumns.of("act", items=s.E, flops=float(act_ops.flops[full][0]),
                            bytes=float(act_ops.bytes[full][0]),
                            host_dur_s=np.full(len(b), float(np.mean(act_ops.host_dur_s[full]))))
-        cost = m.host.model.op_seconds(with_works(
-            m.host.model.host, ref, w, act_work(s.nets, s.E), B))
+        cost = m.cpu.model.op_seconds(with_works(
+            m.cpu.model.capture_host, ref, w, act_work(s.nets, s.E), B))
     cost = np.asarray(cost, np.float64)
     cost[0] = 0.0
     return ServerCosts(cost.tolist(), device, host)
@@ -217,13 +217,13 @@ def _learn_cycle(m: Machine, s: Shape, roles: Roles) -> SplitCycle:
     """Minibatch steps from a seeded row: the trace's learn rows with their work at this
     minibatch and these networks (GEMMs by the CPU's curve: rldse.models.cpu.roofline.with_works),
     on the learner's part (a GPU's dispatch on the learner's core)."""
-    cpu_model = m.host.model
+    cpu_model = m.cpu.model
     learn_ops = m.trace_ops("learn")
     traced = {b: learn_work(s.t_nets, b) for b in set(learn_ops.items.astype(int))}
     for b, work in traced.items():
         check_traced_operators(m.trace, "learn", b, work)
     mb = s.mb_learner  # each data-parallel learner runs its share of the minibatch
-    learn_ops = with_works(cpu_model.host, learn_ops, learn_work(s.nets, mb),
+    learn_ops = with_works(cpu_model.capture_host, learn_ops, learn_work(s.nets, mb),
                            [traced[int(b)] for b in learn_ops.items], mb)
     start = int(m.rng.integers(len(learn_ops)))
     if roles.learn.kernels:

@@ -89,7 +89,7 @@ def handoff_costs(m: Machine, s: Shape, cores: int) -> Handoffs:
     their bytes rescaled to this system's parameters and rollout; start-up on ``cores``
     cores for the actors (``startup_seconds``). Draws a seeded start row for ``send``,
     then for ``recv``."""
-    cpu_model = m.host.model
+    cpu_model = m.cpu.model
     info: ActorLearnerInfo = m.system.info
     deliver, handoff = trace_cache.cached(  # once per trace in a process
         ("handoffs", m.trace.digest),
@@ -117,7 +117,7 @@ def startup_seconds(m: Machine, s: Shape, cores: int) -> float:
     each actor, then the actors' own start-ups, side by side on ``cores`` cores as their
     rollouts are (``CpuSpec.core_throughput``). Without it: the capture's wall time before
     its first operation, per actor (the learner starts them one after another)."""
-    cpu_model = m.host.model
+    cpu_model = m.cpu.model
     info: ActorLearnerInfo = m.system.info
     st = info.startup
     if st is None:
@@ -134,4 +134,4 @@ def startup_seconds(m: Machine, s: Shape, cores: int) -> float:
 
 def _rescale(m: Machine, ops: OpColumns, flops: np.ndarray, bytes_: np.ndarray) -> OpColumns:
     """Trace rows with their work replaced, by the CPU model's one rescaling rule."""
-    return with_work(m.host.model.host, ops, flops, bytes_, 1)
+    return with_work(m.cpu.model.capture_host, ops, flops, bytes_, 1)

@@ -146,7 +146,7 @@ def roles_of(m: Machine, shape: Shape) -> Roles:
     """What serves each role on ``m``, and the cores the actors get (``cores``, default
     all; an async CPU learner keeps one to itself)."""
     act, learn = m.runner("act"), m.runner("learn")
-    cpu = m.host.device
+    cpu = m.cpu.device
     lanes = cpu.lanes
     cores = min(m.knobs.cores or lanes, lanes)
     if shape.asynchronous and not learn.kernels:

@@ -101,7 +101,7 @@ def _context(m: Machine, shape: Shape, costs: Costs, kernels):
     the learner's), the replay part's job (None: replay on the CPU or a measured table)
     and its memory (a swapped replay buffer's copy in before each sample)."""
     k, act_r, replay_r = m.knobs, m.runner("act"), m.runner("replay")
-    cpu = m.host.device
+    cpu = m.cpu.device
     gpu = kernels.device if kernels is not None else None
     cores = Lanes(min(k.cores or cpu.lanes, cpu.lanes), clock=m.env)
     learner_core = Lanes(1, clock=m.env)

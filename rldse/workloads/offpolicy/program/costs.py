@@ -40,9 +40,9 @@ class Shape:
     prioritized: bool
     learning_starts: int  # env steps before the first update (random warm-up)
     learn_work: Callable[[int], Work]  # analytic work of one update at a batch size
-    am_searches_per_item: float = 1.0  # replay on am: TCAM searches per sampled item
-    am_writes_per_update_item: float = 1.0  # replay on am: rows written per updated item
-    am_candidates_per_item: float = 0.0  # replay on am: candidate-set entries read per item
+    tcam_searches_per_item: float = 1.0  # replay on the TCAM: TCAM searches per sampled item
+    tcam_writes_per_update_item: float = 1.0  # replay on the TCAM: rows written per updated item
+    tcam_candidates_per_item: float = 0.0  # replay on the TCAM: candidate-set entries read per item
     # the formulas' work of the trace's rows (at its shapes and batch) and, for the phases
     # whose work does not follow the batch, at this system's shapes: what _rescaled needs
     trace_works: dict[str, Work] = field(default_factory=dict)
@@ -65,7 +65,7 @@ class Costs:
         """Learn, act and sync rows by the formulas' work (rldse.models.cpu.roofline.with_works);
         replay rows on the CPU by capacity and batch (replay_cost)."""
         ops, sh = self.m.trace_ops(phase), self.shape
-        host = self.m.host.model.host
+        host = self.m.cpu.model.capture_host
         if phase.startswith("replay_") and sh.trace_capacity:
             return replay_cost.rescaled(host, ops, phase, sh.transition_bytes, sh.prioritized,
                                         (sh.trace_capacity, self.m.knobs.replay_capacity),
@@ -102,7 +102,7 @@ class Costs:
         t = (part.copy_times(self.shape.obs_bytes)
              + part.op_times(ops, layers=self.shape.act_layers)
              + part.copy_times(F32))
-        on_core = np.asarray(self.m.host.model.op_seconds(ops))
+        on_core = np.asarray(self.m.cpu.model.op_seconds(ops))
         greedy = ops.flops > 0
         return SplitCycle(np.where(greedy, t.host_s, on_core), np.where(greedy, t.device_s, 0.0),
                           np.where(greedy, t.wall_s, on_core), start)
@@ -197,9 +197,9 @@ def learner_costs(m: Machine, shape: Shape, costs: Costs, batch: int,
         sync=costs.cycle("sync", learn_r) if has_rows(m, "sync") else None,
         actors_insert=replay_r.is_host)
     if replay_r.is_host:  # the trace's own rows, rescaled to the target CPU
-        lc.sample = costs.cycle("replay_sample", m.host)
+        lc.sample = costs.cycle("replay_sample", m.cpu)
         if shape.prioritized and has_rows(m, "replay_update"):
-            lc.update = costs.cycle("replay_update", m.host)
+            lc.update = costs.cycle("replay_update", m.cpu)
     else:  # the kind's own replay model (rldse.models.kinds.ReplayJob)
         rmm = replay_r.model
         lc.sample = Fixed(rmm.replay_seconds(job, "sample", 1))
@@ -265,13 +265,13 @@ def refuse_ignored_knobs(m: Machine, hidden: list[int]) -> None:
 def replay_job(m: Machine, shape: Shape, batch: int, capacity: int) -> ReplayJob:
     """What the replay manager serves, for a kind's own replay model. The host gathers a
     sampled batch from host memory when the part keeps only priorities (TCAM)."""
-    gather_s = float(roofline_seconds(m.host.model.spec, 0, batch * shape.transition_bytes,
+    gather_s = float(roofline_seconds(m.cpu.model.spec, 0, batch * shape.transition_bytes,
                                       batch))
     return ReplayJob(batch=batch, capacity=capacity, transition_bytes=shape.transition_bytes,
                      prioritized=shape.prioritized, host_gather_s=gather_s,
-                     searches_per_item=shape.am_searches_per_item,
-                     writes_per_update_item=shape.am_writes_per_update_item,
-                     candidates_per_item=shape.am_candidates_per_item)
+                     searches_per_item=shape.tcam_searches_per_item,
+                     writes_per_update_item=shape.tcam_writes_per_update_item,
+                     candidates_per_item=shape.tcam_candidates_per_item)
 
 
 def reset_seconds_per_step(m: Machine) -> float:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from rldse.errors import RldseError
 from rldse.models.kinds import Runs
 from rldse.sim.machine import Machine, Outcome
-from rldse.system import HOST_KIND
+from rldse.system import CPU_KIND
 from rldse.workloads.tabular.program.cpu import cpu_program
 from rldse.workloads.tabular.program.gpu import gpu_program
 from rldse.workloads.tabular.program.offline import offline_loop
@@ -36,7 +36,7 @@ def program(m: Machine) -> Outcome:
         if not q.is_host:
             raise RldseError(f"'{q.kind}' runs offline (SwiftRL-style) tabular traces only; "
                              "this trace is online (one agent stepping its env), which runs "
-                             f"on '{HOST_KIND}'", where="placement.q_update")
+                             f"on '{CPU_KIND}'", where="placement.q_update")
         return online_program(m)
     offline = OFFLINE_PROGRAMS.get(q.runs)
     if offline is None:

@@ -93,7 +93,7 @@ def cpu_program(m: Machine, sh: Offline) -> Outcome:
 
 def _plan(m: Machine, sh: Offline) -> _Plan:
     """Workers, groups and per-round costs (cpu_program's docstring)."""
-    info, k, cm = m.system.info, m.knobs, m.host.model
+    info, k, cm = m.system.info, m.knobs, m.cpu.model
     workers = min(k.cores or info.workers, sh.agents)
     g = _offline_glue(m)
     scale = cm.interp_scale
@@ -117,7 +117,7 @@ def _plan(m: Machine, sh: Offline) -> _Plan:
 
 def _host(m: Machine, sh: Offline, plan: _Plan, split_s: dict[str, float]):
     """Load, then per round: every worker's agents, the host's glue and average."""
-    env, clock, cpu = m.env, m.clock, m.host.device
+    env, clock, cpu = m.env, m.clock, m.cpu.device
     t = cpu.book(env.now, plan.load_s, "load")
     clock.spend("host", "load", cpu.kind, plan.load_s)
     yield env.timeout(t - env.now)
@@ -141,7 +141,7 @@ def _host(m: Machine, sh: Offline, plan: _Plan, split_s: dict[str, float]):
 def _agents_round(m: Machine, plan: _Plan, t0: float) -> list[float]:
     """One round of every worker's agents from t0 (one booking per worker); returns when
     each worker is done."""
-    clock, cpu = m.clock, m.host.device
+    clock, cpu = m.clock, m.cpu.device
     work = []
     for n_agents, n in plan.groups:
         s_upd = n * plan.per_transition.take(n_agents) / n_agents
@@ -211,9 +211,9 @@ def _aggregate_s(m: Machine, agents: int) -> float:
     4·S·A·(agents + 1)): the part of a row's measured time its host roofline explains
     scales with the roofline, the rest (numpy call overhead) stays, as offpolicy rescales
     a learner step to another batch size; then the CPU model costs it on the target."""
-    ops, cm = m.trace_ops("aggregate"), m.host.model
+    ops, cm = m.trace_ops("aggregate"), m.cpu.model
     info = m.system.info
     cells = info.n_states * info.n_actions
-    rescaled = with_work(cm.host, ops, (agents + 1) * cells, Q_BYTES * cells * (agents + 1),
+    rescaled = with_work(cm.capture_host, ops, (agents + 1) * cells, Q_BYTES * cells * (agents + 1),
                          agents)
     return float(np.mean(cm.op_seconds(rescaled)))

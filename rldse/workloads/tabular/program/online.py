@@ -65,13 +65,13 @@ def _step_costs(m: Machine) -> _Step:
     return _Step(env=step_c, act=act_c, update=upd_c,
                  acts_per_step=int((ops["phase"] == "act").sum()) / trace_steps,
                  reset_s=float(resets.sum()) / trace_steps if resets is not None else 0.0,
-                 glue_s=max(untimed, 0.0) / trace_steps * m.host.model.interp_scale)
+                 glue_s=max(untimed, 0.0) / trace_steps * m.cpu.model.interp_scale)
 
 
 def _agent(m: Machine, c: _Step, steps: int):
     """The agent's steps in chunks (the reference engine: one step at a time, each
     operation its own booking)."""
-    env, clock, cpu = m.env, m.clock, m.host.device
+    env, clock, cpu = m.env, m.clock, m.cpu.device
     done = acts = 0
     while done < steps:
         n = min(1 if m.reference else ONLINE_CHUNK, steps - done)

@@ -76,7 +76,7 @@ def pim_program(m: Machine, sh: Offline) -> Outcome:
 def _round(m: Machine, pm: PimModel, sh: Offline, layout: DpuLayout, tasklets: int) -> _Round:
     """Transfers at the host's bandwidth (all ranks together: rldse.models.pim), the
     kernel, the average as a roofline on one host core."""
-    host_gbs = m.host.model.spec.host_bw_gbs
+    host_gbs = m.cpu.model.spec.host_bw_gbs
     dpus = layout.dpus
     cells = sh.n_states * sh.n_actions
     return _Round(
@@ -86,14 +86,14 @@ def _round(m: Machine, pm: PimModel, sh: Offline, layout: DpuLayout, tasklets: i
         kernel_s=kernel_s(pm, sh, layout, tasklets),
         gather_s=float(pm.dpu_to_cpu_seconds(layout.agents_per_dpu * sh.q_bytes, dpus,
                                              "parallel", host_gbs=host_gbs)),
-        average_s=float(m.host.model.roofline_seconds((sh.agents + 1) * cells,
+        average_s=float(m.cpu.model.roofline_seconds((sh.agents + 1) * cells,
                                                       sh.q_bytes * (sh.agents + 1))))
 
 
 def _host(m: Machine, sh: Offline, c: _Round):
     """Load and the first start table, then per round on every DPU: the start table
     (after round 0), the kernel, the tables back; then the host's average."""
-    env, pim, cpu = m.env, m.runner("q_update").device, m.host.device
+    env, pim, cpu = m.env, m.runner("q_update").device, m.cpu.device
     t = pim.book_all(env.now, c.load_s + c.bcast_s, "load")
     for r in range(sh.rounds):
         parts = ([("sync", c.bcast_s)] if r else []) + [("q_update", c.kernel_s),
@@ -108,7 +108,7 @@ def _host(m: Machine, sh: Offline, c: _Round):
 def _account(m: Machine, sh: Offline, c: _Round, dpus: int) -> dict[str, float]:
     """Every round costs the same, so the accounting is in closed form: the workers'
     clock, and the time split (pim_program's docstring)."""
-    clock, pim_kind, cpu_kind = m.clock, m.runner("q_update").device.kind, m.host.device.kind
+    clock, pim_kind, cpu_kind = m.clock, m.runner("q_update").device.kind, m.cpu.device.kind
     rounds = sh.rounds
     between = rounds - 1
     split = {"cpu_to_dpu_s": c.load_s + c.bcast_s, "kernel_s": c.kernel_s * rounds,

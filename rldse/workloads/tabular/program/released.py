@@ -62,7 +62,7 @@ def released_program(m: Machine, sh: Offline, layout: DpuLayout) -> Outcome:
     zeros) and nothing is averaged between passes."""
     _refuse(m, sh, layout)
     q = m.runner("q_update")
-    pm, pim, cpu = q.model, q.device, m.host.device
+    pm, pim, cpu = q.model, q.device, m.cpu.device
     tasklets = m.knobs.tasklets or pm.spec.tasklets
     c = _costs(m, pm, sh, layout, tasklets)
     m.env.process(_host(m, c))
@@ -104,7 +104,7 @@ def _refuse(m: Machine, sh: Offline, layout: DpuLayout) -> None:
 def _costs(m: Machine, pm: PimModel, sh: Offline, layout: DpuLayout, tasklets: int) -> _Costs:
     """Transfers at the host's bandwidth (all ranks together), the launch, the average as
     a roofline on one host core."""
-    host_gbs = m.host.model.spec.host_bw_gbs
+    host_gbs = m.cpu.model.spec.host_bw_gbs
     q_bytes = RELEASED_Q_BYTES * sh.n_states * sh.n_actions
     cells = sh.n_states * sh.n_actions
     return _Costs(
@@ -113,13 +113,13 @@ def _costs(m: Machine, pm: PimModel, sh: Offline, layout: DpuLayout, tasklets: i
         kernel_s=_kernel_s(pm, sh, layout.busiest * sh.passes, tasklets),
         gather_s=float(pm.dpu_to_cpu_seconds(layout.agents_per_dpu * q_bytes, layout.dpus,
                                              "parallel", host_gbs=host_gbs)),
-        average_s=float(m.host.model.roofline_seconds((sh.agents + 1) * cells,
+        average_s=float(m.cpu.model.roofline_seconds((sh.agents + 1) * cells,
                                                       q_bytes * (sh.agents + 1))))
 
 
 def _host(m: Machine, c: _Costs):
     """Load, launch, gather on every DPU at once; the host's average."""
-    env, pim, cpu = m.env, m.runner("q_update").device, m.host.device
+    env, pim, cpu = m.env, m.runner("q_update").device, m.cpu.device
     t = pim.book_all(env.now, c.load_s, "load")
     t = pim.book_all(t, c.kernel_s, "q_update")
     t = pim.book_all(t, c.gather_s, "sync")

@@ -99,7 +99,7 @@ def run(m: Machine, w: Work, iterations: int = 1) -> Outcome:
         raise RldseError(f"iterations {iterations}: expected at least 1",
                          where="timerl program")
     gpu_model = stream(m)
-    r = _Run(m, w, m.runner("learn").device, m.host.device, Lanes(1, clock=m.env))
+    r = _Run(m, w, m.runner("learn").device, m.cpu.device, Lanes(1, clock=m.env))
     r.memory.alloc(0.0, w.fixed_bytes + w.carried_steps * (w.step_bytes + w.keep_bytes))
     m.env.process(_iterations(r, iterations))
     m.env.run()

@@ -16,9 +16,9 @@ from rldse.kernels.mlp import forward_work, n_params, network
 from rldse.models import OpColumns, cpu_from_host
 from rldse.models.cpu.roofline import with_works
 from rldse.sim import simulate
+from rldse.sim.check_replay import check_replay, host_spec_for
 from rldse.sim.machine import Machine
 from rldse.sim.sharing import shared_ends
-from rldse.sim.validate import host_spec_for, validate
 from rldse.system import parse_spec
 from rldse.trace import Trace, TraceMeta, load_trace
 from rldse.workloads import capture, workload_of
@@ -109,7 +109,7 @@ def test_replay_on_its_host_is_the_critical_path(synthetic):
     assert r.breakdown_s["rollout_s"] == pytest.approx(K * rollout, rel=1e-9)
     assert r.breakdown_s["learn_s"] == pytest.approx(K * L, rel=1e-9)
     assert r.breakdown_s["sync_s"] == pytest.approx(K * D, rel=1e-9)
-    table, _ = validate(synthetic)
+    table, _ = check_replay(synthetic)
     assert table.loc["TOTAL (wall)", "error"] == pytest.approx(0.0, abs=1e-9)
 
 
@@ -193,7 +193,7 @@ def test_a_trace_without_process_cpu_reads_start_up_and_handoffs_from_wall_time(
     ("startup", {**START, "actors": []}, "startup.actors"),
     ("startup", {**START, "spawn": {"wall_s": 1.0, "cpu_s": -1.0}}, "startup.spawn.cpu_s"),
     ("receive_cpu", {"params_cpu_s": [0.1], "rollouts_cpu_s": ["x"]},
-     "receive_cpu.rollouts_cpu_s.0"),
+     "receive_cpu.rollouts_cpu_s[0]"),
 ])
 def test_bad_process_cpu_is_one_line_naming_the_field(with_cpu, field, value, needle):
     info = {**with_cpu.meta.workload_info, field: value}
@@ -212,7 +212,7 @@ def test_central_inference_alternates_gpu_and_cores(synthetic):
     r = m.result(al.program(m))
     g = m.model("gpu")
     work = forward_work(PI, 1) + forward_work(V, 1)
-    act = with_works(m.host.model.host, OpColumns.of("act", flops=work.flops,
+    act = with_works(m.cpu.model.capture_host, OpColumns.of("act", flops=work.flops,
                                                      bytes=work.bytes), work, work, 1)
     fwd = float((g.copy_times(16) + g.op_times(act, layers=4) + g.copy_times(12)).wall_s[0])
     param = float(g.copy_times(4 * (n_params(PI) + n_params(V))).wall_s)
@@ -231,7 +231,7 @@ def test_validate_on_own_host(one_actor):
     close it comes to the wall (-4 % to -10 % on a quiet host: the program does not model
     the learner's loop between minibatches or the final transfer of the rows) depends on
     the host's load, and is measured by benchmarks/fidelity_actor_learner.py."""
-    table, result = validate(one_actor)
+    table, result = check_replay(one_actor)
     assert result.env_steps == STEPS
     # the phases the program costs from the trace rows replay exactly
     for phase in ("env_step", "learn", "act", "env_reset"):

@@ -14,8 +14,8 @@ import pytest
 
 from rldse.errors import RldseError
 from rldse.sim import simulate
+from rldse.sim.check_replay import check_replay
 from rldse.sim.machine import Machine
-from rldse.sim.validate import validate
 from rldse.system import parse_spec, resolve
 from rldse.trace import Trace
 from rldse.workloads.common.base import CaptureConfig
@@ -92,7 +92,7 @@ def test_validate_replays_every_recorded_phase_exactly(trace):
     """On its own host the twin uses the trace's measured costs, so what is tested is the
     loop's structure: which work runs in sequence. Every recorded phase matches exactly,
     and the run is at least their sum, whatever the host's load."""
-    table, result = validate(trace())
+    table, result = check_replay(trace())
     recorded = table.drop(index="TOTAL (wall)")
     assert recorded["simulated_s"].sum() <= result.sim_time_s * (1 + 1e-9)
     recorded = recorded[recorded["measured_s"] > 0]
@@ -107,7 +107,7 @@ def test_validate_total_within_15_percent(trace):
     15 % of the wall. Slow: the offline captures last about 0.05 s, so one preemption on a
     busy host moves their wall by more than that (offline-sarsa-fp32 came out 21 % beside
     other jobs); benchmarks/fidelity_tabular.py measures it on longer captures."""
-    table, _ = validate(trace())
+    table, _ = check_replay(trace())
     assert abs(table.loc["TOTAL (wall)", "error"]) <= 0.15, table.to_string()
 
 

@@ -58,6 +58,6 @@ def _am_work(amper: dict[str, Any] | None) -> dict[str, float]:
     if "candidates_per_item" not in amper:
         raise RldseError("trace: workload_info.amper has no 'candidates_per_item' (an AMPER "
                          "trace from an older rldse; capture it again)")
-    return {"am_searches_per_item": float(amper["searches_per_item"]),
-            "am_writes_per_update_item": float(amper["writes_per_update_item"]),
-            "am_candidates_per_item": float(amper["candidates_per_item"])}
+    return {"tcam_searches_per_item": float(amper["searches_per_item"]),
+            "tcam_writes_per_update_item": float(amper["writes_per_update_item"]),
+            "tcam_candidates_per_item": float(amper["candidates_per_item"])}

@@ -1,4 +1,5 @@
-"""`rldse validate`: a replay-consistency check, not a test of model accuracy.
+"""`rldse check-replay`: a replay-consistency check, not a test of model accuracy
+(that is `rldse validate external`).
 
 It replays a trace on its own capture host and compares with what was measured. The
 system is the `host` CPU preset built from the trace's fingerprint, every phase on the
@@ -37,7 +38,7 @@ def host_spec_for(trace: Trace, gpu: str | None = None):
         raw["gpu"] = {"preset": gpu, "count": 1}
         raw["placement"] = {role: "gpu" for role in workload.placements
                             if workload.places(role, "gpu")}
-    return parse_spec(raw, where="validate")
+    return parse_spec(raw, where="check-replay")
 
 
 def wall_costed(trace: Trace) -> Trace:
@@ -49,7 +50,7 @@ def wall_costed(trace: Trace) -> Trace:
     return workload_of(trace).without_cpu_time(trace)
 
 
-def validate(trace: Trace, seed: int = 0,
+def check_replay(trace: Trace, seed: int = 0,
              gpu: str | None = None) -> tuple[pd.DataFrame, Result]:
     """Per phase and in total: measured seconds, simulated seconds, relative difference
     (NaN for phases the trace did not time, such as the loop glue a program accounts
