@@ -176,9 +176,12 @@ def cmd_capture_script(args: argparse.Namespace) -> None:
         raise RldseError("-o/--output: required (the trace file to write, .parquet)")
     out = checked_output(args.output, args.force)
     threads = args.torch_threads or None  # 0: the script's own
-    trace = capture_script(args.script, rest[cut + 1:], loop=args.loop, env_id=args.env,
-                           seed=args.seed, replay=tuple(args.replay), torch_threads=threads,
-                           out=out)
+    # the script's length is its own: the bar counts env steps with no total
+    with progress_bar(None, f"capture {Path(args.script).name}", args.progress,
+                      unit="env step") as bar:
+        trace = capture_script(args.script, rest[cut + 1:], loop=args.loop, env_id=args.env,
+                               seed=args.seed, replay=tuple(args.replay),
+                               torch_threads=threads, out=out, on_env_steps=bar.update)
     print(f"wrote {out} ({len(trace.ops)} ops, digest {trace.digest})")
 
 
@@ -200,6 +203,7 @@ def _script_options(p: argparse.ArgumentParser) -> None:
                    "the count")
     p.add_argument("-o", "--output", help="trace file to write (.parquet; required)")
     p.add_argument("--force", action="store_true", help="overwrite an existing output file")
+    progress_option(p)
 
 
 def _workload_fields(workload: str) -> list[str]:

@@ -67,6 +67,7 @@ import runpy
 import statistics
 import sys
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from time import perf_counter, perf_counter_ns, process_time_ns
@@ -140,6 +141,8 @@ class _Hooks:
     n_envs: int = 1  # the last vector step's envs
     torch_threads: tuple[int, str] | None = None  # rldse.threads.TorchThreads.stop
     script_wall_s: float = 0.0  # the whole script, its set-up included
+    #: called with each env step's env count, after the step is recorded (a progress bar)
+    on_env_steps: Callable[[int], None] | None = None
 
     # ---- timed wrappers -------------------------------------------------------------
     def timed(self, kind: str, fn, items_of=None, then=None):
@@ -202,6 +205,7 @@ class _Hooks:
             ended = self.episodes.step(out)
             if ended:
                 self.events.append(_Event("env_reset", step.t0 + step.dur, 0, ended))
+            self.stepped(step.items)
 
         for cls in (gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv):
             self.patch(cls, "step", "env_step", n_envs, episode_ends)
@@ -212,8 +216,8 @@ class _Hooks:
             env = original_make(env_id, *args, **kwargs)
             self.env_ids.append(str(getattr(env_id, "id", env_id)))
             # a single env's episodes end at the script's own reset calls
-            env.step = self.timed("env_step", env.step,
-                                  then=lambda out, step: self.episodes.step(out))
+            env.step = self.timed("env_step", env.step, then=lambda out, step: (
+                self.episodes.step(out), self.stepped(1)))
             env.reset = self.timed("env_reset", env.reset,
                                    lambda args, kwargs, out: self.seen_seed(kwargs))
             return env
@@ -241,6 +245,10 @@ class _Hooks:
         self._watch_array_sample()
         self._watch_param_writes()
         self._watch_arguments()
+
+    def stepped(self, n_envs: int) -> None:
+        if self.on_env_steps is not None:
+            self.on_env_steps(n_envs)
 
     def seen_seed(self, kwargs: dict) -> int:
         """Keep the first env reset's ``seed`` (the run's seed); 1 (the reset's items)."""
@@ -531,13 +539,15 @@ def check_script(script: str | Path, replay: tuple[str, ...] = (),
 
 
 def run_script(script: str | Path, args: list[str], replay: tuple[str, ...] = (),
-               torch_threads: int | None = CAPTURE_TORCH_THREADS
+               torch_threads: int | None = CAPTURE_TORCH_THREADS,
+               on_env_steps: Callable[[int], None] | None = None
                ) -> tuple[list[_Event], _Hooks, float, float]:
     """Run ``script`` hooked: (events, hooks, bias ns, wall s). ``replay``: the classes
     the user named as replay storage; ``torch_threads``: torch's intra-op threads (None:
-    the script's own)."""
+    the script's own); ``on_env_steps``: called with each env step's env count."""
     path = check_script(script, replay, torch_threads)
-    hooks = _Hooks(folder=path.resolve().parent, named=parse_replay(replay), args=list(args))
+    hooks = _Hooks(folder=path.resolve().parent, named=parse_replay(replay), args=list(args),
+                   on_env_steps=on_env_steps)
     bias = _calibrate(hooks)
     threads = TorchThreads(torch_threads, where="--torch-threads")
     saved_argv, saved_path = sys.argv, list(sys.path)
@@ -730,11 +740,13 @@ def capture_script(script: str | Path, args: list[str], *, loop: str | None = No
                    env_id: str | None = None, seed: int | None = None,
                    replay: tuple[str, ...] = (),
                    torch_threads: int | None = CAPTURE_TORCH_THREADS,
-                   out: Path | None = None) -> Trace:
+                   out: Path | None = None,
+                   on_env_steps: Callable[[int], None] | None = None) -> Trace:
     """Run ``script`` with ``args``, hooked, and return its Trace (module docstring),
     written to ``out`` where given; a run whose trace cannot be made or written leaves
     its raw record beside ``out`` (RAW_SUFFIX) and fails naming it. ``seed``: the seed
-    to record (None: the script's, its first env reset's)."""
+    to record (None: the script's, its first env reset's); ``on_env_steps``: called with
+    each env step's env count (a progress bar)."""
     if loop is not None and loop not in LOOPS:
         raise RldseError(f"--loop {loop}: capture script records {' or '.join(LOOPS)} "
                          "PyTorch loops (a tabular loop has no network to hook)")
@@ -742,7 +754,8 @@ def capture_script(script: str | Path, args: list[str], *, loop: str | None = No
         raise RldseError(f"--seed {seed}: expected 0 or more")
     name = Path(script).name
     try:
-        events, hooks, bias, wall_s = run_script(script, args, tuple(replay), torch_threads)
+        events, hooks, bias, wall_s = run_script(script, args, tuple(replay), torch_threads,
+                                                 on_env_steps)
     except ScriptFailed as failed:
         events, hooks, bias, wall_s = failed.run
         if out is None or not events:

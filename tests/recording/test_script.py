@@ -63,14 +63,46 @@ DQN_SCRIPT = textwrap.dedent('''
 ''')
 
 
+class _Bar:
+    """Stands in for the capture's progress bar: keeps what it was told."""
+
+    def __init__(self, total, desc, enabled, unit):
+        self.desc, self.unit, self.updates = desc, unit, []
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n):
+        self.updates.append(n)
+
+
 @pytest.fixture(scope="module")
-def script_trace(tmp_path_factory):
+def bars():
+    return []
+
+
+@pytest.fixture(scope="module")
+def script_trace(tmp_path_factory, bars):
+    import rldse.cli.capture as capture
+
     folder = tmp_path_factory.mktemp("script")
     script = folder / "dqn.py"
     script.write_text(DQN_SCRIPT)
     out = folder / "run.parquet"
-    assert main(["capture", "script", str(script), "-o", str(out), "--", "600"]) == 0
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(capture, "progress_bar", lambda *a, **k: bars.append(_Bar(*a, **k))
+                   or bars[-1])
+        assert main(["capture", "script", str(script), "-o", str(out), "--", "600"]) == 0
     return out
+
+
+def test_script_capture_counts_env_steps_on_its_bar(script_trace, bars):
+    (bar,) = bars
+    assert (bar.desc, bar.unit) == ("capture dqn.py", "env step")
+    assert bar.updates == [1] * 600  # one vector step of one env per loop pass
 
 
 def test_script_trace_has_the_dqn_phases_and_work(script_trace):
