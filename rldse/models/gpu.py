@@ -44,7 +44,9 @@ CPU core and a mostly idle GPU, which is what profilers show for RL on small MLP
   ``layers`` the network depth the engine reads from the trace (an MLP forward of L
   layers is 2L kernels: GEMM with bias, then activation).
 - Host↔device copies: the host dispatches one operator; the copy engine takes
-  copy_fixed_s + bytes / (copy_efficiency × link bandwidth).
+  copy_fixed_s + bytes / (copy_efficiency × link bandwidth). A copy the host blocks on
+  (an act's observation in and action read back) waits for the kernels still queued and
+  then that long (``GpuModel.blocking_copy_times``; the wait is not busy host time).
 - Dependent loads (a sum-tree descent) cost the L2 latency while the data they walk fits
   in L2 (``l2_bytes``), the device-memory latency beyond it.
 - A sum tree (prioritized replay) of capacity C is ceil(log2 C) levels per sampled item,
