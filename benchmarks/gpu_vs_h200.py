@@ -176,11 +176,18 @@ def framework_ratios() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def simulated_us(trace: Trace, gpu: str, phase: str) -> float:
+def simulated_us(trace: Trace, gpu: str, phase: str, host_slowdown: float = 1.0) -> float:
     """Mean simulated time per op of ``phase`` with act and learn on one ``gpu``: its
     un-overlapped device time and its worker's host dispatch (the phase table books the
-    dispatch on the CPU under 'dispatch'; these loops dispatch only act and learn)."""
-    frame = simulate(trace, host_spec_for(trace, gpu), seed=0).phases_frame()
+    dispatch on the CPU under 'dispatch'; these loops dispatch only act and learn).
+    ``host_slowdown``: the issuing host's single-thread speed divided by this (its
+    ``cpu.ipc_factor``), as every CPU-side cost of the simulation scales with it."""
+    spec = host_spec_for(trace, gpu)
+    if host_slowdown != 1.0:
+        raw = spec.model_dump(mode="json", exclude_none=True)
+        raw["cpu"]["ipc_factor"] = raw["cpu"].get("ipc_factor", 1.0) / host_slowdown
+        spec = parse_spec(raw, where="host speed")
+    frame = simulate(trace, spec, seed=0).phases_frame()
     rows = frame[frame["phase"] == phase]
     worker = rows["worker"].iloc[0]
     host = frame[(frame["worker"] == worker) & (frame["phase"] == "dispatch")]
@@ -191,22 +198,31 @@ def simulated_us(trace: Trace, gpu: str, phase: str) -> float:
 def moved_rows(preset: str) -> None:
     """CPU captures placed on the GPU, no coefficient taken from the GPU captures
     (GpuModel.moved_host_s: the CPU capture's framework share plus kernels x dispatch_s,
-    the copies in and out, the device), against the GPU captures of the same loop. Beside
-    each: the measured GPU / CPU-share ratio, and the env step's GPU / CPU capture time, the
-    host's own speed between the captures, which no prediction from the CPU capture sees
-    (the simulated time scaled by it uses the GPU capture: a diagnostic, not a prediction)."""
+    the blocking copies in and out, the device), against the GPU captures of the same
+    loop. Beside each: the measured GPU / CPU-share ratio, and the env step's GPU / CPU
+    capture time: the host's own speed between the captures, which no prediction from the
+    CPU capture sees. DQN's env step runs no torch, so it measures the issuing host's
+    single-thread speed in the GPU run itself; the host-calibrated column simulates the
+    same CPU capture with the issuing core slowed by it (nothing else from the GPU
+    capture). PPO's env step stores the rollout on the GPU: no such calibration."""
     r = framework_ratios()
     print(f"\nCPU captures with act and learn moved to {preset}: time per op against the GPU "
           "capture of the same loop (us; the model: the CPU capture's framework share + "
-          "kernels x dispatch_s, copies, device; nothing fitted on these captures)")
+          "kernels x dispatch_s, blocking copies, device; nothing fitted on these captures)")
     for phase in ("act", "learn"):
         print(f"  {phase}:")
         for x in r[r["phase"] == phase].itertuples():
-            sim = simulated_us(load_trace(H200 / f"{MOVED[x.loop][0]}.parquet"), preset, phase)
-            print(f"    {x.loop:9} {x.run}: measured {x.gpu_us:6.0f}, simulated {sim:6.0f} "
-                  f"({100 * (sim / x.gpu_us - 1):+5.1f} %); measured / CPU share x{x.ratio:.2f};"
-                  f" env step GPU / CPU capture x{x.env_step_drift:.2f}, simulated x that "
-                  f"{100 * (sim * x.env_step_drift / x.gpu_us - 1):+5.1f} % (not a prediction)")
+            cpu = load_trace(H200 / f"{MOVED[x.loop][0]}.parquet")
+            sim = simulated_us(cpu, preset, phase)
+            line = (f"    {x.loop:9} {x.run}: measured {x.gpu_us:6.0f}, simulated {sim:6.0f} "
+                    f"({100 * (sim / x.gpu_us - 1):+5.1f} %); measured / CPU share x{x.ratio:.2f};"
+                    f" env step GPU / CPU capture x{x.env_step_drift:.2f}")
+            if x.family == "dqn":
+                cal = simulated_us(cpu, preset, phase, host_slowdown=x.env_step_drift)
+                line += (f"; host-calibrated {cal:6.0f} ({100 * (cal / x.gpu_us - 1):+5.1f} %)")
+            else:
+                line += "; host-calibrated n/a (env step runs torch)"
+            print(line)
 
 
 def main() -> None:

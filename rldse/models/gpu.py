@@ -44,7 +44,9 @@ CPU core and a mostly idle GPU, which is what profilers show for RL on small MLP
   ``layers`` the network depth the engine reads from the trace (an MLP forward of L
   layers is 2L kernels: GEMM with bias, then activation).
 - Host↔device copies: the host dispatches one operator; the copy engine takes
-  copy_fixed_s + bytes / (copy_efficiency × link bandwidth).
+  copy_fixed_s + bytes / (copy_efficiency × link bandwidth). A copy the host blocks on
+  (an act's observation in and action read back) waits for the kernels still queued and
+  then that long (``GpuModel.blocking_copy_times``; the wait is not busy host time).
 - Dependent loads (a sum-tree descent) cost the L2 latency while the data they walk fits
   in L2 (``l2_bytes``), the device-memory latency beyond it.
 - A sum tree (prioritized replay) of capacity C is ceil(log2 C) levels per sampled item,
@@ -233,24 +235,32 @@ class GpuTimes:
     #: None: every device second draws the full dynamic power (the utilisation model), for
     #: times a caller assembles without the model's occupancy
     active_s: np.ndarray | None = None
+    #: host seconds spent waiting, not busy, for the GPU at blocking copies
+    #: (``GpuModel.blocking_copy_times``); None: none
+    wait_s: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if self.active_s is None:
             object.__setattr__(self, "active_s", self.device_s)
+        if self.wait_s is None:
+            object.__setattr__(self, "wait_s", np.zeros_like(np.asarray(self.host_s, float)))
 
     @property
     def wall_s(self) -> np.ndarray:
-        """The host issues asynchronously: an operation is done after the later of the two."""
-        return np.maximum(self.host_s, self.device_s)
+        """The host issues asynchronously: an operation is done after the later of its
+        host side (busy and waiting at blocking copies) and the device."""
+        return np.maximum(self.host_s + cast(np.ndarray, self.wait_s), self.device_s)
 
     def __add__(self, other: GpuTimes) -> GpuTimes:
         """One after the other on the same stream (e.g. a copy in, then the kernels)."""
         return GpuTimes(self.host_s + other.host_s, self.device_s + other.device_s,
-                        cast(np.ndarray, self.active_s) + cast(np.ndarray, other.active_s))
+                        cast(np.ndarray, self.active_s) + cast(np.ndarray, other.active_s),
+                        cast(np.ndarray, self.wait_s) + cast(np.ndarray, other.wait_s))
 
     def total(self) -> PartTime:
         """All operations one after another, as one PartTime."""
-        return PartTime.overlapped(float(np.sum(self.host_s)), float(np.sum(self.device_s)))
+        host, device = float(np.sum(self.host_s)), float(np.sum(self.device_s))
+        return PartTime(host, device, max(host + float(np.sum(self.wait_s)), device))
 
 
 @dataclass
@@ -583,6 +593,24 @@ class GpuModel(UtilisationPower):
                      active_s=device * self.power_share(0.0))
         self._record(UNPHASED, t.device_s, t.active_s)
         return t
+
+    def blocking_copy_times(self, bytes_: ArrayLike, after: GpuTimes | None = None
+                            ) -> GpuTimes:
+        """``after`` (None: nothing queued), then a copy the host blocks on: PyTorch copies
+        between pageable host memory and the GPU with ``non_blocking=False`` (``int()``,
+        ``.item()``, ``.cpu()`` of a result, ``torch.as_tensor(array, device=...)``) as an
+        asynchronous copy followed by a stream synchronisation, and CUDA returns from a copy
+        to pageable host memory only once it has completed (CUDA Runtime API, "API
+        synchronization behavior"). So the host, once it has issued ``after``, waits for the
+        kernels still queued (the model's device time beyond the host's) and then for the
+        copy (``copy_times``' device time, a whole blocking small copy; it includes the
+        copy's own dispatch)."""
+        before = after if after is not None else GpuTimes(np.zeros(()), np.zeros(()))
+        c = self.copy_times(bytes_)
+        issued = before.host_s + cast(np.ndarray, before.wait_s)
+        drain = np.maximum(before.device_s - issued, 0.0)
+        wait = drain + np.maximum(c.device_s - c.host_s, 0.0)
+        return before + GpuTimes(c.host_s, c.device_s, c.active_s, wait)
 
     def level_latencies_s(self, depth: int) -> np.ndarray:
         """Latency of a dependent load at each sum-tree level (root first): L2 while the

@@ -142,6 +142,26 @@ def test_copy_at_the_links_effective_rate(a100):
     assert float(nv.copy_times(1e9).device_s) == pytest.approx(10e-6 + 1e9 / (0.8 * 300e9))
 
 
+
+def test_a_blocking_copy_waits_for_the_queued_kernels_and_the_copy(a100):
+    """A host-bound forward then its result read back: the host issues, then waits the
+    copy's latency; a device-bound one: it waits for the kernels still queued first."""
+    copy = a100.copy_times(4)
+    fast = OpColumns.of("act", flops=1e3, bytes=1e3)  # launch-bound: host ahead of the GPU
+    t = a100.blocking_copy_times(4, after=a100.op_times(fast, layers=2))
+    ops = a100.op_times(fast, layers=2)
+    assert ops.host_s[0] > ops.device_s[0]
+    assert t.wall_s[0] == pytest.approx(ops.host_s[0] + float(copy.device_s))
+    assert t.host_s[0] == pytest.approx(ops.host_s[0] + DISPATCH)  # waiting is not busy
+    slow = OpColumns.of("act", flops=1e12, bytes=1e3)  # the GPU far behind the host
+    ops = a100.op_times(slow, layers=2)
+    t = a100.blocking_copy_times(4, after=ops)
+    assert t.wall_s[0] == pytest.approx(ops.device_s[0] + float(copy.device_s))
+    alone = a100.blocking_copy_times(4)  # nothing queued: the copy's own latency
+    assert float(alone.wall_s) == pytest.approx(float(copy.device_s))
+    assert (a100.copy_times(4) + a100.op_times(fast, layers=2)).wall_s[0] \
+        < (a100.blocking_copy_times(4) + a100.op_times(fast, layers=2)).wall_s[0]
+
 def test_sumtree_levels_in_l2_cost_l2_latency():
     """2^20 leaves: 21 levels of float32 nodes = 8 MiB. An A100's 40 MiB L2 holds them all;
     a V100's 6 MiB holds the top 20 levels (4 MiB), not the leaves."""

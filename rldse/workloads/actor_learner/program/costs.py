@@ -174,9 +174,9 @@ def _local_act(m: Machine, s: Shape, roles: Roles, act_ops: OpColumns) -> list[S
         act_s = np.asarray(m.cpu.model.op_seconds(act_ops))
         return _split_cycles(act_s, np.zeros_like(act_s), act_s, n=s.N, rng=m.rng)
     am = roles.act.model
-    t = (am.copy_times(s.E * s.obs_bytes)
-         + am.op_times(act_ops, layers=s.layers)
-         + am.copy_times(s.E * ANSWER_BYTES))
+    t = am.blocking_copy_times(s.E * ANSWER_BYTES,  # the actions read back (blocking)
+                               after=am.blocking_copy_times(s.E * s.obs_bytes)
+                               + am.op_times(act_ops, layers=s.layers))
     return _split_cycles(t.host_s, t.device_s, t.wall_s, n=s.N, rng=m.rng)
 
 
@@ -195,9 +195,8 @@ def _server_costs(m: Machine, s: Shape, roles: Roles, act_ops: OpColumns) -> Ser
         ops = with_works(m.cpu.model.capture_host, OpColumns.of("act", items=B, flops=flops,
                                                           bytes=bytes_), w, w, B)
         am = roles.act.model
-        t = (am.copy_times(B * s.obs_bytes)
-             + am.op_times(ops, layers=s.layers)
-             + am.copy_times(B * ANSWER_BYTES))
+        t = am.blocking_copy_times(B * ANSWER_BYTES, after=am.blocking_copy_times(
+            B * s.obs_bytes) + am.op_times(ops, layers=s.layers))
         cost = t.wall_s
         device = np.where(b > 0, t.device_s, 0.0).tolist()
         host = np.where(b > 0, t.host_s, 0.0).tolist()

@@ -98,10 +98,10 @@ class Costs:
             t = part.op_times(ops, layers=self.shape.learn_layers)
             return SplitCycle(t.host_s, t.device_s, t.wall_s, start)
         # greedy steps run the network on the part, with the observation in and the action
-        # out; exploring steps (no flops: no network) stay on the actor's core
-        t = (part.copy_times(self.shape.obs_bytes)
-             + part.op_times(ops, layers=self.shape.act_layers)
-             + part.copy_times(F32))
+        # read back, both copies blocking (GpuModel.blocking_copy_times); exploring steps
+        # (no flops: no network) stay on the actor's core
+        t = part.blocking_copy_times(F32, after=part.blocking_copy_times(self.shape.obs_bytes)
+                                     + part.op_times(ops, layers=self.shape.act_layers))
         on_core = np.asarray(self.m.cpu.model.op_seconds(ops))
         greedy = ops.flops > 0
         return SplitCycle(np.where(greedy, t.host_s, on_core), np.where(greedy, t.device_s, 0.0),

@@ -214,7 +214,9 @@ def test_central_inference_alternates_gpu_and_cores(synthetic):
     work = forward_work(PI, 1) + forward_work(V, 1)
     act = with_works(m.cpu.model.capture_host, OpColumns.of("act", flops=work.flops,
                                                      bytes=work.bytes), work, work, 1)
-    fwd = float((g.copy_times(16) + g.op_times(act, layers=4) + g.copy_times(12)).wall_s[0])
+    # observation in and actions back are blocking copies (GpuModel.blocking_copy_times)
+    fwd = float(g.blocking_copy_times(12, after=g.blocking_copy_times(16)
+                                      + g.op_times(act, layers=4)).wall_s[0])
     param = float(g.copy_times(4 * (n_params(PI) + n_params(V))).wall_s)
     iteration = param + (T + 1) * fwd + T * E_S + H + L
     assert r.sim_time_s == pytest.approx(U + K * iteration, rel=1e-9)

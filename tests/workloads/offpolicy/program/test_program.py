@@ -9,6 +9,7 @@ replay-manager/learner pair, co-located pairs (RPLN- latencies) included.
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pytest
 
@@ -189,3 +190,25 @@ def test_policy_lag_of_actors_running_ahead(uniform_trace, learner, interval, la
         assert (r.staleness_mean_updates, r.staleness_p95_updates) == (0.0, 0.0)
         assert not warned
     assert r.to_json() == simulate(uniform_trace, parse_spec(raw)).to_json()
+
+
+def test_gpu_act_blocks_on_its_copies(uniform_trace):
+    """Actors on a V100: the observation copy in and the action read-back are blocking
+    copies, so each greedy act pays both copies' latency on top of its dispatch (with the
+    copies overlapped, a launch-bound act hid them behind the host)."""
+    from rldse.system import load_spec
+
+    root = Path(__file__).resolve().parents[4]
+
+    def act_s(copy_fixed_s: float) -> tuple[float, int]:
+        spec = load_spec(root / "examples/dgx1_like.yaml",
+                         {"workload.env_steps": 5000, "placement.act": "gpu",
+                          "gpu.copy_fixed_s": copy_fixed_s})
+        f = simulate(uniform_trace, spec).phases_frame()
+        act = f[f["phase"] == "act"]
+        host = f[(f["phase"] == "dispatch") & f["worker"].isin(act["worker"].unique())]
+        return float(act["time_s"].sum() + host["time_s"].sum()), int(act["count"].sum())
+
+    (low, acts), (high, _) = act_s(10e-6), act_s(30e-6)
+    both_copies_s = 2 * 20e-6 * acts  # were every act greedy (exploring ones run no copy)
+    assert 0.75 * both_copies_s < high - low <= both_copies_s * (1 + 1e-9)
