@@ -164,7 +164,8 @@ def test_fp32_is_emulated_and_slower_than_int32():
 def test_dpu_instruction_mix_and_energy():
     """Q-learning on FrozenLake (A = 4): the documented counts, 87 INT32 instructions
     per update at PrIM's costs and 776 in emulated FP32; the DPUs' instruction energy
-    is updates x instructions x energy per instruction."""
+    is updates x instructions x energy per instruction, worked out here from upmem-p21's
+    numbers (rldse/models/presets/pim.yaml)."""
     trace = offline_trace()
     m = Machine(trace, parse_spec({**PIM_HOST, "workload": {"agents": 100}}))
     sh = offline_loop(m, 100)
@@ -176,8 +177,11 @@ def test_dpu_instruction_mix_and_energy():
     assert pm.instructions(fp, "fp32") == pytest.approx(6 * 66.4 + 2 * 179.2 + 19)
     result = m.result(tabular.program(m))
     dev = next(d for d in result.devices if d.name == "pim")
-    expected = float(pm.instruction_joules(result.updates * 87))
+    # one instruction: (dpu_w − dpu_idle_w) / clock = (0.15 − 0.045) W / 350 MHz = 300 pJ
+    expected = result.updates * 87 * 300e-12
     assert dev.action_j["dpu_instructions"] == pytest.approx(expected)
+    # idle: 2,556 working DPUs × 0.045 W over the run
+    assert dev.background_j == pytest.approx(2556 * 0.045 * result.sim_time_s)
     assert dev.energy_j == pytest.approx(dev.background_j + expected)
 
 
