@@ -1,4 +1,5 @@
-"""Fidelity check (a) of issue 4: predict a 2-actor PPO run from a 1-actor capture.
+"""Cross-configuration fidelity of the actor-learner twin: predict a 2-actor PPO run from
+a 1-actor capture.
 
 Each round captures actor_learner on CartPole with 1 actor, predicts 2 actors on 2 cores
 with the capture-host replay `rldse validate` uses (cpu preset `host`, the trace's own

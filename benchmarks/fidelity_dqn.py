@@ -1,4 +1,4 @@
-"""Fidelity check (c) of issue 4 for the DQN twin: capture DQN on CartPole at one batch
+"""Cross-configuration fidelity of the DQN twin: capture DQN on CartPole at one batch
 size, predict the learner update time and the loop time at another batch size on the same
 host, capture that batch size for real, and compare.
 

@@ -1,4 +1,4 @@
-"""Fidelity check (b) of issue 4 for the tabular twin: capture offline training with one
+"""Cross-configuration fidelity of the tabular twin: capture offline training with one
 worker process, predict the run with more workers (and other agent counts) on the same
 host, run that for real, and compare the training loop's wall time and time per round.
 

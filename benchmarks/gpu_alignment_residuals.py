@@ -1,8 +1,8 @@
 """Split `rldse validate external --csv` GEMM errors by K alignment and footprint.
 
-Why: issue 24 asks whether a shared K-not-a-multiple-of-4 penalty or a footprint
-term could close the leave-one-GPU-out miss on Pascal; this prints the signed median
-error per GPU for each split so the effect can be compared across boards.
+Why: to see whether a shared K-not-a-multiple-of-4 penalty or a footprint term could
+close the leave-one-GPU-out miss on Pascal; this prints the signed median error per GPU
+for each split so the effect can be compared across boards.
 
 Usage: rldse validate external --csv rows.csv && python benchmarks/gpu_alignment_residuals.py rows.csv
 """

@@ -1,8 +1,9 @@
-"""The fast engine against the reference engine (issue 25) on contended configurations of
-the three program families: more actors than cores, replay and learner on one GPU, central
-inference beside the learner, more tabular workers than cores. Per-op costs are the
-trace's own rows (cycled from a seeded start), not their means. Prints, per configuration,
-every compared metric: the fast value, the reference value and their difference.
+"""The fast engine against the per-operation reference engine (rldse/sim/agreement.py) on
+contended configurations of the three program families: more actors than cores, replay
+and learner on one GPU, central inference beside the learner, more tabular workers than
+cores. Per-op costs are the trace's own rows (cycled from a seeded start), not their means.
+Prints, per configuration, every compared metric: the fast value, the reference value and
+their difference.
 
     PYTHONPATH=. python benchmarks/reference_agreement.py [--scale K]
 

@@ -1,6 +1,6 @@
 """Reliability: kill -9 at random points of the commands that write, damaged traces and
 bad specs; prints one table (class, cases, tracebacks, silent changes) and exits 1 unless
-both counts are 0 everywhere (issue 38). Not a test: it runs the real commands in
+both counts are 0 everywhere. Not a test: it runs the real commands in
 subprocesses, on local files only, in a few minutes.
 
     python benchmarks/reliability.py [--seed 0] [--kills 3]
@@ -24,7 +24,8 @@ uniform(0, the reference's wall time), and is run again to the end. Checked afte
 
 A failed check counts as a silent change (an output lost, torn, duplicated or changed
 without a word); a traceback in the rerun as a traceback. Damaged traces, bad specs,
-bad --set values, issue 38's reproductions and paths at the file system's limits are the
+bad --set values, containment cases (files a spec must not read, passwords,
+outputs that exist) and paths at the file system's limits are the
 fuzz corpus (scripts/make_fuzz_corpus.py), run in process: a traceback is a traceback,
 a result from an input that must be refused a silent change.
 """
@@ -300,14 +301,14 @@ def corpus_rows(work: Path) -> list[Row]:
     spec.loader.exec_module(corpus)
     out = work / "corpus"
     runs = corpus.corpus(out)
-    issue = set(corpus.issue_38_cases(work / "names"))
+    contained = set(corpus.containment_cases(work / "names"))
     paths = {r.name for r in corpus.filesystem_cases(work / "paths_names")}
     rows = {key: Row(key) for key in ("damaged traces", "bad specs", "bad --set values",
-                                      "issue 38 reproductions", "paths at fs limits")}
+                                      "containment", "paths at fs limits")}
 
     def kind(name: str) -> str:
-        if name in issue:
-            return "issue 38 reproductions"
+        if name in contained:
+            return "containment"
         if name in paths:
             return "paths at fs limits"
         if name.startswith("--set"):

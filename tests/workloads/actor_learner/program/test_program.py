@@ -362,7 +362,7 @@ def test_second_gpu_never_lowers_throughput(one_actor, actors, cores, learn):
 
 
 def test_central_inference_dispatch_queues_with_the_learner_on_one_core():
-    """Issue 25: a GPU inference server's dispatch is booked on the CPU's lanes, where the
+    """A GPU inference server's dispatch is booked on the CPU's lanes, where the
     learner's dispatch and handoffs queue too; on a 1-core CPU, async, the two cannot
     overlap, so no CPU booking starts before the one before it on that lane ends."""
     trace = load_trace(Path(__file__).resolve().parents[4]
