@@ -1,5 +1,5 @@
 """The actors: per iteration they wait for parameters recent enough, then collect a
-rollout each, with their own policy (one merged event: package docstring, "Merged
+rollout each, with their own policy (one merged event: docs/architecture.md, "Merged
 events") or through central inference servers (central_inference.py)."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def actors(run: Run, hs: Handshake):
 
 def local_wave(run: Run, r: np.ndarray) -> float:
     """One iteration's collection with local inference, actor a released at r[a]: one
-    event per node (package docstring); rollouts from other nodes than the learner's
+    event per node (docs/architecture.md); rollouts from other nodes than the learner's
     then cross the network (``Clusters``). Returns when the last rollout is in."""
     groups = run.shape.node_actors
     if len(groups) == 1:
