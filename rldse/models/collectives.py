@@ -2,48 +2,13 @@
 all-to-all and point-to-point, costed per hop with latency and bandwidth (α–β) the way
 NCCL's own tuner costs them, and the algorithm and protocol chosen as NCCL chooses.
 
-Sizes follow nccl-tests (doc/PERFORMANCE.md): ``bytes`` is the buffer of an all-reduce
-and a broadcast, the whole gathered (or scattered) buffer of an all-gather, a
-reduce-scatter and an all-to-all, the message of a send/receive. Bus bandwidth is
-``bytes / seconds × factor`` with PERFORMANCE.md's factors (``BUS_FACTOR``): all-reduce
-2(n−1)/n, reduce-scatter, all-gather and all-to-all (n−1)/n, broadcast and send/receive 1;
-a ring moves exactly that many bytes per rank, so its bus bandwidth is the link's.
-
-Algorithms (the α–β forms of Thakur, Rabenseifner and Gropp, "Optimization of Collective
-Communication Operations in MPICH", IJHPCA 19(1), 2005, and ASTRA-sim's analytical
-network backend, which costs each collective phase as hops × latency + bytes / bandwidth):
-
-- ``ring`` (all-reduce, reduce-scatter, all-gather): ``steps`` of n−1 (2(n−1) for
-  all-reduce), each rank sending a chunk of bytes/n to the next rank; the ring runs at its
-  slowest edge, so ``t = base + steps × max over edges (hop + chunk / bandwidth)``. Inside
-  a node an edge is one GPU's share of the fabric; between nodes it is the node's NICs
-  (NCCL runs one ring per NIC, each crossing each node boundary once).
-- ``tree`` (all-reduce): a chain inside each node and a binary tree between nodes, reduce
-  up then broadcast down, pipelined: ``t = base + 2((g−1) hop_intra + ⌈log2 N⌉ hop_net)
-  + 2 bytes / bandwidth`` (NCCL's tree latency form; every byte crosses each edge once per
-  direction per phase).
-- ``nvls`` (all-reduce, one node whose NVSwitch reduces: NVLink SHARP): each GPU sends its
-  buffer to the switch once and receives the result once: ``t = base + hop + bytes /
-  (line rate × nvls_efficiency)``.
-- ``chain`` (broadcast): a pipelined ring from the root: ``t = base + (n−1) hop + bytes /
-  bandwidth``.
-- ``direct`` (all-to-all, send/receive): every rank sends its pieces straight to their
-  owners; the busier of a GPU's fabric share and its node's NICs sets the time.
-
-Protocols: ``LL`` (8-byte stores of 4 B data + 4 B flag: half the bandwidth), ``LL128``
-(128-byte lines with an 8-byte flag: 120/128 of it) and ``Simple`` (the fabric's and
-network's ``efficiency``, which is Simple's share of line rate). NVLS runs Simple only.
-
-The choice: NCCL's tuner (NVIDIA/nccl src/graph/tuning.cc, ``ncclTopoTuneModel``; the
-choice in src/enqueue.cc, ``topoGetAlgoInfo``) predicts ``latency + bytes / bandwidth``
-for every enabled algorithm and protocol and runs the fastest; ``choose`` does the same
-over this module's forms. ``BASE_LAT_US`` and ``HOP_LAT_US`` are that tuner's tables
-(baseLat, hwLat of the NCCL 2.18-2.21 era, microseconds). Collectives that share links
-share their bandwidth: ``shared_by=k`` gives each a k-th of every link.
-
+Sizes and bus bandwidth follow nccl-tests (doc/PERFORMANCE.md, ``BUS_FACTOR``); the
+algorithms (ring, tree, nvls, chain, direct) are the α–β forms of Thakur, Rabenseifner
+and Gropp (IJHPCA 2005) and ASTRA-sim's analytical backend; ``choose`` picks the fastest
+as NCCL's tuner does, from its latency tables (``BASE_LAT_US``, ``HOP_LAT_US``). Each
+form, the protocols and the tuner's sources: docs/architecture.md, "Collectives".
 ``event_seconds`` runs a ring collective or a send/receive message by message as SimPy
-processes over one resource per directed edge: with nothing else on the links it equals
-the closed form (to rounding), and ``concurrent`` copies contend for the same edges.
+processes, equal to the closed form on idle links, contending when ``concurrent``.
 """
 
 from __future__ import annotations

@@ -2,47 +2,15 @@
 record it as a trace (CleanRL-style scripts: gymnasium vector envs or gymnasium.make,
 nn.Modules, an optimizer; replay storage as below).
 
-The script runs as ``__main__`` (runpy) with these hooked for its length, then restored:
-gymnasium's ``SyncVectorEnv``/``AsyncVectorEnv`` ``step`` and ``reset`` (and the step of
-envs from ``gymnasium.make``), module forwards (torch's global forward hooks; only the
-outermost module call counts), ``Tensor.backward``, optimizer steps (torch's global
-optimizer hooks), ``nn.Module.load_state_dict`` (a target copy: ``sync``) and replay
-storage (REPLAY_CLASSES): SB3's and TorchRL's replay buffers, any class the script (or a
-module beside it) defines with a ``sample`` method and an add-like one (ADD_METHODS), or
-one the user names (``--replay CLASS``), seen as it is defined (``__build_class__``), and
-``random.sample`` from a list or deque (a list buffer: its appends are too cheap to hook,
-so its ``replay_add`` rows are written with no duration, named in
-``hyperparameters['inferred']``). Each hooked call is timed on ``perf_counter_ns`` with
-the hook's own bias, calibrated on a no-op, removed (RL-Scope's calibration, Gleeson et
-al., MLSys 2021). Code outside the hooks (logging, GAE, bookkeeping) is not recorded. The
-trace's wall time runs from the first hooked call to the script's end: the set-up before
-it (imports, envs, networks) is not the loop; the whole script's is
-``hyperparameters['script_wall_s']``.
-torch runs on CAPTURE_TORCH_THREADS intra-op threads unless ``--torch-threads`` says
-otherwise; the trace's host load records the count and who chose it.
-
-Phases, per gap between two env steps: every optimizer step closes one ``learn`` row that
-starts at the first forward or backward after the previous one (its forwards, backward and
-step; a backward with no forward of its own, REINFORCE's, trains the grad-enabled forwards
-the acts made since the last step: they are its batch); forwards after the gap's last
-optimizer step are the next ``act``. The loop kind is inferred (``off_policy``: replay
-storage was used; ``on_policy`` otherwise) unless given. An on-policy script runs in one
-process: its ``rollout_add`` and ``sync`` rows, which the actor-learner program reads, are
-written with zero duration at each iteration's end and start. Its networks are the modules
-its learn steps trained: a policy and a one-output value module on the observations, or
-else every trained module described as one network (a policy alone, REINFORCE's; a
-shared actor-critic body).
-
-Work counts and the program's typed Info come from rldse.recording's own pieces
-(``network.Network``: FLOPs by torch's counter; ``info.workload_info``; ``loops``), so a
-script's trace and a ``rldse.recording`` trace are built the same way. Schedule numbers
-the program needs are read from what ran: batch (the learning forward's), warm-up and
-update and target-copy intervals (env steps), replay capacity (the buffer's, or, without
-one, every transition the run made, named in ``hyperparameters['inferred']``).
-
-Nothing of a finished run is lost: when its trace cannot be made or written, the raw
-record (every hooked call's times, the modules' descriptions, the run's context) is
-written beside the output (RAW_SUFFIX) and the one-line error names it.
+The script runs as ``__main__`` with gymnasium's env steps and resets, module forwards,
+``Tensor.backward``, optimizer steps, ``load_state_dict`` and replay storage
+(REPLAY_CLASSES, ADD_METHODS, ``--replay CLASS``) hooked for its length, each hooked call
+timed with the hook's own bias removed; the rows become phases per gap between two env
+steps, and work counts come from rldse.recording's own pieces, so a script's trace and a
+``rldse.recording`` trace are built the same way. When the trace cannot be made, the raw
+record is written beside the output (RAW_SUFFIX). What is hooked and how, how phases and
+the loop kind are inferred, and what is read from what ran: docs/architecture.md,
+"Recording a user's script".
 """
 
 from __future__ import annotations
@@ -194,7 +162,8 @@ class _Hooks:
 
     # ---- replay storage -------------------------------------------------------------
     def _watch_classes(self) -> None:
-        """Hook replay buffer classes as they are defined (module docstring)."""
+        """Hook replay buffer classes as they are defined (docs/architecture.md, "What is
+        hooked")."""
         original = builtins.__build_class__
 
         def build_class(func, name, *bases, **kwargs):
@@ -497,9 +466,9 @@ def _modules(forwards: list[_Event]) -> tuple[tuple[Any, tuple[int, ...]], ...]:
 
 def _learn_row(group: list[_Event], pending: list[_Event], opt: _Event, worker: str,
                n: int) -> _Row:
-    """The learn row an optimizer step closes (module docstring): its batch and modules
-    are its own grad-enabled forwards', or, with none, those the acts made since the last
-    step (``pending``)."""
+    """The learn row an optimizer step closes (docs/architecture.md, "Phases"): its batch
+    and modules are its own grad-enabled forwards', or, with none, those the acts made
+    since the last step (``pending``)."""
     grad = [e for e in group if e.kind == "forward" and e.grad]
     items = grad[0].items if grad else sum(e.items for e in pending) if pending else 1
     first = group[0] if group else opt
@@ -508,7 +477,8 @@ def _learn_row(group: list[_Event], pending: list[_Event], opt: _Event, worker: 
 
 
 def _phases(events: list[_Event], loop: str) -> list[_Row]:
-    """Rows from the events (module docstring): env steps and resets, learn groups, acts."""
+    """Rows from the events (docs/architecture.md, "Phases"): env steps and resets, learn
+    groups, acts."""
     actor, learner = ("actor/0", "learner") if loop == "on_policy" else ("host", "host")
     rows: list[_Row] = []
     learns = 0
@@ -542,7 +512,7 @@ def capture_script(script: str | Path, args: list[str], *, loop: str | None = No
                    env_id: str | None = None, seed: int = 0, replay: tuple[str, ...] = (),
                    torch_threads: int | None = CAPTURE_TORCH_THREADS,
                    out: Path | None = None) -> Trace:
-    """Run ``script`` with ``args``, hooked, and return its Trace (module docstring),
+    """Run ``script`` with ``args``, hooked, and return its Trace (docs/architecture.md),
     written to ``out`` where given; a run whose trace cannot be made or written leaves
     its raw record beside ``out`` (RAW_SUFFIX) and fails naming it."""
     if loop is not None and loop not in LOOPS:
@@ -778,10 +748,10 @@ def _on_policy_nets(learn: list[_Row], obs_shape: tuple[int, ...], name: str) ->
 
 def _onpolicy_schedule(rows: list[_Row], n_envs: int) -> tuple[dict[str, Any], list[_Row]]:
     """Rollout length and epochs as the script ran them; the zero-duration rollout_add and
-    sync rows of a one-process loop (module docstring). An iteration's sync opens it, at
-    its first actor-side row; its acts are numbered from iteration × rollout length (the
-    program finds an iteration's first act so), the length being the median, as episodes
-    (REINFORCE's rollouts) vary."""
+    sync rows of a one-process loop (docs/architecture.md, "Phases"). An iteration's sync
+    opens it, at its first actor-side row; its acts are numbered from iteration × rollout
+    length (the program finds an iteration's first act so), the length being the median,
+    as episodes (REINFORCE's rollouts) vary."""
     out, iteration, in_rollout, learns = [], 0, 0, 0
     steps_per_iter: list[int] = []
     acts: list[tuple[int, int, int]] = []  # (index in out, iteration, step in it)

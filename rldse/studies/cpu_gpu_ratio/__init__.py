@@ -6,7 +6,7 @@ The ratio is provisioned hardware: r actors per GPU each get a core of their own
 CPU is bought with r + 1 cores per GPU (the learner's dispatch keeps one) of the DGX-1's
 part, the Xeon E5-2698 v4, on the fewest sockets (never more than the part's 20 cores per
 socket nor the DGX-1's two sockets), so every core adds its price and its idle power
-(rldse.models.cpu's provisioned socket). Part 1 sweeps r with one V100 (the machine, trace
+(docs/architecture.md, "Provisioned cores"). Part 1 sweeps r with one V100 (the machine, trace
 and workload are the `base` of the study's search file) for each environment in
 study.yaml, each with its own capture (CartPole-v1 with an MLP; ALE Pong with the Nature
 CNN, whose env steps cost about 60 times more), the actors' and learner's costs from the
