@@ -1,7 +1,7 @@
 """How stable are a study's bands between Latin-hypercube seeds? Runs a study twice in
-temporary copies of its folder (run from the repository root), with ``--draws`` draws and band seeds 0 and 1, and prints
-every banded claim's p5 and p95 from both runs with their relative difference (the
-issue's target: within 5 %), plus the worst. Used to pick each study.yaml's draw count.
+temporary copies of its folder (run from the repository root), with ``--draws`` draws and
+band seeds 0 and 1, and prints every banded claim's p5 and p95 from both runs with their
+relative difference (target: within 5 %), plus the worst. Used to pick each study.yaml's draw count.
 
     python benchmarks/band_stability.py timerl_memory --draws 64
 """

@@ -1,4 +1,4 @@
-"""Measure rldse's GPU model on a real GPU, everything in one run (the GPU-measurement issue).
+"""Measure rldse's GPU model on a real GPU, everything in one run.
 
 A GPU machine is lent only sometimes and briefly, so this one script does every
 measurement in one go, each section writing its own file under ``--out`` as it finishes

@@ -1,7 +1,7 @@
 """Speed of the llm_rl simulation: a 128-GPU step with 8,192 responses of up to 28K tokens
 (the verl H20 setting, colocated and async 64:64), one step and 400 steps, through
 ``rldse.simulate`` as ``rldse simulate`` runs it. Prints the measured seconds and rates; the
-issue's targets (one step under 1 s, 400 steps under a minute) are printed beside them,
+targets (one step under 1 s, 400 steps under a minute) are printed beside them,
 not asserted (no wall-clock thresholds in tests).
 
     python benchmarks/llm_rl_speed.py

@@ -1,4 +1,4 @@
-"""Must-show of the search issue: sampler vs exhaustive grid on the CPU/GPU-ratio space.
+"""The search's sampler against the exhaustive grid on the CPU/GPU-ratio space.
 
 Runs the study (default studies/examples/cpu_gpu_ratio.yaml: actors, cores and GPUs of
 an actor-learner PPO system, 256 points, the real actor_learner program) once with the
