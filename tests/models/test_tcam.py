@@ -1,6 +1,7 @@
 """TCAM model against Eva-CAM (Liu et al., DATE 2022) and CAMASim (arXiv 2403.03442) numbers,
 and the array organisation (H-tree broadcast, merge tree, RNG, candidate reads) computed by
-hand from the formulas in rldse/models/tcam.py and the preset defaults (tcam.yaml)."""
+hand from the formulas (docs/architecture.md, "The TCAM part") and the preset defaults
+(tcam.yaml)."""
 
 from __future__ import annotations
 
