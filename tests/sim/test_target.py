@@ -100,7 +100,7 @@ def test_steady_run_is_linear_in_steps():
         (r.env_steps, r.sim_time_s, r.energy_j) for r in (to, middle, full)]
     assert n0 < n1 < n2
     # 1 %: consecutive iterations differ by 0.3 % (a rollout's T + 1 acts are the trace's
-    # act rows in turn, and they hold a varying number of its cheaper bootstrap rows)
+    # act rows in turn, holding a varying number of its bootstrap rows, priced apart)
     assert (t1 - t0) / (n1 - n0) == pytest.approx((t2 - t1) / (n2 - n1), rel=0.01)
     assert (e1 - e0) / (n1 - n0) == pytest.approx((e2 - e1) / (n2 - n1), rel=0.01)
     assert to.cost_to_target_usd is None and "cost_to_target_usd" not in to.metrics()
