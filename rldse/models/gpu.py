@@ -343,10 +343,10 @@ class GpuModel(UtilisationPower):
         """The trace was captured with its networks on a GPU: its rows of ``phases`` are the
         framework's host time for exactly this code on the capture host (dispatch, Python,
         autograd, the optimizer; 31-48 µs per op on an H200's host, 4.5-7x the tight-loop
-        ``dispatch_s``, benchmarks/gpu_vs_h200.py). ``op_times`` then takes those rows' host time
-        from the capture, scaled to the issuing core, instead of kernels x dispatch_s; the
-        device side is the model's either way. Dispatch does not grow with the batch, so a
-        batch what-if keeps it, as launch-bound learners show."""
+        ``dispatch_s``, benchmarks/fidelity/gpu_vs_h200.py). ``op_times`` then takes those
+        rows' host time from the capture, scaled to the issuing core, instead of kernels x
+        dispatch_s; the device side is the model's either way. Dispatch does not grow with
+        the batch, so a batch what-if keeps it, as launch-bound learners show."""
         for phase in phases:
             self._anchored[PHASE_NAMES.index(phase)] = True
 
@@ -566,7 +566,7 @@ class GpuModel(UtilisationPower):
         the device; the small tensors' memory traffic is part of the per-op framework work
         on either), scaled to the issuing core. The same training code on a GPU spends about
         twice its CPU framework time on the host (H200 host: learn 1.7-2.2x, act 2.7-4.0x;
-        benchmarks/gpu_vs_h200.py), far above kernels × a tight loop's dispatch_s.
+        benchmarks/fidelity/gpu_vs_h200.py), far above kernels × a tight loop's dispatch_s.
 
         Capped at ``TRAIN_OPS_MARGIN`` × kernels × ``train_op_s``: a compute-bound CPU row
         (a CNN learner whose convolutions ran well below the core's GEMM peak) leaves

@@ -106,7 +106,7 @@ def test_validate_total_within_15_percent(trace):
     per-step bookkeeping) measured from the trace's timestamps brings the total within
     15 % of the wall. Slow: the offline captures last about 0.05 s, so one preemption on a
     busy host moves their wall by more than that (offline-sarsa-fp32 came out 21 % beside
-    other jobs); benchmarks/fidelity_tabular.py measures it on longer captures."""
+    other jobs); benchmarks/fidelity/fidelity_tabular.py measures it on longer captures."""
     table, _ = validate(trace())
     assert abs(table.loc["TOTAL (wall)", "error"]) <= 0.15, table.to_string()
 
@@ -118,7 +118,7 @@ def test_two_workers_predicted_from_one_worker_capture():
     same trace rows split over two workers, so a round waits for the slower half (less
     than one worker's time, at least half of it), and the host's average does not
     shrink. From the trace's own costs, so host load cannot move it; the comparison with
-    a real 2-worker run (live timing) is benchmarks/fidelity_tabular.py."""
+    a real 2-worker run (live timing) is benchmarks/fidelity/fidelity_tabular.py."""
     cfg = CaptureConfig(workload="tabular", env_id="auto", dataset=str(dataset("FrozenLake_trajectories_100k.txt")),
                         agents=4, options={"passes": 3, "workers": 1})
     one = train.capture(cfg)
