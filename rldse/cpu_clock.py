@@ -16,7 +16,7 @@ date, and a thread whose time slice has run out is switched out on the way back 
 system call (observed with two busy loops sharing the core: 142 of 143 long stalls came
 right after a read). So each sample stamps the wall clock on both sides of the read, and
 the span between the stamps, where that preemption lands, gets no CPU time, so it cannot
-dilute the CPU/wall rate of the window that follows (benchmarks/contended_capture.py). A
+dilute the CPU/wall rate of the window that follows (benchmarks/probes/contended_capture.py). A
 recorder that samples at an op's end ends the op at the second stamp (``sample`` returns
 it): the stall stays in some op's wall time, where the contention it is counts
 (``Trace.compute_wall_per_cpu``), and out of every op's CPU time.
@@ -111,7 +111,7 @@ SWITCH_OFF_NS = 30_000
 #: CPU time after a switch-in from which an op counts as warm (the late-slice baseline), ns.
 WARM_AFTER_NS = 2_500_000
 #: Edges of the switch-in classes by how long the thread was off the CPU, ns: the penalty
-#: grows with it (benchmarks/contended_capture.py --diagnose).
+#: grows with it (benchmarks/probes/contended_capture.py --diagnose).
 OFF_EDGES_NS = (1_000_000, 3_000_000, 6_000_000, 12_000_000)
 
 

@@ -8,7 +8,7 @@ type; an ops column at an extreme; the metadata not UTF-8; rows duplicated, a wo
 phase's items 0, CPU time 0 throughout, a byte changed after capture, a schema version of
 another type, metadata nested 100,000 deep, the transitions blob damaged, a GEMM-curve
 point of 0 or -1, an offline run's passes or dataset null; plus system specs with
-booleans for numbers; plus issue 38's reproductions (`issue_38_cases`: files a spec must
+booleans for numbers; plus containment cases (`containment_cases`: files a spec must
 not read, passwords, study files that mean less than they say, outputs that exist) and
 paths at the file system's limits (`filesystem_cases`: a name over 255 bytes, one whose
 temporary would be, a path that is not UTF-8). Every file name says what was broken.
@@ -257,11 +257,11 @@ def corpus(out: Path) -> list[Run]:
         runs.append(Run(f"--set gpu.count={value}", ["simulate", str(ok), "--system",
                                                      str(SYSTEM), "--set", f"gpu.count={value}"]))
     runs += [Run(name, argv, text) for name, (argv, text) in
-             issue_38_cases(out / "issue_38").items()]
+             containment_cases(out / "containment").items()]
     return runs + filesystem_cases(out / "paths")
 
 
-# ---- issue 38's reproductions: one line and exit 2, nothing written, nothing leaked -----
+# ---- containment: one line and exit 2, nothing read outside, written or leaked --------
 
 #: what a file a spec must not read holds (as the host's password file does)
 OUTSIDE_TEXT = "root:$6$SaltSecret$HashHash:19500:0:99999:7:::\n"
@@ -277,7 +277,7 @@ def _study(folder: Path, **changes) -> str:
     return str(path)
 
 
-def issue_38_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
+def containment_cases(tmp: Path) -> dict[str, tuple[list[str], str]]:
     """name -> (argv, a text the one line must hold); files set up under ``tmp``. None of
     them may write a file or print what it must not read (tests/cli/test_fuzz_files.py)."""
     import yaml

@@ -12,7 +12,7 @@ from rldse.host import HostFingerprint, measure
 
 def test_measure_gives_positive_finite_rates():
     """Every rate measured and positive; how fast (measure's ~2 s, the rates' sizes)
-    depends on the host and its load, so it is printed by benchmarks/startup_costs.py,
+    depends on the host and its load, so it is printed by benchmarks/speed/startup_costs.py,
     not asserted here."""
     fp = measure()
     assert fp.cores >= 1

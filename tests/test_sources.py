@@ -22,17 +22,17 @@ BINARY_SUFFIXES = {".parquet", ".png", ".jpg", ".jpeg", ".gif", ".pdf", ".pkl", 
 UNCERTAIN = re.compile(r"assum|unverified", re.IGNORECASE)
 
 
-def tracked_files() -> list[Path]:
-    """Text files in SCOPE that git tracks or would add (not ignored); by walking SCOPE
+def tracked_files(scope: tuple[str, ...] = SCOPE) -> list[Path]:
+    """Text files in ``scope`` that git tracks or would add (not ignored); by walking it
     where git is not available."""
     try:
         out = subprocess.run(["git", "ls-files", "-z", "--cached", "--others",
-                              "--exclude-standard", "--", *SCOPE],
+                              "--exclude-standard", "--", *scope],
                              cwd=ROOT, check=True, capture_output=True).stdout
         names = sorted({n for n in out.decode("utf-8").split("\0") if n})
     except (OSError, subprocess.CalledProcessError):
         names = []
-        for entry in SCOPE:
+        for entry in scope:
             path = ROOT / entry
             found = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
             names += [p.relative_to(ROOT).as_posix() for p in found]
@@ -66,6 +66,24 @@ def test_no_file_cites_a_document_outside_the_repository():
                              f"{', '.join(map(str, lines))})")
     assert not offenders, ("cite the original source instead of REFERENCE.md / DESIGN.md "
                            "in:\n  " + "\n  ".join(offenders))
+
+
+#: a benchmark script named by its path: benchmarks/FOLDER/NAME.py or .sh (a * a glob)
+BENCHMARK = re.compile(r"benchmarks/[\w/*.-]*\w\.(?:py|sh)\b")
+
+
+def test_every_benchmark_a_file_names_exists():
+    """A file that points to a benchmark (its docstring, a preset's source, a page) points
+    to one that is there: moving a script means fixing who names it."""
+    missing = []
+    for path in tracked_files((*SCOPE, "tests", "scripts", "pyproject.toml")):
+        if path.is_relative_to(ROOT / "benchmarks" / "results"):
+            continue  # records of past runs name the scripts where they were then
+        text = _text(path)
+        for name in set(BENCHMARK.findall(text or "")):
+            if not list(ROOT.glob(name)):
+                missing.append(f"{path.relative_to(ROOT).as_posix()}: {name}")
+    assert not missing, "no such benchmark:\n  " + "\n  ".join(sorted(missing))
 
 
 def all_presets() -> list[tuple[str, str]]:

@@ -1,6 +1,7 @@
 """Data set "envpool": EnvPool's published Atari Pong throughput against workers (sail-sg/envpool
 docs/content/benchmark.rst; data/README.md) predicted from this host's capture of the same
-loop (benchmarks/envpool_capture.py → data/envpool_capture.json) and spec-sheet CPU presets.
+loop (benchmarks/external/envpool_capture.py → data/envpool_capture.json) and spec-sheet
+CPU presets.
 
 Machines: ``Laptop`` is the ``i7-8750h`` preset; ``DGX-A100`` is ``epyc-7742`` with two
 sockets (NVIDIA DGX A100 datasheet: dual AMD Rome 7742, 128 cores). Nothing is fitted to

@@ -59,7 +59,7 @@ HOSTS = {**{device: STAND_IN_HOST for device in PRESETS if device != "NVIDIA H20
          "NVIDIA H200": "xeon-platinum-8570"}
 #: Operators NeuSight called through an nn.Module (its collect.py: ``torch.nn.ReLU()``; add,
 #: mul, tanh and bmm as torch functions); the H200 was measured with ``torch.relu``
-#: (benchmarks/gpu_measure.py). nn.Linear is a module in both, inside linear's weight.
+#: (benchmarks/external/gpu_measure.py). nn.Linear is a module in both, inside linear's weight.
 MODULE_OPS = {device: ("relu",) for device in PRESETS if device != "NVIDIA H200"}
 #: Rows (seeded subsample of the training GPUs) each fit uses: enough for 11 coefficients.
 FIT_ROWS = 20000
@@ -150,7 +150,7 @@ def predict_s(rows: pd.DataFrame, x: np.ndarray) -> np.ndarray:
 
 def _predict(columns, n_rows: int, x: np.ndarray, gemm_term=None) -> np.ndarray:
     """``gemm_term(device, model, columns, work_s)``, where given, changes the GEMM device
-    time (benchmarks/gpu_loo_breakdown.py tries candidate terms through it)."""
+    time (benchmarks/fidelity/gpu_loo_breakdown.py tries candidate terms through it)."""
     out = np.empty(n_rows)
     for device, idx, c in columns:
         gm = _model(device, x)

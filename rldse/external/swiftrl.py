@@ -10,7 +10,7 @@ measurement of the same loop (``rldse/studies/ckernel``: ``tabular_update.c``, `
 the fastest repeat, shipped in measurements.json) × the CPU model's single-thread scale
 from the development host to the Xeon with one core busy (its single-core turbo:
 ``CpuModel.single_thread_scale(1)``, clock × instructions per clock). The host's clock is
-the one measured by benchmarks/envpool_capture.py (a chain of one-cycle adds) where that
+the one measured by benchmarks/external/envpool_capture.py (a chain of one-cycle adds) where that
 capture has it: the development VM's /proc/cpuinfo shows the nominal clock only.
 """
 

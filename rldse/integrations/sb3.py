@@ -7,7 +7,7 @@ that the trace holds the whole loop, SB3's own bookkeeping included. Each bounda
 between tiles is one cut (rldse.recording.cuts: one clock read, two list appends), made
 inline in the wrappers that run every step: in situ, where the loop's own work leaves the
 interpreter's caches and branch predictors cold, a method call costs as much as the cut
-itself (``benchmarks/sb3_recorder_overhead.py``):
+itself (``benchmarks/speed/sb3_recorder_overhead.py``):
 
 - off-policy (DQN, SAC; ``dqn`` or ``ddpg`` program): ``act`` is ``_sample_action``
   (flops 0 when it sampled the action space instead of running the network: warm-up and

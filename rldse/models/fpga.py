@@ -1,53 +1,12 @@
 """FPGA part: PEARL's on-chip sum-tree replay manager (Meng et al., "PEARL", arXiv
 2311.09445 / ACM CF 2024; code: github.com/CatherineMeng/HeteroRL).
 
-PEARL keeps the priority sum tree on chip as a pipeline of one kernel per tree level
-(``Libs_1API/Replay-FPGA-hw/src/rmm.hpp``: a "sibling iterator" per level, levels linked
-by pipes). A sampled item enters at the top and, at each level, scans the ``K`` (fanout)
-children of its node for the prefix sum, then passes on to the next level; an update
-adds its offset to one node per level on the way down. PEARL's throughput estimator
-(``SysConfig/FPGA_perfmodel.py``, ``RM_perf(depth, fanout, bs)``) costs this as, with
-D = depth, K = fanout, B = batch, f = clock, 32-bit words:
-
-    sample  = 2·K·(B + D) / f + B·6·4 bytes / DDR bandwidth          (s-latency)
-    update  = 2·D / f         + B·6·4 bytes / DDR bandwidth          (u-latency)
-    insert  = 2·D / f         + B·6·4 bytes / DDR bandwidth          (i-latency)
-
-and it calls it with D = ceil(log_K(replay_size)) (``PerfPopulator.py``), f = 250 MHz and
-77 GB/s (``FPGA_perfmodel.py`` / ``fpga_spec.json``). Read as a pipeline model:
-
-- Sample (PEARL's formula, exactly): B items stream through D stages; a stage takes
-  ``sample_cycles_per_child`` (PEARL: 2) cycles per child scanned, K children per item,
-  and the pipeline drains in D more item slots: cycles = c_s·K·(B + D).
-- Update and insert (reconstructed): PEARL charges 2·D cycles per batch, the latency of one
-  item through D read-modify-write stages, whatever B is. Its hardware streams one packet
-  per item through the same stage pipeline (rmm.hpp), so rldse applies the sample's
-  pipelining to them too: cycles = c_u·(B + D), with ``update_cycles_per_level`` c_u = 2
-  (PEARL's factor). PEARL's own formula is this with B = 0 (for D = 4, B = 128, 250 MHz,
-  77 GB/s: PEARL 0.072 µs, rldse 1.096 µs).
-- DDR traffic: ``ddr_bytes_per_item`` per item, PEARL's 6 × 32-bit words (24 B; rldse's
-  reading of rmm.hpp: the 3-word request the producer kernel reads and the 3 results the
-  consumer kernel writes). An insert with the transitions kept on the card
-  (``data_on_card``) also writes n × transition_bytes, and a sample reads B × transition
-  bytes (rldse's extension, same bandwidth form).
-- Depth D = ceil(log_K(capacity)) levels below the root (PEARL's ``PerfPopulator.py``),
-  at least 1; computed with integers (a float log gives ceil(log_5 125) = 4).
-- On-chip capacity (PEARL's resource model in ``RM_perf``: 2 × 32-bit words per node, the
-  whole tree on chip): tree bytes = ``tree_node_bytes`` × Σ_{i=1..D} K^i, checked against
-  ``onchip_sram_bytes`` by ``tree_fits`` (no feasibility check is registered for it yet).
-
-Hand check (PEARL's example ``RM_perf(4, 16, 128)``; alg_hp.json's replay_size 8192 with
-fanout 16 gives the same D = ceil(log16 8192) = 4): 2·16·(128 + 4) = 4,224 cycles at
-250 MHz = 16.896 µs, plus 128 × 24 B = 3,072 B at 77 GB/s = 0.040 µs: 16.936 µs ≈ 16.9 µs.
-
-The replay role (``replay_seconds``) adds what crosses the host link, which PEARL's RM
-model leaves to its separate traffic model (hops × (latency + bytes / bandwidth), the
-form of ``rldse.models.link``): every operation is one transfer to the card and one back,
-carrying the operation's items × ``ddr_bytes_per_item`` (half each way), plus the
-transitions when they live on the card. With the transitions in host memory (PEARL's
-data-storage mapping on its example platform: CPU), a sample also pays the host's gather
-(``ReplayJob.host_gather_s``). Uniform (non-prioritized) replay needs no tree: a sample
-draws one index per cycle (assumption), an update costs nothing.
+The tree is a pipeline of one stage per level. A sample's cycles are PEARL's own
+estimator's (``SysConfig/FPGA_perfmodel.py``, ``RM_perf``), 2·K·(B + D); updates and
+inserts are pipelined the same way (rldse's reading of its hardware: PEARL's formula
+charges 2·D per batch); DDR traffic, the host link and on-chip capacity are added. The
+formulas, which parts are PEARL's and which are reconstructed, and a hand check:
+docs/architecture.md, "The FPGA replay manager".
 
 Energy: the utilisation model over board power (``UtilisationPower``); no per-action term.
 """

@@ -88,7 +88,7 @@ KernelCounts = dict[Phase, Annotated[float, Field(ge=0, le=1e6)]]
 #: How far real training code's framework ops may exceed the kernel counts before a CPU
 #: row's unexplained time is taken for compute, not framework (``GpuModel.moved_host_s``):
 #: the CPU captures' learn steps count 63 aten ops (DQN, 2 layers) and 236 (PPO) against 43
-#: and 55 kernels (benchmarks/gpu_vs_h200.py counts them).
+#: and 55 kernels (benchmarks/fidelity/gpu_vs_h200.py counts them).
 TRAIN_OPS_MARGIN = 4.0
 #: Phases whose CPU-timed rows are framework code (the network's forward, backward and
 #: optimizer) that runs the same with its tensors on a GPU (``GpuModel.moved_host_s``).
@@ -352,10 +352,10 @@ class GpuModel(UtilisationPower):
         """The trace was captured with its networks on a GPU: its rows of ``phases`` are the
         framework's host time for exactly this code on the capture host (dispatch, Python,
         autograd, the optimizer; 31-48 µs per op on an H200's host, 4.5-7x the tight-loop
-        ``dispatch_s``, benchmarks/gpu_vs_h200.py). ``op_times`` then takes those rows' host time
-        from the capture, scaled to the issuing core, instead of kernels x dispatch_s; the
-        device side is the model's either way. Dispatch does not grow with the batch, so a
-        batch what-if keeps it, as launch-bound learners show."""
+        ``dispatch_s``, benchmarks/fidelity/gpu_vs_h200.py). ``op_times`` then takes those
+        rows' host time from the capture, scaled to the issuing core, instead of kernels x
+        dispatch_s; the device side is the model's either way. Dispatch does not grow with
+        the batch, so a batch what-if keeps it, as launch-bound learners show."""
         for phase in phases:
             self._anchored[PHASE_NAMES.index(phase)] = True
 

@@ -2,42 +2,11 @@
 demand (``rldse validate external --dataset neusight``), shared by ``GpuModel.op_cost``
 (``rldse parts cost``) and the validation, so both price an operator with the same code.
 
-Per GPU only spec-sheet numbers enter (SMs, FP32 peak, memory bandwidth, board power
-limit, idle power, process node); the shared coefficients (``GpuSpec`` fields whose
-gpu.yaml defaults say "fitted on NeuSight") are fitted once on NeuSight's five GPUs.
-
-- **Sustained clock under the board power limit.** A GEMM at the boost clock would draw
-  idle_w + flop_energy_pj × node power factor × peak FP32 flop/s. A board whose limit is
-  below that (T4 70 W, P4 75 W) lowers its clock until it fits; at the bottom of the DVFS
-  range the voltage no longer drops, so power is linear in clock and the sustained share
-  of boost is min(1, (max_w − idle_w) / that dynamic power), and never below the base
-  clock, which the spec sheet guarantees under the board's power limit.
-  ``flop_energy_pj`` is per FP32 flop on TSMC 16 nm FinFET (shared, fitted);
-  ``PROCESS_POWER`` ^ ``node_power_exponent`` scales it to the GPU's node: the foundry's
-  published iso-speed logic power reductions, of which a board (memory, SRAM, I/O,
-  voltage regulation) gets only a share (the exponent, shared, fitted). A GEMM whose
-  operands are not 16-byte aligned (``operands_aligned``) loads them one element per
-  instruction instead of four and spends ``unaligned_energy_share`` more per flop (shared,
-  fitted), so a power-limited board runs it at a lower clock; one below its limit does not.
-- **GEMM (linear, bmm) as FP32 SIMT thread-block tiles, wave-quantized over the SMs.**
-  For each candidate tile tm×tn (``GEMM_TILES``, CUTLASS's SGEMM tile shapes), tiles =
-  batch × ceil(m/tm) × ceil(n/tn), one resident per SM, waves = ceil(tiles / sm_count);
-  a tile takes 2·tm·tn·(k + gemm_k_fill) flops at the SM's sustained share of peak ×
-  e(tile), e = I / (I + gemm_tile_half) with I = tm·tn / (tm + tn) the tile's reuse
-  (outputs per element loaded per k step): larger tiles amortise their loads.
-  ``gemm_k_fill`` is the pipeline fill and epilogue of a tile in k-steps, which a short
-  reduction cannot amortise (small-GEMM efficiency). The library picks the fastest tile,
-  as cuBLAS's heuristics aim to. The GEMM then takes the longer of that and its
-  compulsory bytes at achieved bandwidth.
-- **Element-wise ops at achieved bandwidth**: bytes / (mem_bw × mem_bw_efficiency).
-- **The eager per-call floor**: each kernel costs ``kernel_overhead_s`` on the device, and
-  the host dispatches ``op_dispatch_calls[op]`` × ``dispatch_s`` (an ``nn.Linear`` does
-  more host work than an ``add``), of which ``launch_share`` precedes the kernel launch
-  (argument parsing, dispatcher, allocation) and the rest (wrapping the output, returning
-  to Python, recording the end event) runs while the kernel does. One call timed between
-  CUDA events on an idle GPU therefore measures launch + max(rest of the dispatch, device
-  time), ``OpCost.call_s``: NeuSight's element-wise latencies stay at the floor until the
-  kernel outlasts the host's remaining work, then grow by the kernel time alone.
+Per GPU only spec-sheet numbers enter; the shared coefficients are fitted once on
+NeuSight's five GPUs. Four parts: the clock a board sustains under its power limit,
+GEMMs as thread-block tiles in waves over the SMs, element-wise ops at achieved
+bandwidth, and the eager per-call floor with the kernel overlapping the host's remaining
+dispatch. Each, with its formula: docs/architecture.md, "The GPU kernel model".
 """
 
 from __future__ import annotations
@@ -83,8 +52,9 @@ BOUNDS = ("compute", "memory", "waves/launch", "dispatch floor")
 
 def power_limited_ops(spec: GpuSpec, energy_scale=1.0):
     """Operations per second the board's power above idle pays for at the node's energy
-    per FP32 flop × ``energy_scale`` (module docstring), or at its base clock where that is
-    more; other dtypes are taken at the same energy per op. Element-wise over arrays."""
+    per FP32 flop × ``energy_scale``, or at its base clock where that is more
+    (docs/architecture.md, "The GPU kernel model"); other dtypes are taken at the same
+    energy per op. Element-wise over arrays."""
     joules_per_op = spec.flop_energy_pj * 1e-12 * np.asarray(energy_scale) \
         * PROCESS_POWER[spec.process_node] ** spec.node_power_exponent
     base_ops = spec.fp32_tflops * 1e12 * spec.base_clock_mhz / spec.boost_clock_mhz
@@ -93,7 +63,8 @@ def power_limited_ops(spec: GpuSpec, energy_scale=1.0):
 
 def sustained_clock_share(spec: GpuSpec, energy_scale=1.0):
     """Share of the boost clock a board sustains under full FP32 load whose energy per flop
-    is ``energy_scale`` × the board's (module docstring); element-wise over arrays."""
+    is ``energy_scale`` × the board's (docs/architecture.md, "The GPU kernel model");
+    element-wise over arrays."""
     return np.minimum(1.0, power_limited_ops(spec, energy_scale) / (spec.fp32_tflops * 1e12))
 
 
@@ -291,7 +262,8 @@ class OpCost:
     @property
     def call_s(self) -> float:
         """One call timed between CUDA events on an idle GPU: the kernel starts after the
-        launch and runs beside the rest of the host's dispatch (module docstring)."""
+        launch and runs beside the rest of the host's dispatch (docs/architecture.md,
+        "The GPU kernel model")."""
         return call_s(self.host_s, self.launch_s, self.device_s)
 
 
@@ -336,8 +308,9 @@ def parse_shape(op: str, shape: str | tuple[int, ...]) -> tuple[int, ...]:
 
 def op_cost(model: GpuModel, op: str, shape: str | tuple[int, ...],
             dtype: str = "fp32") -> OpCost:
-    """One eager call of ``op`` on ``model``'s GPU (module docstring): ``rldse parts
-    cost``, and every operator ``rldse simulate`` prices (``GpuModel.work_costs``)."""
+    """One eager call of ``op`` on ``model``'s GPU (docs/architecture.md, "The GPU kernel
+    model"): ``rldse parts cost``, and every operator ``rldse simulate`` prices
+    (``GpuModel.work_costs``)."""
     return price(model, op, parse_shape(op, shape), dtype)
 
 

@@ -91,6 +91,10 @@ class KernelModel(PartModel, Protocol):
     def copy_times(self, bytes_: Any) -> Any:
         """Host<->part copies of ``bytes_`` each, in op_times' form."""
 
+    def blocking_copy_times(self, bytes_: Any, after: Any = None) -> Any:
+        """``after`` (op_times' form; None: nothing queued), then copies of ``bytes_`` the
+        host waits for (a result read back): the host's wait is part of the wall time."""
+
     def fits(self, bytes_: Any) -> Any:
         """Whether ``bytes_`` fit the part's memory."""
 

@@ -1,40 +1,12 @@
 """Associative-memory (TCAM) part: arrays of rows searched all at once, and the periphery
 that organises them into one searchable memory (CAMASim / Eva-CAM-style).
 
-One search of N arrays (Li et al., CAMASim, arXiv 2403.03442, models the same stages):
-
-1. *Key broadcast* through an H-tree from the part's port to every array. The arrays tile
-   a square of pitch p = sqrt(rows × bits_per_row × cell_area / array_efficiency); the
-   tree has L = ceil(log2 N) levels and the segment of level j (counted from the arrays,
-   j = 1..L) is ℓ_j = p/2 · 2^floor((j−1)/2) long (an H-tree alternates horizontal and
-   vertical branches, so its span doubles every two levels) and there are ceil(N/2^(j−1))
-   of them. Latency: the root-to-leaf path Σ ℓ_j at ``wire_ps_per_mm`` (a repeated wire's
-   delay is linear in length); energy: the key's bits over the whole tree Σ count_j ℓ_j
-   at ``wire_pj_per_bit_mm``. One array (L = 0) has no tree.
-2. *Array search*: every array compares the key with all its rows in parallel: one
-   array's search latency (plus peripheral and array-interconnect latency, where the
-   source lists them apart) and every array's search energy (plus its peripheral and
-   interconnect energy; Eva-CAM / CAMASim / chip numbers, unchanged). CAMASim books its
-   interconnect once per array access, search or write (its performance/latency.py and
-   energy.py); so does rldse.
-3. *Match merge and priority encoding* across arrays: a reduction tree on the same H-tree
-   with L stages of ``merge_ns`` each (a 2:1 priority select per array pair), whose
-   results (a hit flag and a row address of ceil(log2 rows·N) bits) travel back over the
-   tree's wires: latency L × merge_ns + the path; energy (N − 1) pair merges × merge_pj
-   plus the result bits over the whole tree.
-
-Around the searches, a prioritized-replay sampler such as AMPER (Li et al., ICCAD 2022)
-draws random numbers (``rng_ns``/``rng_pj`` per number: a target priority per item and a
-pick from the candidate set) and reads candidates out of its candidate buffer
-(``candidate_read_ns``/``candidate_read_pj`` per entry). Everything on the part runs one
-step after another (nothing is pipelined: an upper bound on latency).
-
-- Writes (priority updates) program one row at a time: the row's data travels the
-  root-to-leaf path, then rows × (write + array-interconnect) latency and energy.
-- Leakage flows for the whole run in every array (the periphery's is not modelled).
-
-Larger arrays cost less energy per bit but search slower (Eva-CAM's 64/128/256 tables:
-Liu et al., DATE 2022; CAMASim's FeFET cost table: Li et al., arXiv 2403.03442).
+One search is the stages CAMASim models (Li et al., arXiv 2403.03442): the key broadcast
+through an H-tree to every array, every array's search (Eva-CAM / CAMASim / chip numbers,
+unchanged), and the match merge back over the same tree; a sampler such as AMPER adds
+random numbers and candidate reads, and nothing is pipelined (an upper bound on
+latency). The H-tree's geometry and each stage's latency and energy formula:
+docs/architecture.md, "The TCAM part".
 """
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ class Cuts:
     Hot paths may make a cut inline, as ``cut`` does it less the call: ``if len(codes) >=
     spill_at: spill()``, ``open = base + len(codes)`` (where something reads ``open``),
     ``times.append(perf_counter_ns())``, ``codes.append(code)``. In SB3's DQN loop the call
-    is about half of what a cut costs in situ (``benchmarks/sb3_recorder_overhead.py``)."""
+    is about half of what a cut costs in situ (``benchmarks/speed/sb3_recorder_overhead.py``)."""
 
     __slots__ = ("times", "codes", "open", "iters", "base", "spill_at", "cpu", "_blocks")
 

@@ -278,7 +278,8 @@ class _Hooks:
 
     # ---- replay storage -------------------------------------------------------------
     def _watch_classes(self) -> None:
-        """Hook replay buffer classes as they are defined (module docstring)."""
+        """Hook replay buffer classes as they are defined (docs/architecture.md, "What is
+        hooked")."""
         original = builtins.__build_class__
 
         def build_class(func, name, *bases, **kwargs):
@@ -679,9 +680,9 @@ def _modules(forwards: list[_Event]) -> tuple[tuple[Any, tuple[int, ...]], ...]:
 
 def _learn_row(group: list[_Event], pending: list[_Event], opt: _Event, worker: str,
                n: int) -> _Row:
-    """The learn row an optimizer step closes (module docstring): its batch and modules
-    are its own grad-enabled forwards', or, with none, those the acts made since the last
-    step (``pending``)."""
+    """The learn row an optimizer step closes (docs/architecture.md, "Phases"): its batch
+    and modules are its own grad-enabled forwards', or, with none, those the acts made
+    since the last step (``pending``)."""
     grad = [e for e in group if e.kind == "forward" and e.grad]
     items = grad[0].items if grad else sum(e.items for e in pending) if pending else 1
     first = group[0] if group else opt
@@ -690,7 +691,8 @@ def _learn_row(group: list[_Event], pending: list[_Event], opt: _Event, worker: 
 
 
 def _phases(events: list[_Event], loop: str) -> list[_Row]:
-    """Rows from the events (module docstring): env steps and resets, learn groups, acts."""
+    """Rows from the events (docs/architecture.md, "Phases"): env steps and resets, learn
+    groups, acts."""
     actor, learner = ("actor/0", "learner") if loop == "on_policy" else ("host", "host")
     rows: list[_Row] = []
     learns = 0
@@ -1000,10 +1002,10 @@ def _on_policy_nets(learn: list[_Row], obs_shape: tuple[int, ...], name: str,
 
 def _onpolicy_schedule(rows: list[_Row], n_envs: int) -> tuple[dict[str, Any], list[_Row]]:
     """Rollout length and epochs as the script ran them; the zero-duration rollout_add and
-    sync rows of a one-process loop (module docstring). An iteration's sync opens it, at
-    its first actor-side row; its acts are numbered from iteration × rollout length (the
-    program finds an iteration's first act so), the length being the median, as episodes
-    (REINFORCE's rollouts) vary."""
+    sync rows of a one-process loop (docs/architecture.md, "Phases"). An iteration's sync
+    opens it, at its first actor-side row; its acts are numbered from iteration × rollout
+    length (the program finds an iteration's first act so), the length being the median,
+    as episodes (REINFORCE's rollouts) vary."""
     out, iteration, in_rollout, learns = [], 0, 0, 0
     steps_per_iter: list[int] = []
     acts: list[tuple[int, int, int]] = []  # (index in out, iteration, step in it)

@@ -18,7 +18,7 @@ not booked (rldse.models.gpu.GpuModel.dynamic_share), so energy moves by up to 4
 times and busy seconds stay within EXACT_TOLERANCE.
 
 Used by tests/sim/test_reference.py, tests/sim/test_exact.py and
-benchmarks/reference_agreement.py; a fast path that misses ``TOLERANCE`` on a contended
+benchmarks/fidelity/reference_agreement.py; a fast path that misses ``TOLERANCE`` on a contended
 configuration is either fixed or not taken.
 """
 

@@ -46,7 +46,7 @@ def wall_costed(trace: Trace) -> Trace:
     family's ``Workload.without_cpu_time``): replay consistency compares like with like,
     the ops as the wall clock saw them against the run's wall time, so contention cancels
     instead of being estimated. Clean unit costs from a busy host are checked by
-    benchmarks/contended_capture.py, not here."""
+    benchmarks/probes/contended_capture.py, not here."""
     return workload_of(trace).without_cpu_time(trace)
 
 

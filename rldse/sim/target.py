@@ -3,45 +3,11 @@
 Architects buy hardware to train an agent to a return sooner, cheaper or cooler, not for
 env steps per second. Every trace carries its learning curve (``meta.episode_returns``),
 so the env steps at which the capture first reached a return R are known; a design's
-time and energy to R follow from its simulated rate.
-
-Assumption (stated in docs/target.md): every design has the captured sample efficiency per
-env step, i.e. the learning curve against env steps is the capture's. That holds when
-the design leaves the learning itself unchanged (same updates on the same data in the
-same order), so a design that sets a knob marked ``learning_knob`` (batch per update,
-actors, envs, rollout length, epochs, update rate, replay, learner mode, network widths)
-away from the trace's value is refused in one line naming the knob
-(``check_same_learning``): its learning curve was never captured. A design whose actors
-act on staler parameters than the capture's (``staleness_mean_updates`` above the
-capture's) gets a warning in its Result.
-
-- Episode ends: the traces record no episode lengths, but every loop resets an env when
-  its episode ends (an ``env_reset`` op, ``items`` = envs reset). An episode therefore
-  ends at the number of env steps (``env_step`` items, all workers) started before that
-  reset. Each worker's first reset starts the run and ends nothing. Returns are listed
-  per learner round in worker order (the actor-learner loop gathers actor 0's episodes,
-  then actor 1's), so ends are ordered by (the worker's ``rollout_add`` sends before
-  them, worker number, time), which is plain time order for one-worker loops.
-- Smoothing: a trailing mean over ``smoothing_episodes`` k episodes, counted from the
-  k-th episode on (no partial windows, so one lucky early episode does not count);
-  k = 1 is the raw curve. The target is reached at the end of the first window whose
-  mean is ≥ R.
-- Time and energy to R: the design is simulated for exactly ``steps_to_target`` env
-  steps (``workload.env_steps``, which every program honours; `to_target`), rather than
-  interpolating on the full run, because runs are not steady: DQN's first
-  ``learning_starts`` steps do no learning, and a full-run mean rate would spread that
-  warm-up over the whole run. Programs that advance in whole rounds (an actor-learner
-  iteration of actors × envs × rollout_len steps) overshoot by less than one round;
-  within that round time and energy are taken as linear in steps.
-- Cost to R: only where the system has an hourly rental price (``price_usd_per_hour``, or
-  a rented platform's: the run's share, ``Result.rental_usd_per_hour``); omitted
-  otherwise, never a made-up price.
-- Several seeds (``rldse capture --seeds N``: the trace's own curve and ``meta.
-  seed_curves``): the run goes to the median over seeds of the steps each first reaches
-  R, and the Result carries the range over seeds (``steps_to_target_low``/``_high``, and
-  the time to them at the run's rate: ``time_to_target_s_low``/``_high``), with how many
-  seeds reached R at all. A seed that never reaches R leaves the high end unknown (None);
-  when most never do, the target is refused. With one seed there is no interval.
+time and energy to R follow from its simulated rate. The assumption (a design has the
+captured sample efficiency per env step, so one that changes a ``learning_knob`` is
+refused) is docs/target.md's; how episode ends are found, the smoothing, why the run is
+simulated to R rather than interpolated, cost and several seeds: docs/architecture.md,
+"Learning-aware metrics".
 """
 
 from __future__ import annotations
@@ -98,7 +64,8 @@ def _worker_key(name: str) -> tuple[str, int]:
 
 
 def learning_curve(trace: Trace) -> Curve:
-    """The trace's episode returns against env steps (module docstring: episode ends)."""
+    """The trace's episode returns against env steps (docs/architecture.md, "How each
+    number is found": episode ends)."""
     returns = np.asarray(trace.meta.episode_returns, dtype=np.float64)
     if len(returns) == 0:
         raise RldseError(f"trace {trace.digest} has no learning curve (meta.episode_returns is "

@@ -48,7 +48,8 @@ def test_rest_of_the_corpus_gives_one_line_or_a_physical_result(corpus, capsys,
 
 
 def test_the_corpus_covers_every_class_of_damage(corpus):
-    """Issue 38's classes, each with runs that must be refused."""
+    """Every class of damage the corpus builds (scripts/make_fuzz_corpus.py), each with
+    runs that must be refused."""
     _, runs = corpus
     names = " ".join(run.name for run in runs if run.refused is not None)
     for tag in (*make_fuzz_corpus.MUST_REFUSE, "latency_csv", "password", "module this.x",

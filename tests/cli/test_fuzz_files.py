@@ -199,10 +199,10 @@ def _files(folder: Path) -> dict[str, bytes]:
     return {str(p): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
-def test_issue_38_reproductions_are_one_line_and_write_nothing(tmp_path, monkeypatch):
+def test_containment_cases_are_one_line_and_write_nothing(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("RLDSE_STORAGE", raising=False)
-    cases = make_fuzz_corpus.issue_38_cases(tmp_path)
+    cases = make_fuzz_corpus.containment_cases(tmp_path)
     before = _files(tmp_path)
     bad = []
     for name, (argv, expected) in cases.items():

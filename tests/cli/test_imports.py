@@ -1,6 +1,6 @@
 """Commands that read no trace and run no search load no heavy library: each runs in a
 fresh copy of an interpreter that has imported only ``rldse.cli`` and reports which of them
-ended up in ``sys.modules`` (structural, not timed: `benchmarks/startup_costs.py` prints
+ended up in ``sys.modules`` (structural, not timed: `benchmarks/speed/startup_costs.py` prints
 the times)."""
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def replays_consistently(path, capsys) -> None:
     """`rldse check-replay` runs, and its replay on the capture host (every op at its recorded
     wall time) is at least the sum of its phases (one process: nothing overlaps) and at
     most the run's wall time (what the program adds is measured glue, never invented).
-    How close to the wall it comes depends on the host's load: benchmarks/sb3_*.py."""
+    How close to the wall it comes depends on the host's load: benchmarks/speed/sb3_*.py."""
     assert main(["check-replay", str(path)]) == 0
     assert "TOTAL (wall)" in capsys.readouterr().out
     trace = load_trace(path)

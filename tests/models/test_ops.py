@@ -40,7 +40,7 @@ def test_per_phase_lookup():
 
 def test_a_million_operations_are_costed_as_columns(host_fp):
     """Part models take whole columns (no loop per row): a million rows in one call each,
-    every cost finite and positive (their speed is benchmarks/sim_speed_*.py's)."""
+    every cost finite and positive (their speed is benchmarks/speed/sim_speed_*.py's)."""
     n = 1_000_000
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({

@@ -1,6 +1,7 @@
 """TCAM model against Eva-CAM (Liu et al., DATE 2022) and CAMASim (arXiv 2403.03442) numbers,
 and the array organisation (H-tree broadcast, merge tree, RNG, candidate reads) computed by
-hand from the formulas in rldse/models/tcam.py and the preset defaults (tcam.yaml)."""
+hand from the formulas (docs/architecture.md, "The TCAM part") and the preset defaults
+(tcam.yaml)."""
 
 from __future__ import annotations
 
@@ -95,8 +96,9 @@ def test_non_power_of_two_counts_branches_by_ceiling():
     assert tcam.levels == 2
     assert tcam.path_mm == pytest.approx(p)
     assert tcam.tree_mm == pytest.approx(3 * p / 2 + 2 * p / 2)
+    result_bits = 1 + 8  # hit + ⌈log2(192 rows)⌉
     assert tcam.search_parts_pj()["merge"] == pytest.approx(
-        2 * MERGE_PJ + tcam.result_bits * tcam.tree_mm * WIRE_PJ_PER_BIT_MM)
+        2 * MERGE_PJ + result_bits * (5 * p / 2) * WIRE_PJ_PER_BIT_MM)
 
 
 def test_writes_one_row_at_a_time():
@@ -152,8 +154,11 @@ def test_sample_reads_the_candidates_a_job_reports():
     none, one read per item (the drawn entry)."""
     tcam = model("fefet-tcam-64", arrays=64)
     base = job()
+    # 64 arrays: 6 levels, a path of p/2 · 2 · (1 + 2 + 4) = 7p down and up; per item one
+    # search, one read of the drawn entry, two random numbers
+    search_ns = 2 * 7 * PITCH_64_MM * WIRE_NS_PER_MM + 0.38 + 6 * MERGE_NS
     assert tcam.replay_seconds(base, "sample", 1).device_s == pytest.approx(
-        tcam.sample_seconds(64, 64, 128))
+        64 * (search_ns + READ_NS + 2 * RNG_NS) * 1e-9)
     with_csp = dataclasses.replace(base, candidates_per_item=4.0)
     d0 = tcam.replay_seconds(base, "sample", 1).device_s
     d4 = tcam.replay_seconds(with_csp, "sample", 1).device_s
@@ -178,16 +183,18 @@ def test_replay_joules_by_label():
     e = tcam.replay_joules(j, "sample", 2)
     assert set(e) == {"search", "htree", "merge", "rng", "candidate_read"}
     items = 2 * 64
-    pj = tcam.search_parts_pj()
+    tree = 24_384 * PITCH_64_MM  # 16,384 arrays' H-tree (test_16384_arrays_…)
     assert e["search"] == pytest.approx(items * 16_384 * 2.34e-12)
-    assert e["htree"] == pytest.approx(items * pj["htree"] * 1e-12)
-    assert e["merge"] == pytest.approx(items * pj["merge"] * 1e-12)
+    assert e["htree"] == pytest.approx(items * 64 * tree * WIRE_PJ_PER_BIT_MM * 1e-12)
+    assert e["merge"] == pytest.approx(
+        items * (16_383 * MERGE_PJ + 21 * tree * WIRE_PJ_PER_BIT_MM) * 1e-12)
     assert e["rng"] == pytest.approx(2 * items * RNG_PJ * 1e-12)
     assert e["candidate_read"] == pytest.approx(items * READ_PJ * 1e-12)
     w = tcam.replay_joules(j, "update", 1)
     assert set(w) == {"write", "htree"}
     assert w["write"] == pytest.approx(64 * 1.68e-12)
-    assert w["htree"] == pytest.approx(64 * 64 * tcam.path_mm * WIRE_PJ_PER_BIT_MM * 1e-12)
+    assert w["htree"] == pytest.approx(
+        64 * 64 * 127 * PITCH_64_MM * WIRE_PJ_PER_BIT_MM * 1e-12)
     assert set(tcam.replay_joules(j, "insert", 5)) == {"write", "htree"}
 
 
@@ -201,8 +208,14 @@ def test_energy_actions_plus_leakage():
     tcam = model("fefet-tcam-64", arrays=256)
     assert tcam.idle_w == tcam.max_w == pytest.approx(256 * 0.42e-3)
     e = tcam.energy(n_searches=1000, rows_written=100, wall_s=1e-3)
-    expected = (1000 * tcam.search_joules(1) + 100 * tcam.write_joules(1)
-                + 256 * 0.42e-3 * 1e-3)
+    # 256 arrays (test_256_arrays_…): a path of 15 pitches, a tree of 360; a search
+    # broadcasts 64 bits over the tree, searches every array, merges 255 times and
+    # returns 15 result bits; a write sends its 64 bits down one path
+    path, tree = 15 * PITCH_64_MM, 360 * PITCH_64_MM
+    search_pj = (64 * tree * WIRE_PJ_PER_BIT_MM + 256 * 2.34 + 255 * MERGE_PJ
+                 + 15 * tree * WIRE_PJ_PER_BIT_MM)
+    write_pj = 1.68 + 64 * path * WIRE_PJ_PER_BIT_MM
+    expected = (1000 * search_pj + 100 * write_pj) * 1e-12 + 256 * 0.42e-3 * 1e-3
     assert float(e.joules) == pytest.approx(expected)
     assert float(tcam.search_joules(1)) > 256 * 2.34e-12  # broadcast and merge on top
     assert "per action" in e.method and "Eva-CAM" in e.claimed_accuracy

@@ -76,6 +76,10 @@ class ToyModel:
         return GpuTimes(host_s=np.full(b.shape, self.spec.dispatch_s),
                         device_s=b / (self.spec.link_gbs * 1e9))
 
+    def blocking_copy_times(self, bytes_, after=None) -> GpuTimes:
+        copy = self.copy_times(bytes_)  # the toy runs one thing at a time: nothing to drain
+        return copy if after is None else after + copy
+
     def fits(self, bytes_):
         return np.asarray(bytes_) <= self.spec.mem_bytes
 

@@ -5,7 +5,7 @@ joule, using at most 15 % of the grid's evaluations, for several sampler seeds.
 The grid's best comes from simulating every point directly (no search machinery), so
 the check does not trust what it checks. The fast test runs the stand-in program on the
 example study's space; the slow one runs the real actor_learner program on
-studies/examples/cpu_gpu_ratio.yaml (benchmarks/search_ratio.py prints the figures).
+studies/examples/cpu_gpu_ratio.yaml (benchmarks/fidelity/search_ratio.py prints the figures).
 """
 
 from __future__ import annotations
@@ -78,8 +78,5 @@ def test_sampler_near_grid_best_with_15_percent_of_evaluations_stand_in(tmp_path
 @pytest.mark.slow
 def test_sampler_near_grid_best_with_15_percent_of_evaluations_actor_learner(tmp_path):
     body = yaml.safe_load(EXAMPLE.read_text())
-    trace = (EXAMPLE.parent / body["trace"]).resolve()
-    if not trace.is_file():
-        pytest.skip(f"{trace} is not shipped yet")
-    body["trace"] = str(trace)
+    body["trace"] = str((EXAMPLE.parent / body["trace"]).resolve())
     _check(tmp_path, body)

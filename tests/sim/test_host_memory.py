@@ -12,6 +12,7 @@ from rldse.system import load_spec, parse_spec
 from rldse.trace import load_trace
 from rldse.workloads.actor_learner.program.memory import host_memory
 from rldse.workloads.actor_learner.program.state import prepare
+from tests.sim.steady import steady
 
 ROOT = Path(__file__).resolve().parents[2]
 DQN = ROOT / "traces" / "dqn_cartpole_uniform.parquet"
@@ -80,7 +81,7 @@ def test_timerl_swap_beyond_384_gb_of_host_memory_is_infeasible():
 
 
 def _rollout_s(slowdown: float) -> float:
-    trace = load_trace(PPO)
+    trace = steady(load_trace(PPO), instant_broadcast=True)
     spec = parse_spec({"name": "shared", "cpu": {"preset": "host",
                                                  "shared_core_slowdown": slowdown},
                        "placement": {"act": "cpu", "learn": "cpu"},
@@ -89,7 +90,8 @@ def _rollout_s(slowdown: float) -> float:
 
 
 def test_rollouts_beyond_the_cores_are_stretched_by_the_shared_core_slowdown():
-    """8 rollouts on 2 cores (the host preset: one thread per logical CPU): the cores'
-    work bound Σd / C becomes Σd / (C / slowdown)."""
+    """8 equal rollouts released at once on 2 cores (the host preset: one thread per
+    logical CPU; a steady trace: tests/sim/steady.py): the cores' work bound Σd / C
+    becomes Σd / (C / slowdown)."""
     base, slow = _rollout_s(1.0), _rollout_s(1.5)
-    assert slow / base == pytest.approx(1.5, rel=0.05)
+    assert slow / base == pytest.approx(1.5, rel=1e-6)

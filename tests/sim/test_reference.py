@@ -1,7 +1,7 @@
 """The fast engine against the reference engine (rldse.sim.agreement) on contended
 configurations of the three program families: makespan, throughput, every device's busy
 time, energy and p95 of the per-iteration time within 1 %. The default suite runs the
-small sizes; the ``slow`` variant 4x the env steps (benchmarks/reference_agreement.py
+small sizes; the ``slow`` variant 4x the env steps (benchmarks/fidelity/reference_agreement.py
 prints the whole table)."""
 
 from __future__ import annotations

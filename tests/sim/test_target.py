@@ -23,6 +23,7 @@ from rldse.sim.target import (
 )
 from rldse.system import parse_spec
 from rldse.trace import load_trace
+from tests.sim.steady import steady
 
 TRACES = Path(__file__).parents[2] / "traces"
 DQN = TRACES / "dqn_cartpole_uniform.parquet"
@@ -79,18 +80,29 @@ def test_time_and_energy_to_target_are_the_run_to_the_target(dqn):
 
 
 def test_steady_run_is_linear_in_steps():
-    # PPO iterations are alike: the run to the target takes its share of the full run
-    trace = load_trace(PPO)
+    """On a steady trace (every iteration alike: tests/sim/steady.py) time and energy are
+    start-up plus a fixed amount per iteration: the run to the target, a longer one and
+    the full run lie on one line, and the target is reached at the run's rate within its
+    last iteration."""
+    trace = steady(load_trace(PPO))
     target = Target(195.0)
     steps = steps_to_target(trace, target)
     spec = parse_spec(SPEC)
-    full = simulate(trace, spec)
+    per_iteration = 2 * 4 * 128  # actors × envs per actor × rollout length
     to = with_target(simulate(trace, to_target(spec, steps)), steps, target)
-    assert to.env_steps >= steps  # whole iterations: less than one more
-    assert to.env_steps - steps < 2 * 4 * 128
-    share = steps / full.env_steps
-    assert to.time_to_target_s == pytest.approx(full.sim_time_s * share, rel=0.15)
-    assert to.energy_to_target_j == pytest.approx(full.energy_j * share, rel=0.15)
+    assert 0 <= to.env_steps - steps < per_iteration  # whole iterations: less than one more
+    assert to.time_to_target_s == pytest.approx(to.sim_time_s * steps / to.env_steps)
+    assert to.energy_to_target_j == pytest.approx(to.energy_j * steps / to.env_steps)
+    full = simulate(trace, spec)
+    middle = simulate(trace, to_target(spec, (to.env_steps + full.env_steps) // 2
+                                       // per_iteration * per_iteration))
+    (n0, t0, e0), (n1, t1, e1), (n2, t2, e2) = [
+        (r.env_steps, r.sim_time_s, r.energy_j) for r in (to, middle, full)]
+    assert n0 < n1 < n2
+    # 1 %: consecutive iterations differ by 0.3 % (a rollout's T + 1 acts are the trace's
+    # act rows in turn, holding a varying number of its bootstrap rows, priced apart)
+    assert (t1 - t0) / (n1 - n0) == pytest.approx((t2 - t1) / (n2 - n1), rel=0.01)
+    assert (e1 - e0) / (n1 - n0) == pytest.approx((e2 - e1) / (n2 - n1), rel=0.01)
     assert to.cost_to_target_usd is None and "cost_to_target_usd" not in to.metrics()
 
 

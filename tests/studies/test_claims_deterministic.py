@@ -1,6 +1,6 @@
 """Same inputs and seed, same claims.csv, byte for byte: a study times nothing live (the
 SwiftRL CPU baseline is stored data, rldse.studies.ckernel.stored). Slow (two study runs):
-run by `scripts/test-slow`."""
+run by `scripts/test-slow.sh`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """CpuModel: a target CPU's time for traced operations, scaled from the capture host's
-measured times (rldse.models.cpu), its power and DRAM energy; and the registered kind."""
+measured times (docs/architecture.md, "The CPU model"), its power and DRAM energy; and the
+registered kind."""
 
 from __future__ import annotations
 
@@ -60,7 +61,8 @@ class CpuModel:
         return scale * (step_s * stretch + round_trip_s + (n - 1) * per_worker_s)
 
     def op_seconds(self, ops: OpColumns) -> np.ndarray:
-        """Seconds each traced operation takes on one core of the target (rldse.models.cpu)."""
+        """Seconds each traced operation takes on one core of the target (docs/architecture.md,
+        "The CPU model")."""
         dur = ops.host_dur_s
         r_host = rows_roofline_s(self.capture_host, ops)
         r_target = rows_roofline_s(self.core, ops, ops.gemm_host_s * self.gemm_scale

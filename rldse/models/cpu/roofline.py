@@ -21,7 +21,8 @@ def roofline_seconds(spec: CpuSpec, flops: ArrayLike, bytes_: ArrayLike,
     """One core: flops / FLOP/s + bytes / bandwidth + touches × random-access time.
 
     A sum, not max(flops, bytes): an operation's numpy kernels run one after another, so
-    its compute-bound and memory-bound parts do not overlap (rldse.models.cpu)."""
+    its compute-bound and memory-bound parts do not overlap (docs/architecture.md, "The CPU
+    model")."""
     f = np.asarray(flops, dtype=np.float64)
     b = np.asarray(bytes_, dtype=np.float64)
     k = np.asarray(touches, dtype=np.float64)
@@ -59,7 +60,7 @@ def work_seconds(spec: CpuSpec, work: WorkLike) -> float:
     """One core's roofline of an analytic Work (rldse.kernels.mlp): the GEMMs by the curve,
     contiguous-vector bytes at the vector rate, cold state at the copy rate (core_bw_gbs),
     the other bytes at the element-wise rate, the other flops at core_gflops. A sum: the
-    kernels run one after another (rldse.models.cpu)."""
+    kernels run one after another (docs/architecture.md, "The CPU model")."""
     other = work.bytes - work.gemm_bytes - work.vector_bytes - work.cold_bytes
     return (gemm_seconds(spec, work.gemms)
             + (work.flops - work.gemm_flops) / (spec.core_gflops * 1e9)

@@ -3,7 +3,7 @@ loop of offline tabular updates (multiq.c in the SwiftRL authors' repository, Go
 al., ISPASS 2024, arXiv 2405.03967), here rldse's own ``tabular_update.c``.
 
 The study never times anything: it reads ``measurements.json`` (``stored``), nanoseconds
-per update measured once by ``benchmarks/swiftrl_cpu_baseline.py`` (``measure``: built with
+per update measured once by ``benchmarks/external/swiftrl_cpu_baseline.py`` (``measure``: built with
 the system C compiler, the fastest of several repeats, the one least disturbed by other
 load) and stored with its provenance (host, clock, compiler, flags, date), so two study runs
 give the same numbers. The study scales them to another CPU through its part model
@@ -126,7 +126,7 @@ def stored(key: str) -> Measurement:
     if key not in table["ns_per_update"]:
         raise RldseError(f"{SHIPPED}: no stored measurement for '{key}' (has: "
                          f"{', '.join(table['ns_per_update'])}; measure it with "
-                         "benchmarks/swiftrl_cpu_baseline.py)")
+                         "benchmarks/external/swiftrl_cpu_baseline.py)")
     where = ", ".join(f"{k} {table[k]}" for k in ("host", "compiler", "flags", "date")
                       if k in table)
     return Measurement(tuple(table["ns_per_update"][key]), f"stored ({where}; {table['how']})",

@@ -6,7 +6,7 @@ The ratio is provisioned hardware: r actors per GPU each get a core of their own
 CPU is bought with r + 1 cores per GPU (the learner's dispatch keeps one) of the DGX-1's
 part, the Xeon E5-2698 v4, on the fewest sockets (never more than the part's 20 cores per
 socket nor the DGX-1's two sockets), so every core adds its price and its idle power
-(rldse.models.cpu's provisioned socket). Part 1 sweeps r with one V100 (the machine, trace
+(docs/architecture.md, "Provisioned cores"). Part 1 sweeps r with one V100 (the machine, trace
 and workload are the `base` of the study's search file) for each environment in
 study.yaml, each with its own capture (CartPole-v1 with an MLP; ALE Pong with the Nature
 CNN, whose env steps cost about 60 times more), the actors' and learner's costs from the
@@ -22,24 +22,8 @@ design under a power cap. Inci et al.'s readable publication here is the abstrac
 what it states is compared with (``ABSTRACT``); other rows say that nothing can be.
 
 The parts: ``params`` (study.yaml), ``machine`` (the provisioned host per ratio), ``rates``
-(the analytic rates below), ``runs`` (the sweep, its bands and the search), ``report`` and
+(the analytic rates), ``runs`` (the sweep, its bands and the search), ``report`` and
 ``figures``.
-
-The analytic rates, for N actors with E envs each, C cores, one GPU:
-
-- production P(N) = min(N·E / (t_env + t_inf(N) + w), C·E / t_env): an actor's vector
-  step is its env step on a core (t_env), one inference batch of the N actors (t_inf)
-  and, when inference shares the learner's GPU, a wait w = g_learn / 2 behind the
-  kernels of the minibatch step in progress (g_learn: its GPU time; the learner is busy
-  at and past the knee); C cores step at most C·E / t_env;
-- consumption L(N) = 1 / (h / (E·T) + max(epochs·t_learn / B, epochs·g_learn / B +
-  g_inf(N) / (N·E))): per env step the learner receives its share of a rollout (h per
-  rollout of E·T steps) and trains it `epochs` times in minibatches of B; a minibatch
-  step takes t_learn (the later of its core's dispatch and its kernels), unless the GPU,
-  which also runs its share of an inference batch's kernels (g_inf) when inference
-  shares it, is busier than that;
-- the knee N* is where P(N*) = L(N*); below it the actors limit throughput, above it the
-  learner.
 """
 
 from __future__ import annotations

@@ -1,6 +1,21 @@
-"""The analytic rates (the package docstring states them): the actors' production and the
-learner's consumption from the unit costs the simulation books, and the knee where they
-meet."""
+"""The analytic rates: the actors' production and the learner's consumption from the unit
+costs the simulation books, and the knee where they meet.
+
+For N actors with E envs each, C cores, one GPU:
+
+- production P(N) = min(N·E / (t_env + t_inf(N) + w), C·E / t_env): an actor's vector
+  step is its env step on a core (t_env), one inference batch of the N actors (t_inf)
+  and, when inference shares the learner's GPU, a wait w = g_learn / 2 behind the
+  kernels of the minibatch step in progress (g_learn: its GPU time; the learner is busy
+  at and past the knee); C cores step at most C·E / t_env;
+- consumption L(N) = 1 / (h / (E·T) + max(epochs·t_learn / B, epochs·g_learn / B +
+  g_inf(N) / (N·E))): per env step the learner receives its share of a rollout (h per
+  rollout of E·T steps) and trains it `epochs` times in minibatches of B; a minibatch
+  step takes t_learn (the later of its core's dispatch and its kernels), unless the GPU,
+  which also runs its share of an inference batch's kernels (g_inf) when inference
+  shares it, is busier than that;
+- the knee N* is where P(N*) = L(N*); below it the actors limit throughput, above it the
+  learner."""
 
 from __future__ import annotations
 

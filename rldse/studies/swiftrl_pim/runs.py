@@ -442,7 +442,7 @@ def _measure_cpu(p: Params, cache: Path, key: str, algorithm: str, data: pd.Data
 def measure_cpu_baselines(study_dir: Path, cache: Path) -> dict:
     """Time the compiled CPU baseline on every dataset the study reads (the study itself
     times nothing): measurements.json's content, with its provenance (host, clock,
-    compiler, flags, UTC date). benchmarks/swiftrl_cpu_baseline.py stores it."""
+    compiler, flags, UTC date). benchmarks/external/swiftrl_cpu_baseline.py stores it."""
     import datetime
 
     from rldse.host import measure as measure_host
@@ -465,7 +465,7 @@ def measure_cpu_baselines(study_dir: Path, cache: Path) -> dict:
     return {"host": f"{host.cpu_model}, {host.cores} CPUs",
             "compiler": ckernel.compiler_version(), "flags": " ".join(ckernel.FLAGS),
             "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
-            "how": f"benchmarks/swiftrl_cpu_baseline.py ({first.source})",
+            "how": f"benchmarks/external/swiftrl_cpu_baseline.py ({first.source})",
             "host_clock_mhz": host.clock_mhz,
             "ns_per_update": {k: list(m.ns_per_update) for k, m in measured.items()}}
 

@@ -7,34 +7,9 @@ updates its Q-table after every step. Offline, a dataset of transitions is cut i
 passes over its chunk, starting from the host's table, and the host then averages the
 agents' tables (SwiftRL's multi-agent scheme: one agent per DPU, averaging on the CPU).
 
-Work formulas (A actions, S states; a Q-value is 4 bytes in fp32 and int32):
-
-- ``act`` (ε-greedy, one observation): a random action reads nothing (0 flops, touches,
-  bytes); a greedy one is an argmax over row s: flops A−1 compares, touches A, bytes 4A.
-- ``q_update``, Q-learning: Q[s,a] += α·(r + γ·max_a' Q[s',a'] − Q[s,a]).
-  flops (A−1) compares + 5 (γ·m, +r, −Q, α·δ, +Q); touches A (row s') + 2 (read and
-  write Q[s,a]); bytes 4·touches + the transition's bytes (4 four-byte fields = 16;
-  online 17 with the done byte). A terminal online step has target r: flops 3, touches 2.
-- ``q_update``, SARSA online: target r + γ·Q[s',a'] with a' chosen by the step's ``act``:
-  flops 5, touches 3 (terminal: 3 and 2). Offline SARSA has no next action in the data,
-  so the agent picks a' ε-greedily from its own table (random number draws outside the
-  count): flops 5, + A−1 compares when a' is greedy; touches 2 + A (greedy: all of row
-  s') or 2 + 1 (random a': Q[s',a'] only); bytes 4·touches + 16.
-- ``aggregate`` (host, per round): flops agents·S·A adds + S·A divides; bytes 4·S·A·
-  (agents + 1): read every agent's table, write the average.
-
-int32 fixed point (SwiftRL uses INT32 to avoid emulated FP32 on DPUs): a Q-value or
-reward x is stored as round(x·2^B) with B = ``int32_scale_bits``, as many fractional
-bits as the env's value range leaves (FrozenLake 25, Taxi 21, CliffWalking 19 at
-γ 0.95); values below 2^-B round to 0. α and γ are multipliers round(α·2^24) and
-round(γ·2^24); a product ``(m·y + 2^23) >> 24`` is the widening 32×32→64-bit multiply,
-rounded half up and shifted back; flops count it as one multiply, like the fp32 one.
-The host's average divides the int64 sum with rounding half up. In fp32 the table is
-stored as float32 (``array('f')`` rounds every write); the arithmetic between a read and
-a write runs in binary64, as C compiled with FLT_EVAL_METHOD 1 does.
-
-The simulated twin, ``program(machine)``, sits at the end of this module: the same loops
-on a SimPy Machine, with the Q updates on the CPU, a GPU or UPMEM DPUs (SwiftRL).
+Each row's work (flops, touches, bytes of act, q_update and aggregate) is counted by
+formula, and int32 runs in SwiftRL's fixed point: docs/architecture.md, "Tabular work
+formulas". The simulated twin is rldse.workloads.tabular.program.
 """
 
 from __future__ import annotations
@@ -240,7 +215,7 @@ def train_online(env_id: str, *, algorithm: str = "q_learning", steps: int | Non
     eps_slope = (eps0 - eps_end) / max(1.0, params.epsilon_decay * steps)
     greedy_work = {"flops": n_actions - 1, "bytes": Q_BYTES * n_actions, "touches": n_actions}
     sarsa = algorithm == "sarsa"
-    # (flops, bytes, touches) of one update, bootstrapped or terminal (module docstring)
+    # (flops, bytes, touches) of one update, bootstrapped or terminal (docs/architecture.md)
     boot_flops, boot_touches = (5, 3) if sarsa else (n_actions - 1 + 5, n_actions + 2)
     boot_work = (boot_flops, Q_BYTES * boot_touches + ONLINE_TRANSITION_BYTES, boot_touches)
     term_work = (3, Q_BYTES * 2 + ONLINE_TRANSITION_BYTES, 2)
@@ -435,7 +410,7 @@ def _next_action_draws(spec: _KernelSpec, n: int, agent: int, rnd: int,
 
 
 def _offline_work(spec: _KernelSpec, n: int, greedy: int) -> tuple[int, int]:
-    """(flops, touches) of n updates; see the module docstring."""
+    """(flops, touches) of n updates (docs/architecture.md, "Tabular work formulas")."""
     a = spec.n_actions
     if spec.algorithm == "q_learning":
         return n * (a - 1 + 5), n * (a + 2)

@@ -22,7 +22,8 @@ def test_roofline_of_a_preset_by_hand():
 
 def test_roofline_adds_compute_and_memory_time():
     """An operation's numpy kernels run one after another, so its compute time and its
-    memory time add (rldse.models.cpu's docstring): flops and bytes together take the sum."""
+    memory time add (docs/architecture.md, "The CPU model"): flops and bytes together take
+    the sum."""
     s = load_part("cpu", "xeon-silver-4215")
     both = roofline_seconds(s, flops=[8e9], bytes_=[1.08e9], touches=[0])
     np.testing.assert_allclose(both, [8e9 / 40e9 + 1.08e9 / 10.8e9])

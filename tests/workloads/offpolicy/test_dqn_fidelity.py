@@ -1,4 +1,4 @@
-"""Cross-configuration fidelity, fast version (benchmarks/fidelity_dqn.py is the full one):
+"""Cross-configuration fidelity, fast version (benchmarks/fidelity/fidelity_dqn.py is the full one):
 a DQN trace captured at batch 32 predicts the learner update time at batch 128 on the
 same host.
 

@@ -1,5 +1,5 @@
 """The actors: per iteration they wait for parameters recent enough, then collect a
-rollout each, with their own policy (one merged event: package docstring, "Merged
+rollout each, with their own policy (one merged event: docs/architecture.md, "Merged
 events") or through central inference servers (central_inference.py)."""
 
 from __future__ import annotations

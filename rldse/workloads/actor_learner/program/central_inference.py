@@ -1,4 +1,4 @@
-"""Central inference (package docstring, "Inference"): a long-lived server per inference
+"""Central inference (docs/architecture.md, "Inference"): a long-lived server per inference
 device takes every observation waiting (greedy dynamic batching), runs one forward at that
 batch, and the served actors step their envs on the cores (FIFO lanes) and submit again.
 Actors are entries in a server's heap, not processes: events grow with batches."""

@@ -1,6 +1,6 @@
 """The run's unit costs on its parts, from the trace's rows: env steps, acts (an actor's
 own or an inference server's batches), minibatch steps and the learner's copies. Batch-
-dependent work is rescaled with the networks' per-layer work (package docstring)."""
+dependent work is rescaled with the networks' per-layer work (docs/architecture.md)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,7 @@ class Copies:
 
 @dataclass(frozen=True)
 class NetCosts:
-    """Collectives and messages between GPUs and nodes (package docstring, "Clusters"),
+    """Collectives and messages between GPUs and nodes (docs/architecture.md, "Clusters"),
     each one closed-form evaluation per distinct message (rldse.models.collectives):
     the gradient all-reduce of a minibatch step over the learner GPUs, the parameters'
     broadcast to the other nodes, and per node its actors' rollouts to node 0 over its
@@ -232,7 +232,7 @@ def _learn_cycle(m: Machine, s: Shape, roles: Roles) -> SplitCycle:
 
 
 def _copies(s: Shape, roles: Roles, memory: GpuMemory) -> Copies:
-    """The learner's copies (package docstring, "GPU memory"): none without a kernels'
+    """The learner's copies (docs/architecture.md, "GPU memory"): none without a kernels'
     part; the parameters' copy whenever there is one."""
     g = roles.gpu
     if g is None:

@@ -1,5 +1,5 @@
-"""IPC between the learner and the actors (package docstring, "IPC handoffs") and starting
-the actor processes: from the processes' CPU time where the trace recorded it
+"""IPC between the learner and the actors (docs/architecture.md, "IPC handoffs") and
+starting the actor processes: from the processes' CPU time where the trace recorded it
 (info.py), else what the receiver saw on the trace's shared clock (wall time,
 contention included); costed on the target CPU."""
 

@@ -1,5 +1,5 @@
 """The learner process: start the actors, broadcast parameters, and per iteration
-receive the rollouts and run the minibatch steps (package docstring, "Learner")."""
+receive the rollouts and run the minibatch steps (docs/architecture.md, "Learner")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the run holds: the GPU buffers (package docstring, "GPU memory") and host DRAM at
+"""What the run holds: the GPU buffers (docs/architecture.md, "GPU memory") and host DRAM at
 its peak (the ``host_memory`` check)."""
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def gpu_memory(m: Machine) -> GpuMemory:
 
 
 def gpu_buffers(s: Shape, roles: Roles, gpu_swap: bool) -> GpuMemory:
-    """Buffers per GPU (package docstring); the learner's GPU is gpu0."""
+    """Buffers per GPU (docs/architecture.md); the learner's GPU is gpu0."""
     if roles.gpu is None:
         return GpuMemory({}, 0)
     cap = int(roles.gpu.spec.mem_bytes)

@@ -28,7 +28,7 @@ ANSWER_BYTES = 3 * F32
 
 @dataclass(frozen=True)
 class Shape:
-    """The simulated loop's sizes (package docstring); ``t_*`` are the trace's. Per
+    """The simulated loop's sizes (docs/architecture.md); ``t_*`` are the trace's. Per
     iteration N actors × E envs × T vector steps; the learner holds W of the T steps on
     its GPU at once and runs ``n_mb`` minibatches of ``mb``."""
 
@@ -50,7 +50,7 @@ class Shape:
     central: bool
     asynchronous: bool
     lag: int  # iterations actors may run ahead of the parameters (0: synchronous)
-    learners: int = 1  # data-parallel learner GPUs (package docstring, "Clusters")
+    learners: int = 1  # data-parallel learner GPUs (docs/architecture.md, "Clusters")
     nodes: int = 1  # the actors are spread over them in blocks, node 0's first
 
     @property
@@ -102,7 +102,7 @@ def shape_of(m: Machine) -> Shape:
     N, E, T, epochs, obs_bytes = k.actors, k.envs_per_actor, k.rollout_len, k.epochs, k.obs_bytes
     t_obs_bytes = F32 * info.obs_dim
     t_nets, nets = networks(m, max(1, math.ceil(obs_bytes / F32)))
-    # steps of the rollout the learner holds on its GPU at once (package docstring)
+    # steps of the rollout the learner holds on its GPU at once (docs/architecture.md)
     W = min(k.resident_steps or T, T)
     mb = min(k.batch_size, N * E * W)
     asynchronous = k.learner == "async"

@@ -1,5 +1,5 @@
 """Mean costs of program(m)'s units of work, for analytic rate models (the cpu_gpu_ratio
-study, benchmarks/peer_simpy.py): the same costs the simulation books."""
+study, benchmarks/speed/peer_simpy.py): the same costs the simulation books."""
 
 from __future__ import annotations
 

@@ -147,7 +147,7 @@ def _paths(cx: Context) -> Paths:
     # the fast one wherever two actors share a lane (more actors than cores, or acting on
     # a GPU with fewer lanes than actors): a chunk booked as one job would hold the lane
     # for all its steps and queue its kernels as one block, 0.8-4.6 % off the per-step
-    # schedule (benchmarks/reference_agreement.py)
+    # schedule (benchmarks/fidelity/reference_agreement.py)
     per_step = m.reference or actors > cx.cores.n or (act_kernels and gpu.lanes < actors)
     # the async learner books an update's drives ahead of the clock (update), unless
     # actors act on a device it uses: then each drive is booked when it starts, so acts

@@ -23,7 +23,7 @@ class Linear:
 class XlaCost:
     """XLA's cost analysis of one time step's jitted calls: ``bytes`` is 'bytes accessed'
     as XLA:CPU compiles them, ``reduction_bytes`` the part that is per-sample products
-    written only to be reduced (``benchmarks/tempo_xla_cost.py: reduction_bytes``)."""
+    written only to be reduced (``benchmarks/external/tempo_xla_cost.py: reduction_bytes``)."""
 
     flops: Linear
     bytes: Linear
@@ -46,9 +46,9 @@ class XlaCost:
 #: reduction intermediates 0.12 %; bytes less those intermediates (what the model charges):
 #: TD step 2.3 %, MC learn 12 % (both at side 8, where they are a few MB); flops ≤ 0.2 %.
 #: Reproduce with
-#: ``python benchmarks/tempo_xla_cost.py --tempo <Tempo checkout> --sweep --objectives
+#: ``python benchmarks/external/tempo_xla_cost.py --tempo <Tempo checkout> --sweep --objectives
 #: 1,8,mc --points 256x8,256x16,256x32,256x48 --steps 100 --iterations 3`` in a Python
-#: with jax==0.6.2 (benchmarks/tempo_call_count.py lists the rest).
+#: with jax==0.6.2 (benchmarks/external/tempo_call_count.py lists the rest).
 #: - "act": the env step, the forward and the step's stores (TD 8-step's acting-only loop);
 #: - "td": a whole TD time step (env, forward, the backward of the step whose loss is
 #:   known, stores), the same for n = 1 and n = 8 to 1e-5 (the iteration's other work,
@@ -91,7 +91,7 @@ class StepCalls:
 #: Counted, not estimated: github.com/lsds/Tempo at commit a16e081f4c9da7f14dcdf296590486df337f5643
 #: (2025-10-21), its repro/sec7_4_algo_specific_sched REINFORCE (tempo-jax, enable_swap, 2 × 64
 #: hidden, trivial env) run on this repository's CPU host with jax 0.6.2 (Tempo's docker pin)
-#: by ``benchmarks/tempo_call_count.py --scale-inc``, which wraps every schedule
+#: by ``benchmarks/external/tempo_call_count.py --scale-inc``, which wraps every schedule
 #: instruction's thunk, every ``jax.jit`` callable and every runtime tensor's read/write, and
 #: counts inside each time loop's body. 256 envs × 100 steps × 3×16×16, 3 iterations, with
 #: swap_bytes_min, min_block_store_tensor_point_size and incrementalize_mem_threshold scaled

@@ -232,7 +232,7 @@ def test_validate_on_own_host(one_actor):
     is measured glue (start-up, handoffs), so it never exceeds the real wall time. How
     close it comes to the wall (-4 % to -10 % on a quiet host: the program does not model
     the learner's loop between minibatches or the final transfer of the rows) depends on
-    the host's load, and is measured by benchmarks/fidelity_actor_learner.py."""
+    the host's load, and is measured by benchmarks/fidelity/fidelity_actor_learner.py."""
     table, result = check_replay(one_actor)
     assert result.env_steps == STEPS
     # the phases the program costs from the trace rows replay exactly
@@ -250,7 +250,7 @@ def test_two_actors_predicted_from_one(one_actor):
     one actor (whether faster at all depends on start-up and per-iteration costs, which a
     busy capture host inflates; a second actor adds the learner's side of starting it,
     on the host preset its recorded CPU time). Identities on one trace's costs, whatever its host's load;
-    the comparison with a real 2-actor run is benchmarks/fidelity_actor_learner.py."""
+    the comparison with a real 2-actor run is benchmarks/fidelity/fidelity_actor_learner.py."""
     one = simulate(one_actor, _host_spec(one_actor))
     two = simulate(one_actor, _host_spec(one_actor, actors=2, cores=2))
     shared = simulate(one_actor, _host_spec(one_actor, actors=2, cores=1))
@@ -364,7 +364,7 @@ def test_second_gpu_never_lowers_throughput(one_actor, actors, cores, learn):
 
 
 def test_central_inference_dispatch_queues_with_the_learner_on_one_core():
-    """Issue 25: a GPU inference server's dispatch is booked on the CPU's lanes, where the
+    """A GPU inference server's dispatch is booked on the CPU's lanes, where the
     learner's dispatch and handoffs queue too; on a 1-core CPU, async, the two cannot
     overlap, so no CPU booking starts before the one before it on that lane ends."""
     trace = load_trace(Path(__file__).resolve().parents[4]

@@ -106,7 +106,7 @@ def test_validate_total_within_15_percent(trace):
     per-step bookkeeping) measured from the trace's timestamps brings the total within
     15 % of the wall. Slow: the offline captures last about 0.05 s, so one preemption on a
     busy host moves their wall by more than that (offline-sarsa-fp32 came out 21 % beside
-    other jobs); benchmarks/fidelity_tabular.py measures it on longer captures."""
+    other jobs); benchmarks/fidelity/fidelity_tabular.py measures it on longer captures."""
     table, _ = check_replay(trace())
     assert abs(table.loc["TOTAL (wall)", "error"]) <= 0.15, table.to_string()
 
@@ -118,7 +118,7 @@ def test_two_workers_predicted_from_one_worker_capture():
     same trace rows split over two workers, so a round waits for the slower half (less
     than one worker's time, at least half of it), and the host's average does not
     shrink. From the trace's own costs, so host load cannot move it; the comparison with
-    a real 2-worker run (live timing) is benchmarks/fidelity_tabular.py."""
+    a real 2-worker run (live timing) is benchmarks/fidelity/fidelity_tabular.py."""
     cfg = CaptureConfig(workload="tabular", env_id="auto", dataset=str(dataset("FrozenLake_trajectories_100k.txt")),
                         agents=4, options={"passes": 3, "workers": 1})
     one = train.capture(cfg)
@@ -164,7 +164,8 @@ def test_fp32_is_emulated_and_slower_than_int32():
 def test_dpu_instruction_mix_and_energy():
     """Q-learning on FrozenLake (A = 4): the documented counts, 87 INT32 instructions
     per update at PrIM's costs and 776 in emulated FP32; the DPUs' instruction energy
-    is updates x instructions x energy per instruction."""
+    is updates x instructions x energy per instruction, worked out here from upmem-p21's
+    numbers (rldse/models/presets/pim.yaml)."""
     trace = offline_trace()
     m = Machine(trace, parse_spec({**PIM_HOST, "workload": {"agents": 100}}))
     sh = offline_loop(m, 100)
@@ -176,8 +177,11 @@ def test_dpu_instruction_mix_and_energy():
     assert pm.instructions(fp, "fp32") == pytest.approx(6 * 66.4 + 2 * 179.2 + 19)
     result = m.result(tabular.program(m))
     dev = next(d for d in result.devices if d.name == "pim")
-    expected = float(pm.instruction_joules(result.updates * 87))
+    # one instruction: (dpu_w − dpu_idle_w) / clock = (0.15 − 0.045) W / 350 MHz = 300 pJ
+    expected = result.updates * 87 * 300e-12
     assert dev.action_j["dpu_instructions"] == pytest.approx(expected)
+    # idle: 2,556 working DPUs × 0.045 W over the run
+    assert dev.background_j == pytest.approx(2556 * 0.045 * result.sim_time_s)
     assert dev.energy_j == pytest.approx(dev.background_j + expected)
 
 
