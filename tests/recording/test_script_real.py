@@ -168,10 +168,10 @@ def test_a_replay_buffer_in_bare_numpy_arrays(traces):
 
 
 @pytest.mark.parametrize("name", CLEANRL_STYLE)
-def test_validate_reads_act_and_learn_within_10_percent(traces, name):
-    from rldse.sim.validate import validate
+def test_check_replay_reads_act_and_learn_within_10_percent(traces, name):
+    from rldse.sim.check_replay import check_replay
 
-    table, _ = validate(load_trace(traces[name]))
+    table, _ = check_replay(load_trace(traces[name]))
     for phase in ("act", "learn"):
         assert abs(table.loc[phase, "error"]) < 0.1, (phase, table.loc[phase])
 
