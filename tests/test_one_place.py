@@ -31,3 +31,10 @@ def test_pydantic_errors_are_worded_in_rldse_errors_only():
     module reads pydantic's error list (``.errors()``) or its entries' fields."""
     reads = _lines_matching(r"""\.errors\(\)|\berr(or)?\[["'](msg|loc|type|ctx|input)["']\]""")
     assert set(reads) == {"rldse/errors.py"}, reads
+
+
+def test_a_wall_time_over_its_limit_is_worded_in_the_budget_module_only():
+    """Searches, studies, bands and seeds refuse a long estimate through
+    rldse.sim.budget.refuse_long: no other module words the limit itself."""
+    words = _lines_matching(r"duration\(limits\.wall_s\)")
+    assert set(words) == {"rldse/sim/budget.py"}, words

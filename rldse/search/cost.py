@@ -1,4 +1,6 @@
 """What a whole search will cost before it starts: its trials × the simulation of one.
+Apart from rldse.sim.budget because it samples the search's space (rldse.search.space, a
+layer above sim); each simulation's estimate and the refusal are budget's.
 
 One trial's cost is the up-front estimate of its simulation (rldse.sim.budget), plus the
 pilots a trial runs to estimate it itself, at a few points of the space: its two
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 from rldse.errors import RldseError
 from rldse.search.space import Dimension, Scalar, Space
 from rldse.search.study_file import StudyFile
-from rldse.sim.budget import Limits, duration, is_small, per_run_s, refuse_over
+from rldse.sim.budget import Limits, duration, is_small, per_run_s, refuse_long
 from rldse.sim.target import to_target
 from rldse.system import resolve
 
@@ -134,7 +136,5 @@ def _with_its_estimate(trace, system, enough_s: float | None) -> float:
 
 def check_search(cost: SearchCost, limits: Limits, where: str) -> None:
     """Refuse a search estimated over ``limits.wall_s`` in one line (unless allow_long)."""
-    if limits.over(cost.wall_s):
-        refuse_over(f"this search would take {cost.describe()}: over the "
-                    f"{duration(limits.wall_s)} limit",
-                    "fewer trials, more workers or a smaller workload.env_steps", where, limits)
+    refuse_long(cost.wall_s, f"this search would take {cost.describe()}",
+                "fewer trials, more workers or a smaller workload.env_steps", where, limits)

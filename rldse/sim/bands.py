@@ -25,7 +25,7 @@ from rldse.errors import RldseError
 from rldse.models import PART_KINDS
 from rldse.models.presets import get_preset
 from rldse.sim import simulate
-from rldse.sim.budget import Limits, check_repeated, per_run_s
+from rldse.sim.budget import Limits, check_runs, per_run_s
 from rldse.system import parse_spec, resolve
 from rldse.trace import Trace
 
@@ -190,7 +190,8 @@ def bands(trace: Trace, spec: Any, n: int, seed: int = 0, limits: Limits | None 
     shown = False
     if params and limits is not None:  # before the design: n points are n x params floats
         run_s = per_run_s(trace, resolve(spec, trace))
-        shown = check_repeated(run_s, n, limits, f"--bands {n}")
+        shown = check_runs(run_s, n, limits, f"--bands {n}", "simulate", "simulations",
+                           "fewer of them, or lower workload.env_steps")
     points = design(params, n, seed)
     runs: list[dict[str, float]] = []
     if not params:  # nothing varies: one simulation stands for all n

@@ -1,5 +1,10 @@
 """How much a simulation will cost before it runs: events, wall time and memory.
 
+The one run-cost module: the limits (`Limits`, ``--allow-long``) and the one refusal
+(`refuse_over`, `refuse_long`) that the CLI, searches, studies and captures call; what
+sits elsewhere only adds up these estimates for its own layer (rldse.search.cost,
+rldse.studies.plan) or prices real training, not a simulation (rldse.sim.run_cost).
+
 The programs merge events in ways that depend on the design (a DQN with 8 actors on a
 sync learner is 4 events for any number of steps; with 32 actors, one per few steps), so
 no closed form per family holds. The estimate is measured instead: the design's own
@@ -36,7 +41,7 @@ Sizes a run grows with are priced in closed form before anything runs, here too,
 (`check_size`: its family's ``Workload.work``, e.g. actors × envs × rollout length per
 iteration, an offline run's transitions × passes), a search's worker processes
 (`check_workers`: at most this host's cores), a grid sampler's points (`check_grid`:
-Optuna lists them all when it is made), repeated runs (`check_repeated`, `check_runs`)
+Optuna lists them all when it is made), repeated runs (`check_runs`)
 and a timeline's bytes (`check_timeline`); what a run will write is checked against the
 free space (`check_free_space`: a timeline, a capture's trace, a search's out/ folder).
 """
@@ -370,18 +375,6 @@ def per_run_s(trace: Trace, system: ResolvedSystem, enough_s: float | None = Non
     return timed.cpu_s * wall_per_cpu([timed])[0]
 
 
-def check_repeated(run_s: float, runs: int, limits: Limits, what: str) -> bool:
-    """Refuse ``runs`` simulations of about ``run_s`` each over ``limits.wall_s`` in one
-    line giving the estimate (``what``: the flag that asked for them, e.g. '--bands 64');
-    returns whether a progress bar is due (the total is over ``limits.progress_after_s``)."""
-    total_s = run_s * runs
-    if total_s > limits.wall_s:
-        refuse_over(f"{what} would take about {duration(total_s)} ({runs:,} simulations of about "
-                f"{duration(run_s)} each): over the {duration(limits.wall_s)} limit",
-                "fewer of them, or lower workload.env_steps", "simulate", limits)
-    return total_s > limits.progress_after_s
-
-
 class Meter:
     """Counts a machine's SimPy events (its ``env.step`` wrapped: SimPy's run loop calls
     it once per event) and, given a budget, shows a progress bar against its events."""
@@ -439,6 +432,13 @@ def refuse_over(what: str, advice: str, where: str, limits: Limits) -> None:
                          f"{', or ' + advice if advice else ''}", where=where)
 
 
+def refuse_long(wall_s: float, what: str, advice: str, where: str, limits: Limits) -> None:
+    """The one refusal of an estimated wall time over ``limits.wall_s`` (`refuse_over`):
+    ``what`` gives the estimate ('this search would take about ...')."""
+    if limits.over(wall_s):
+        refuse_over(f"{what}: over the {duration(limits.wall_s)} limit", advice, where, limits)
+
+
 def work(system: ResolvedSystem) -> tuple[float, str]:
     """(units, what they are) of the work the design asks for: its family's
     ``Workload.work`` (an offline run's updates), env steps where it has none."""
@@ -478,14 +478,16 @@ def check_grid(points: int, dims: int, limits: Limits, where: str) -> None:
                 "dimension (a step, a shorter range) or another sampler", where, limits)
 
 
-def check_runs(run_s: float, runs: int, limits: Limits, what: str, where: str) -> None:
+def check_runs(run_s: float, runs: int, limits: Limits, what: str, where: str,
+               each: str = "runs", advice: str = "fewer of them") -> bool:
     """Refuse ``runs`` runs of about ``run_s`` wall seconds each (``what``: the flag that
-    asked for them, e.g. '--seeds 1000000') whose total is over ``limits.wall_s``."""
+    asked for them, e.g. '--seeds 1000000'; ``each``: what one is, e.g. 'simulations')
+    whose total is over ``limits.wall_s``; returns whether a progress bar is due (the
+    total is over ``limits.progress_after_s``)."""
     total_s = run_s * runs
-    if total_s > limits.wall_s:
-        refuse_over(f"{what} would take about {duration(total_s)} ({runs:,} runs of about "
-                f"{duration(run_s)} each): over the {duration(limits.wall_s)} limit",
-                "fewer of them", where, limits)
+    refuse_long(total_s, f"{what} would take about {duration(total_s)} ({runs:,} {each} of "
+                f"about {duration(run_s)} each)", advice, where, limits)
+    return total_s > limits.progress_after_s
 
 
 def check_free_space(need_bytes: float, path: str | Path, flag: str, what: str,

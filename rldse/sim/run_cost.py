@@ -2,6 +2,8 @@
 their learning runs with it before any starts (rldse.studies.plan: `learning_run`,
 `priced`), and `rldse capture` projects itself from its own first steps and stops over
 its limit (rldse.cli.capture.Bounded: a `Watch` on the run itself, so nothing is run twice).
+Apart from rldse.sim.budget because it times real training, not a simulation's pilots;
+its estimates are refused by budget's `refuse_over`, `check_runs` and `refuse_long`.
 
 A run's cost is modelled as what its first steps cost (start-up, and an off-policy loop's
 warm-up of ``learning_starts`` env steps that act and store but do not learn) plus a

@@ -1,4 +1,6 @@
 """What a study run will cost before it starts: the work its module plans, priced.
+Apart from rldse.sim.budget because it sums a study module's plan (searches, simulations,
+learning runs) from the layer above them; each estimate and the refusal are theirs.
 
 A study module may declare ``plan(study_dir) -> list[Planned]`` beside its ``run``: the
 simulations it will run, in groups of one representative design (its costliest: a group
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from rldse.errors import RldseError
-from rldse.sim.budget import Limits, duration, per_run_s, refuse_over
+from rldse.sim.budget import Limits, duration, per_run_s, refuse_long
 from rldse.studies.discovery import Study
 from rldse.system import ResolvedSystem, resolve
 
@@ -96,8 +98,7 @@ def estimate_studies(studies: list[Study], limits: Limits) -> list[tuple[Study, 
         except RldseError as exc:
             raise exc.within(f"study {study.name}") from None
     total_s = sum(c.wall_s for _, c in costs if c is not None)
-    if limits.over(total_s):
-        shown = "; ".join(f"{s.name} {c.describe()}" for s, c in costs if c is not None)
-        refuse_over(f"this study run would take about {duration(total_s)} ({shown}): over "
-                    f"the {duration(limits.wall_s)} limit", "", "study run", limits)
+    shown = "; ".join(f"{s.name} {c.describe()}" for s, c in costs if c is not None)
+    refuse_long(total_s, f"this study run would take about {duration(total_s)} ({shown})", "",
+                "study run", limits)
     return costs
