@@ -31,6 +31,7 @@ the sample and the trainer's weights when it learns on it.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,8 +92,6 @@ def async_rollouter(engine, groups: np.ndarray, prompt_tokens: int, step_groups:
     the sync and resume with their KV cache rebuilt (a prefill of their context), without
     it the sync waits for them to finish. Returns the mean over the rounds after the first
     two (the carry-over settles): enough to cycle through every group once, 8 at least."""
-    import heapq
-
     responses = groups.shape[1]
     rounds = 2 + max(int(np.ceil(len(groups) / step_groups)), 8)
     group_prefill_s = engine.prefill_s(responses, prompt_tokens)
