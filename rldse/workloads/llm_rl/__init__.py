@@ -70,7 +70,9 @@ class LlmRlKnobs(Knobs):
     offload: bool | None = Field(default=None, description="colocated: offload the "
                                  "trainer's parameters and optimizer to the host")
     staleness_threshold: float | None = learning_knob(default=None, ge=0, le=16,
-                                                      description="async: look-ahead")
+                                                      description="async: prompts the "
+                                                      "rollouter may run ahead between "
+                                                      "syncs, a share of one step's")
     partial_rollout: bool | None = learning_knob(default=None, description="async: pause "
                                                  "in-flight sequences across a sync")
     require_batches: int | None = learning_knob(default=None, ge=1, le=4096,

@@ -130,7 +130,6 @@ class Generation:
     decode_iterations: int
     idle_slot_s: float  # sum over iterations of (slots − running) × iteration seconds
     busy_slot_s: float
-    idle_slot_iterations: float  # sum over iterations of (slots − running)
 
 
 def admission(lengths: np.ndarray, slots: int) -> np.ndarray:
@@ -155,7 +154,7 @@ def generate(engine: Engine, lengths: np.ndarray, prompt_tokens: int) -> Generat
     finished; its cost follows the running batch and its KV tokens (module docstring)."""
     lengths = np.asarray(lengths, dtype=np.int64)
     if len(lengths) == 0:
-        return Generation(np.zeros(0), 0.0, 0, 0.0, 0.0, 0.0)
+        return Generation(np.zeros(0), 0.0, 0, 0.0, 0.0)
     start = admission(lengths, engine.slots)
     end = start + lengths
     iters = int(end.max())
@@ -176,15 +175,4 @@ def generate(engine: Engine, lengths: np.ndarray, prompt_tokens: int) -> Generat
     finish = prefill + clock[end - 1]
     idle_slots = engine.slots - np.minimum(running, engine.slots)
     return Generation(finish, prefill + float(clock[-1]), iters,
-                      float((idle_slots * step_s).sum()), float((running * step_s).sum()),
-                      float(idle_slots.sum()))
-
-
-def steady_iteration_s(engine: Engine, lengths: np.ndarray, prompt_tokens: int) -> float:
-    """Seconds per decode iteration with every slot busy, as a stream that refills slots
-    the moment they free runs: each slot holds a sequence of length-biased length (a slot
-    is found in a sequence in proportion to its length), on average half-way through it."""
-    lengths = np.asarray(lengths, dtype=np.float64)
-    context = prompt_tokens + 0.5 * float((lengths * lengths).sum() / lengths.sum())
-    batch = float(engine.slots)
-    return float(engine.iteration_s(np.array([batch]), np.array([batch * context]))[0])
+                      float((idle_slots * step_s).sum()), float((running * step_s).sum()))

@@ -15,13 +15,8 @@ from rldse.errors import RldseError
 from rldse.models.collectives import Cluster, choose
 from rldse.workloads.llm_rl.arch import PRECISION_BYTES, Arch
 from rldse.workloads.llm_rl.lengths import response_lengths
-from rldse.workloads.llm_rl.protocols import (
-    StepTimes,
-    chunk_pipeline,
-    minibatch_lags,
-    tail_hidden_share,
-)
-from rldse.workloads.llm_rl.rollout import Engine, Generation, generate, steady_iteration_s
+from rldse.workloads.llm_rl.protocols import StepTimes, async_rollouter, minibatch_lags
+from rldse.workloads.llm_rl.rollout import Engine, Generation, generate
 from rldse.workloads.llm_rl.train import (
     Parallel,
     group_cluster,
@@ -138,18 +133,12 @@ def engine_of(plan: StepPlan, kv_tokens: float, lengths: np.ndarray) -> Engine:
 
 
 def batch_generation(plan: StepPlan, engine: Engine, lengths: np.ndarray
-                     ) -> tuple[list[Generation], np.ndarray]:
+                     ) -> list[Generation]:
     """The step's responses dealt round-robin to the engines (a router balancing requests)
-    and generated as one batch; returns each engine's Generation and every response's
-    finish time in the step's order."""
+    and generated as one batch; returns each engine's Generation."""
     engines = plan.engine_gpus // plan.rollout_tp
-    gens, finish = [], np.zeros(len(lengths))
-    for e in range(engines):
-        idx = np.arange(e, len(lengths), engines)
-        g = generate(engine, lengths[idx], plan.prompt_tokens)
-        gens.append(g)
-        finish[idx] = g.finish_s
-    return gens, finish
+    return [generate(engine, lengths[e::engines], plan.prompt_tokens)
+            for e in range(engines)]
 
 
 def weight_sync_s(plan: StepPlan) -> float:
@@ -203,8 +192,9 @@ def step(plan: StepPlan) -> tuple[StepTimes, Memory]:
                         train=False, offload=offload, **trainer)
     engine = engine_of(plan, max(mem.kv_capacity_tokens,
                                  plan.prompt_tokens + plan.response_max), lengths)
-    gens, finish = batch_generation(plan, engine, lengths)
-    gen_s = max(g.total_s for g in gens)
+    # async streams its prompts (_async times its rollouter); the others generate a batch
+    gen_s = 0.0 if plan.protocol == "async" else max(
+        g.total_s for g in batch_generation(plan, engine, lengths))
     logprobs_s = logprob.total_s * (int(plan.old_logprob) + int(plan.ref_logprob))
     sync_s = weight_sync_s(plan)
     parts = {"generate": gen_s, "reward": plan.reward_s, "logprob": logprobs_s,
@@ -223,47 +213,33 @@ def step(plan: StepPlan) -> tuple[StepTimes, Memory]:
         lags = minibatch_lags(plan.prompts, plan.train_batch, plan.responses,
                               shift=mini_batches)
         return StepTimes(total, parts, lags, gen_s, train_side), mem
-    return _async(plan, parts, lengths, finish, gens, engine, train_side, sync_s, mem)
+    return _async(plan, parts, lengths, engine, train_side, sync_s, mem)
 
 
-def _async(plan: StepPlan, parts: dict[str, float], lengths: np.ndarray,
-           finish: np.ndarray, gens: list[Generation], engine: Engine, train_side: float,
-           sync_s: float, mem: Memory) -> tuple[StepTimes, Memory]:
-    """verl's fully_async_policy (protocols docstring)."""
+def _async(plan: StepPlan, parts: dict[str, float], lengths: np.ndarray, engine: Engine,
+           train_side: float, sync_s: float, mem: Memory) -> tuple[StepTimes, Memory]:
+    """verl's fully_async_policy (protocols docstring), its rollouter simulated on one
+    server (``protocols.async_rollouter``); partial rollout acts only with a threshold above
+    0 (with none, nothing is in flight at a sync)."""
+    servers = plan.engine_gpus // plan.rollout_tp
     chunk_prompts = plan.require_batches * plan.train_batch
     chunks = max(plan.prompts // chunk_prompts, 1)
     updates = max(plan.prompts // plan.train_batch, 1)
-    chunk_train_s = train_side / chunks
-    # groups complete when their last response does; chunks in completion order
-    group_done = finish.reshape(plan.prompts, plan.responses).max(axis=1)
-    ready = np.sort(group_done)[chunk_prompts - 1::chunk_prompts][:chunks]
-    batch_s = max(g.total_s for g in gens)
-    if plan.staleness <= 0:
-        # stream off-policy pipeline: one step's prompts per sync, the trainer streaming
-        total = chunk_pipeline(ready + plan.reward_s, chunk_train_s) + sync_s
-        lags = minibatch_lags(plan.prompts, plan.train_batch, plan.responses)
-        wait = total - sync_s - train_side
-        parts.update(trainer_wait=max(wait, 0.0))
-        return StepTimes(total, parts, lags, batch_s, train_side), mem
-    engines = len(gens)
-    stream_s = (float(lengths.sum()) / engines / engine.slots
-                * steady_iteration_s(engine, lengths, plan.prompt_tokens)
-                + engine.prefill_s(len(lengths) // engines, plan.prompt_tokens))
-    idle_iterations = sum(g.idle_slot_iterations for g in gens)
-    mean_len = float(lengths.mean())
-    share = tail_hidden_share(plan.staleness, plan.prompts, plan.responses, mean_len,
-                              idle_iterations) if plan.partial_rollout else 0.0
-    rollout_s = stream_s + (1.0 - share) * max(batch_s - stream_s, 0.0)
-    total = max(train_side, rollout_s + plan.reward_s) + sync_s
-    # prompts of the next step started in this step's tail: learned on a sync later
-    ahead = min(plan.staleness * plan.prompts,
-                idle_iterations / (plan.responses * mean_len)) if plan.partial_rollout else 0.0
+    run = async_rollouter(
+        engine, lengths.reshape(plan.prompts, plan.responses), plan.prompt_tokens,
+        step_groups=plan.prompts / servers, staleness=plan.staleness,
+        partial=plan.partial_rollout and plan.staleness > 0,
+        chunk_groups=chunk_prompts / servers, chunk_train_s=train_side / chunks,
+        chunks_per_step=chunks, sync_s=sync_s)
+    total = run.step_s + plan.reward_s
+    # prompts generated under the weights before the last sync: learned on a sync later
+    stale_share = min(run.carried_prompts * servers / plan.prompts, 1.0)
     lags = minibatch_lags(plan.prompts, plan.train_batch, plan.responses)
-    stale_share = ahead / plan.prompts
     lags = {**{k: round(v * (1 - stale_share)) for k, v in lags.items()},
             **{k + updates: round(v * stale_share) for k, v in lags.items()}}
-    parts.update(trainer_wait=max(total - sync_s - train_side, 0.0), rollout_stream=stream_s)
-    return StepTimes(total, parts, lags, rollout_s, train_side), mem
+    parts.update(generate=run.busy_s,
+                 trainer_wait=max(total - sync_s - train_side, 0.0))
+    return StepTimes(total, parts, lags, run.busy_s, train_side), mem
 
 
 def check_parallel(gpus: int, tp: int, pp: int, cp: int, where: str) -> None:
