@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from rldse.errors import RldseError
 from rldse.models.kinds import Check, PartKind, PartTime, ReplayJob, Runs, register
-from rldse.models.link import LinkSpec
+from rldse.models.link import LinkModel, LinkSpec
 from rldse.models.power import UtilisationPower
 from rldse.models.spec import PartSpec, idle_at_most, quantity
 
@@ -113,7 +113,8 @@ class FpgaModel(UtilisationPower):
     # ---- the host link -------------------------------------------------------------------
     def link_seconds(self, bytes_in: float, bytes_out: float) -> float:
         """One transfer to the card and one back: 2 × latency + bytes / bandwidth."""
-        return 2 * self.link.latency_s + (bytes_in + bytes_out) / (self.link.bandwidth_gbs * 1e9)
+        there = LinkModel(self.link).transfer_seconds(bytes_in + bytes_out)
+        return float(there) + self.link.latency_s
 
     # ---- the replay role -----------------------------------------------------------------
     def replay_seconds(self, job: ReplayJob, op: str, n: int) -> PartTime:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rldse.models.link import LinkModel
 from rldse.studies.pearl_mapping.params import PearlTables
 
 
@@ -21,8 +22,7 @@ def storage_traffic_ms(p: PearlTables, links, store: str, learner: str, actor: s
         else:
             hops = [("CPU", store), ("CPU", other)]
         for a, b in hops:
-            link = links.get(a, b)
-            total += link.latency_s * 1e3 + gb / (link.bandwidth_gbs / 1e3)
+            total += float(LinkModel(links.get(a, b)).transfer_seconds(gb * 1e9)) * 1e3
     return total
 
 
