@@ -26,7 +26,13 @@ imports, trace load, the up-front cost estimate, the run, the printout), async l
 (the example's) and ``--set workload.learner=sync``: marginal env steps per second from
 1e5 to 1e6 env steps, best of 3 per size, in wall time and in the processes' CPU time
 (on a loaded shared host the wall rate is the CPU rate over the host's share).
-Target: >= 1M marginal, both learners.
+Target: >= 1M marginal, both learners. Last run (2026-12-02, load 0.2-0.7 on 2 vCPUs):
+async 1.4-2.3M, sync 1.5-1.8M marginal wall (the difference of two ~2.5 s walls: runs vary
+by 2x; best of 5 fresh processes in CPU time: async 1.22M, sync 1.34M). Before, at load
+1.9: async 0.86M, sync 1.58M; most of the marginal cost is the up-front estimate's six
+pilots (runs above 200k steps only), each ~60 ms of set-up then (the capture host's spec
+rebuilt, the GEMM curve re-interpolated, a phase's rows sorted as records, two pandas
+scans of the trace), ~40 ms now.
 
     python benchmarks/speed/sim_speed_offpolicy.py [--quick] [--readme-only]
 """

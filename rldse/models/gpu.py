@@ -527,7 +527,7 @@ class GpuModel(UtilisationPower):
         host, device, active = t.host_s.copy(), t.device_s.copy(), t.active_s.copy()
         has = ops.work_index >= 0
         keys = np.stack([ops.work_index, kernels, ops.dtype, ops.phase], axis=1)[has]
-        groups, inverse = np.unique(keys, axis=0, return_inverse=True)
+        groups, inverse = _distinct_rows(keys)
         where = np.flatnonzero(has)
         for g, (j, k, d, code) in enumerate(groups):
             rows = where[inverse.reshape(-1) == g]
@@ -659,6 +659,18 @@ class GpuModel(UtilisationPower):
     def fits(self, bytes_: ArrayLike) -> np.ndarray:
         """Whether this many bytes fit in device memory (False: the run is out of memory)."""
         return np.asarray(bytes_, dtype=np.float64) <= self.spec.mem_bytes
+
+
+def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(keys, axis=0, return_inverse=True)``, the same rows in the same order,
+    by one integer code per row (each column's rank, mixed-radix): np.unique over rows
+    sorts them as records, 6 ms for a trace phase's 20,000 rows, in every costing."""
+    code = np.zeros(len(keys), np.int64)
+    for column in keys.T:
+        values, rank = np.unique(column, return_inverse=True)
+        code = code * len(values) + rank.reshape(-1)
+    _, first, inverse = np.unique(code, return_index=True, return_inverse=True)
+    return keys[first], inverse.reshape(-1)
 
 
 register(PartKind(

@@ -269,7 +269,8 @@ class Machine:
         self.rng = np.random.default_rng(seed)
         self.clock = WorkerClock()
         self.timeline: TimelineStream | None = None
-        host = capture_host_cpu(trace)  # what CPU models scale from, built once
+        # what CPU models scale from, built once per trace digest (a frozen spec)
+        host = trace_cache.cached(("capture_host", trace.digest), lambda: capture_host_cpu(trace))
         #: cores the program keeps busy at once (its processes at its busiest, capped at
         #: the host CPU's cores): the clock every busy core runs at (CpuSpec.busy_clock_mhz)
         self.busy_cores = busy_cores(system)

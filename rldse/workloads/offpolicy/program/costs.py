@@ -17,6 +17,7 @@ from rldse.models import OpColumns
 from rldse.models.collectives import choose
 from rldse.models.cpu.roofline import roofline_seconds, with_work, with_works
 from rldse.models.kinds import PartTime, ReplayJob, Runs
+from rldse.sim import trace_cache
 from rldse.sim.device import Device
 from rldse.sim.machine import Machine, Runner, SplitCycle
 from rldse.workloads.offpolicy import replay_cost
@@ -70,7 +71,7 @@ class Costs:
             return replay_cost.rescaled(host, ops, phase, sh.transition_bytes, sh.prioritized,
                                         (sh.trace_capacity, self.m.knobs.replay_capacity),
                                         (sh.trace_batch, self.batch),
-                                        (self.m.trace.env_steps, self.m.knobs.env_steps))
+                                        (trace_env_steps(self.m), self.m.knobs.env_steps))
         new, old = work or sh.works.get(phase), sh.trace_works.get(phase)
         if new is None:
             return ops
@@ -279,7 +280,7 @@ def reset_seconds_per_step(m: Machine) -> float:
     if not has_rows(m, "env_reset"):
         return 0.0
     resets = m.phase_cost("env_reset")
-    return float(resets.sum()) / max(m.trace.env_steps, 1)
+    return float(resets.sum()) / max(trace_env_steps(m), 1)
 
 
 def per_actor(m: Machine, first, actors: int) -> list:
@@ -289,4 +290,12 @@ def per_actor(m: Machine, first, actors: int) -> list:
 
 
 def has_rows(m: Machine, phase: str) -> bool:
-    return bool((m.trace.ops["phase"] == phase).any())
+    """Whether the trace has rows of ``phase`` (once per trace digest: rldse.sim.trace_cache)."""
+    trace = m.trace
+    return trace_cache.cached(("has_rows", trace.digest, phase),
+                              lambda: bool((trace.ops["phase"] == phase).any()))
+
+
+def trace_env_steps(m: Machine) -> int:
+    """The trace's env steps (Trace.env_steps, once per trace digest)."""
+    return trace_cache.cached(("env_steps", m.trace.digest), lambda: m.trace.env_steps)
