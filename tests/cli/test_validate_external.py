@@ -24,6 +24,12 @@ def two_rows(monkeypatch):
         return out
 
     monkeypatch.setattr(external, "predictions", predictions)
+    # one stand-in data set: the real ones' same-path checks run simulations (their own
+    # tests cover them); the command prints each data set's line
+    monkeypatch.setattr(external, "DATASETS", {"d": external.Dataset(
+        "d", "", "", rows=lambda: rows, part_of=lambda device: f"gpu/{device}-preset",
+        same_path=lambda: "d: priced by the same path")})
+    monkeypatch.setattr(external, "_load_all", lambda: None)
 
 
 def test_doc_table_is_replaced_and_csv_written(two_rows, tmp_path, capsys):
@@ -35,6 +41,7 @@ def test_doc_table_is_replaced_and_csv_written(two_rows, tmp_path, capsys):
     assert "| old | row |" not in text and text.startswith("intro") and "after" in text
     assert "| d | g | r | 2 | -5.0 % | 15.0 % |" in text  # errors +10 % and -20 %
     assert len(pd.read_csv(out)) == 2
+    assert "d: priced by the same path" in capsys.readouterr().out
 
 
 def test_doc_without_the_table_is_one_line(two_rows, tmp_path, capsys):
