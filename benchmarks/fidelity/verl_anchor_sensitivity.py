@@ -4,7 +4,9 @@ uses) or its update_actor time. Prints, per anchor, the inferred length, every p
 row's error, the median |error| and the async/colocated speed-ups. Then the bound on any
 model that prices the same tokens at the same trainer GPU-seconds in every row (what one
 inferred length allows): each row's update_actor predicted from the anchor row's
-update_actor GPU-seconds, against the page's.
+update_actor GPU-seconds, against the page's. Last, the anchor row's simulated phases at
+its inferred length against the page's phase columns: where a step-time anchor puts the
+length's error.
 
     python benchmarks/fidelity/verl_anchor_sensitivity.py
 """
@@ -32,6 +34,24 @@ def main() -> None:
             print(f"  speed-up at {gpus}: measured {colo.step_s / asyn.step_s:.2f}, "
                   f"predicted {colo.predicted_s / asyn.predicted_s:.2f}")
     one_length_bound()
+    anchor_phases()
+
+
+#: The page's phase columns and the simulation's breakdown entries they compare with.
+PHASES = (("gen_s", "generate_s"), ("old_log_prob_s", "logprob_s"), ("update_actor_s", "train_s"))
+
+
+def anchor_phases() -> None:
+    """The 32-GPU colocated row's phases, simulated at the mean length inferred from its
+    step time, against the page's (the step matches by construction; its split need not)."""
+    mean, t = verl.predictions()
+    anchor = next(t[t["colocated"] & (t["gpus"] == 32)].itertuples())
+    print(f"anchor phases at {mean:,.0f} tokens (page / simulated):")
+    for column, part in PHASES:
+        measured = float(getattr(anchor, column))
+        simulated = verl.predict_s(anchor, mean, part)
+        print(f"  {column:16s} {measured:7.1f} s / {simulated:7.1f} s "
+              f"({100 * (simulated / measured - 1):+6.1f} %)")
 
 
 def one_length_bound() -> None:
