@@ -101,3 +101,22 @@ def test_validate_external_says_its_gpu_rows_ran_simulates_pricing(monkeypatch):
     monkeypatch.setattr(neusight, "_fits", lambda: dict.fromkeys(neusight.PRESETS, start))
     line = neusight.same_path()
     assert line.endswith("the same path") and "on 36 rows" in line
+
+
+def test_host_calibrated_regime_scores_small_rows_without_its_calibration_add(monkeypatch):
+    """One host measurement (the smallest add) scales each GPU's dispatch: that row is then
+    predicted exactly, and is left out of the rows the regime scores."""
+    start = tuple(f[1] for f in neusight.FITTED)
+    monkeypatch.setattr(neusight, "_fits", lambda: {"Tesla T4": start})
+    d = neusight.measurements()
+    t4 = d[d["device"] == "Tesla T4"]
+    cal = t4.loc[neusight.calibration_row(t4)]
+    assert cal["op"] == "add" and cal["regime"] == neusight.SMALL
+    x = np.array(start)
+    f = neusight.host_scale(t4, x)
+    assert np.isclose(neusight.predict_s(t4.loc[[cal.name]], x, f)[0], cal["measured_s"])
+    rows = neusight.rows()
+    scored = rows[rows["regime"] == neusight.SMALL_CALIBRATED]
+    assert len(scored) == (t4["regime"] == neusight.SMALL).sum() - 1
+    assert cal["case"] not in set(scored["case"])
+    assert cal["case"] in set(rows.loc[rows["regime"] == neusight.SMALL, "case"])
