@@ -90,7 +90,7 @@ def cost_lines(result, knobs) -> list[str]:
     n = result.runs_per_machine
     lines = ["node cost, item by item (rldse parts show PRESET gives each price's source):"]
     for i in result.node_cost:
-        count = f"{i.count:,.0f} ×" if i.count != 1 else ""
+        count = f"{i.count:,.6g} ×" if i.count != 1 else ""
         lines.append(f"  {i.item:<26} {i.preset:<18} {count:>7} ${i.unit_usd:>10,.2f}"
                      f" = ${i.usd:>10,.2f}")
     node_usd = sum(i.usd for i in result.node_cost)

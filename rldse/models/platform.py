@@ -151,13 +151,33 @@ class Ownership:
         """Purchase price of what a run uses: its parts' and its share of the platform."""
         return parts_usd + self.platform_usd / self.runs_per_machine
 
-    def figures(self, parts_usd: float, power_w: float, env_steps_per_s: float) -> dict:
+    def bill(self, devices) -> list[CostItem]:
+        """The node's items, a part kind whose run's ``devices`` (kind, preset, cost_usd)
+        are on other presets than the spec's (Machine.repart: llm_rl's rollout GPUs on
+        workload.rollout_gpu) split by preset at its mean count per node, so the lines
+        price what the run counts."""
+        out = []
+        for item in self.items:
+            mine = [d for d in devices if d.kind == item.item]
+            if all(d.preset == item.preset for d in mine):
+                out.append(item)
+                continue
+            per_node = self.runs_per_machine / self.nodes
+            for preset in dict.fromkeys(d.preset for d in mine):
+                same = [d for d in mine if d.preset == preset]
+                count, unit = len(same) * per_node, same[0].cost_usd
+                out.append(CostItem(item=item.item, preset=preset, count=count,
+                                    unit_usd=unit, usd=count * unit))
+        return out
+
+    def figures(self, parts_usd: float, power_w: float, env_steps_per_s: float,
+                devices=()) -> dict:
         """A run's cost figures (Result fields) from its parts' price, its devices' mean
         power and its rate; the machine's are runs_per_machine times the rates, power and
-        prices per hour (module docstring)."""
+        prices per hour (module docstring); the bill is ``bill(devices)``."""
         n = self.runs_per_machine
         p = self.platform
-        out: dict = {"runs_per_machine": n, "node_cost": list(self.items),
+        out: dict = {"runs_per_machine": n, "node_cost": self.bill(devices),
                      "machine_env_steps_per_s": n * env_steps_per_s}
         steps_h = env_steps_per_s * 3600.0
         if p is None or not p.rented:  # a renter's wall energy is in the hourly price

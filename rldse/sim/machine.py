@@ -493,7 +493,7 @@ class Machine:
         cost = sum(d.cost_usd for d in devices)
         power_w = energy / t if t > 0 else 0.0
         steps_per_s = outcome.env_steps / t if t > 0 else 0.0
-        buyer = self.system.ownership.figures(cost, power_w, steps_per_s)
+        buyer = self.system.ownership.figures(cost, power_w, steps_per_s, devices)
         warnings = _idle_notes([d for d in devices if d.busy_s == 0])
         warnings += [w for m in {id(m): m for m in self.models.values()}.values()
                      for w in m.warnings]

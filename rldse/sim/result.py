@@ -126,7 +126,9 @@ class Result(BaseModel):
     steps_per_usd_hour: float | None = Field(default=None, description="env steps per dollar "
                                              "of renting the machine (rental_usd_per_hour)")
     node_cost: list[CostItem] = Field(default_factory=list, description="one node's price "
-                                      "item by item: its parts, then its platform's")
+                                      "item by item: its parts (a kind on several presets, "
+                                      "one line each at its mean count per node), then its "
+                                      "platform's")
     bottleneck: str
     critical_share: float = Field(description="share of the pacing worker's time in the "
                                   "bottleneck phase")

@@ -105,10 +105,6 @@ def program(machine: Any) -> Outcome:
     if preset is not None:  # the engines' GPUs: their preset's power and price
         devices[:n_engine] = [machine.repart(d.name, preset, plan.rollout_gpu)
                               for d in devices[:n_engine]]
-        engine = plan.rollout_gpu
-        engine.warnings = (*engine.warnings, f"the node cost lists {devices[-1].preset} for "
-                           f"every GPU; the {n_engine} rollout GPUs are {preset}, as the "
-                           "run's cost and power count them")
     now = 0.0
     for _ in range(steps):
         for i, dev in enumerate(devices):

@@ -108,8 +108,6 @@ def test_rollout_gpus_draw_and_cost_as_their_own_preset(trace):
         # the utilisation model at full dynamic share: idle × T + (max − idle) × busy / lanes
         assert d.energy_j == pytest.approx(idle_w * t + (max_w - idle_w) * d.busy_s / d.lanes)
     assert h20.energy_j == pytest.approx(sum(d.energy_j for d in h20.devices))
-    # the per-node bill still lists the system's GPU: the result says so
-    assert any("the 8 rollout GPUs are h20" in w for w in h20.warnings)
 
 
 def test_70b_on_8_x_24gb_is_infeasible_and_on_64_x_80gb_fits(trace):
@@ -118,3 +116,14 @@ def test_70b_on_8_x_24gb_is_infeasible_and_on_64_x_80gb_fits(trace):
     assert any("infeasible: the trainer needs" in w for w in small.warnings)
     big = simulate(trace, load_spec(ROOT / "examples" / "llm_rl_70b_64x80gb.yaml"))
     assert big.checks["gpu_memory"] and big.breakdown_s["step_s"] > 0
+
+
+def test_the_bill_lists_each_roles_gpu_and_sums_to_the_price(trace):
+    """2 nodes of 8 GPUs, 8 rollout H20 (13,000 USD) and 8 trainer H100 SXM (30,000 USD):
+    a node's bill holds 4 of each on average, and its 2 nodes price the whole machine."""
+    r = simulate(trace, _spec(protocol="disaggregated", rollout_gpus=8, rollout_gpu="h20"))
+    gpus = {i.preset: (i.count, i.unit_usd) for i in r.node_cost if i.item == "gpu"}
+    assert gpus == {"h20": (4, 13_000), "h100-sxm": (4, 30_000)}
+    assert 2 * sum(i.usd for i in r.node_cost) == pytest.approx(r.machine_cost_usd)
+    assert r.machine_cost_usd == pytest.approx(r.cost_usd)
+    assert not any("node cost lists" in w for w in r.warnings)
