@@ -201,10 +201,10 @@ def calibration_row(r: pd.DataFrame) -> int:
     return int(r.loc[r["op"] == "add", "ew_bytes"].idxmin())
 
 
-def host_scale(r: pd.DataFrame, x: np.ndarray) -> float:
-    """Factor on one device's host dispatch that predicts its calibration row exactly
-    (the prediction rises monotonically with it, from the device time alone at 0)."""
-    row = r.loc[[calibration_row(r)]]
+def host_scale(row: pd.DataFrame, x: np.ndarray) -> float:
+    """Factor on one device's host dispatch that predicts its calibration ``row`` (a
+    one-row frame) exactly (the prediction rises monotonically with it, from the device
+    time alone at 0)."""
     measured = float(row["measured_s"].iloc[0])
     return float(brentq(lambda f: predict_s(row, x, f)[0] - measured, 0.0, 100.0))
 
@@ -225,9 +225,10 @@ def rows() -> pd.DataFrame:
         x = np.array(fitted)
         r = d[d["device"] == device]
         parts.append(_frame(device, r, r["regime"], r[SUBSET], predict_s(r, x)))
-        small = r[(r["regime"] == SMALL) & (r.index != calibration_row(r))]
+        calibration = calibration_row(r)
+        small = r[(r["regime"] == SMALL) & (r.index != calibration)]
         parts.append(_frame(device, small, SMALL_CALIBRATED, "",
-                            predict_s(small, x, host_scale(r, x))))
+                            predict_s(small, x, host_scale(r.loc[[calibration]], x))))
     return pd.concat(parts, ignore_index=True)
 
 

@@ -113,7 +113,7 @@ def test_host_calibrated_regime_scores_small_rows_without_its_calibration_add(mo
     cal = t4.loc[neusight.calibration_row(t4)]
     assert cal["op"] == "add" and cal["regime"] == neusight.SMALL
     x = np.array(start)
-    f = neusight.host_scale(t4, x)
+    f = neusight.host_scale(t4.loc[[cal.name]], x)
     assert np.isclose(neusight.predict_s(t4.loc[[cal.name]], x, f)[0], cal["measured_s"])
     rows = neusight.rows()
     scored = rows[rows["regime"] == neusight.SMALL_CALIBRATED]
